@@ -1,0 +1,34 @@
+# ikigai — `make run` starts it, `make test` runs everything CI runs.
+CARGO   ?= cargo
+PREFIX  ?= /usr/local
+DESTDIR ?=
+ARGS    ?=
+
+.PHONY: build run test deps bench install clean
+
+build:
+	$(CARGO) build --release
+
+run: build
+	./target/release/ikigai $(ARGS)
+
+# Installs what the tests need (PostgreSQL server binaries, tmux) when missing.
+deps:
+	@bash scripts/test-deps.sh
+
+test: deps
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) test --all-targets
+	$(CARGO) test --doc
+
+bench: deps
+	$(CARGO) build --release
+	$(CARGO) bench
+	@bash scripts/bench-compare.sh
+
+install: build
+	install -Dm755 target/release/ikigai $(DESTDIR)$(PREFIX)/bin/ikigai
+
+clean:
+	$(CARGO) clean

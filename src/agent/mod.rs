@@ -1,0 +1,1 @@
+//! The turn loop: request → stream → tool calls → results → repeat.

@@ -1,0 +1,72 @@
+//! Command-line arguments (clap derive structs only; no behaviour).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// ikigai: a terminal AI coding agent. Run it in a project folder and chat; the model
+/// uses local tools (find, read, search, write, edit, shell) and ikigai shows every call.
+#[derive(Debug, Parser)]
+#[command(name = "ikigai", version, about, long_about = None)]
+pub struct Cli {
+    /// Run one user turn with this prompt, print the answer and exit.
+    #[arg(short = 'p', long = "prompt", value_name = "TEXT")]
+    pub prompt: Option<String>,
+
+    /// Model name (overrides config and IKIGAI_MODEL).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Config file (default: $IKIGAI_CONFIG or ~/.config/ikigai/config.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Most tool calls the model may make in one user turn.
+    #[arg(long, value_name = "N")]
+    pub max_tool_turns: Option<u32>,
+
+    /// Print one JSON object per line for every event (scripted mode).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Show tool results in full instead of abbreviating after 50 lines.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Resume a stored session by id (a unique prefix is enough).
+    #[arg(long, value_name = "ID", conflicts_with = "continue_session")]
+    pub resume: Option<String>,
+
+    /// Resume the newest session of this working directory.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List stored sessions, newest first.
+    Sessions,
+    /// List, describe or run a tool through the external-tool protocol.
+    Tool(ToolArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ToolArgs {
+    /// List every tool.
+    #[arg(long)]
+    pub list: bool,
+
+    /// Print the tool's schema instead of running it.
+    #[arg(long, requires = "name")]
+    pub schema: bool,
+
+    /// The tool to run; its JSON arguments are read from stdin.
+    pub name: Option<String>,
+}

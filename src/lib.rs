@@ -1,0 +1,13 @@
+//! ikigai: a terminal AI coding agent. The library holds every part; `main.rs` wires them
+//! up, prints errors and picks exit codes. Library code never prints to stdout/stderr
+//! except the front ends in `ui`, whose job is the terminal.
+
+pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod message;
+pub mod protocol;
+pub mod provider;
+pub mod store;
+pub mod tools;
+pub mod ui;

@@ -1,0 +1,299 @@
+//! The canonical message and conversation: one format in memory and in the database.
+//! Pure data; knows no wire format and does no IO.
+
+use serde::{Deserialize, Serialize};
+
+/// What a message is. Serialised in snake_case (`tool_call`, `tool_result`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    System,
+    User,
+    Assistant,
+    ToolCall,
+    ToolResult,
+}
+
+impl Kind {
+    /// The name used in the database and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::System => "system",
+            Kind::User => "user",
+            Kind::Assistant => "assistant",
+            Kind::ToolCall => "tool_call",
+            Kind::ToolResult => "tool_result",
+        }
+    }
+
+    /// Parses the database/JSON name back.
+    pub fn parse(s: &str) -> Option<Kind> {
+        Some(match s {
+            "system" => Kind::System,
+            "user" => Kind::User,
+            "assistant" => Kind::Assistant,
+            "tool_call" => Kind::ToolCall,
+            "tool_result" => Kind::ToolResult,
+            _ => return None,
+        })
+    }
+}
+
+/// `{name, arguments}` of a tool call; `arguments` is the JSON string the model produced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    pub name: String,
+    pub arguments: String,
+}
+
+/// The `data` of a `tool_call` message: `{id, type: "function", function: {name, arguments}}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallData {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub call_type: String,
+    pub function: FunctionCall,
+}
+
+/// The `data` of a `tool_result` message: `{tool_call_id, name, output, success}`.
+/// `output` is the JSON string sent to the model (the envelope).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResultData {
+    pub tool_call_id: String,
+    pub name: String,
+    pub output: String,
+    pub success: bool,
+}
+
+/// The structured part of a message; `null` for system, user and assistant messages.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Data {
+    ToolCall(ToolCallData),
+    ToolResult(ToolResultData),
+}
+
+/// One canonical message: `{kind, content, data}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub kind: Kind,
+    pub content: String,
+    pub data: Option<Data>,
+}
+
+impl Message {
+    fn plain(kind: Kind, content: impl Into<String>) -> Self {
+        Message {
+            kind,
+            content: content.into(),
+            data: None,
+        }
+    }
+
+    pub fn system(text: impl Into<String>) -> Self {
+        Self::plain(Kind::System, text)
+    }
+
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::plain(Kind::User, text)
+    }
+
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self::plain(Kind::Assistant, text)
+    }
+
+    /// A tool call; its content is the human summary `name(arg="value", …)`.
+    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        let function = FunctionCall {
+            name: name.into(),
+            arguments: arguments.into(),
+        };
+        Message {
+            kind: Kind::ToolCall,
+            content: call_summary(&function.name, &function.arguments),
+            data: Some(Data::ToolCall(ToolCallData {
+                id: id.into(),
+                call_type: "function".to_string(),
+                function,
+            })),
+        }
+    }
+
+    /// A tool result; `summary` is the human line (e.g. `3 files`), `output` the envelope JSON.
+    pub fn tool_result(
+        tool_call_id: impl Into<String>,
+        name: impl Into<String>,
+        summary: impl Into<String>,
+        output: impl Into<String>,
+        success: bool,
+    ) -> Self {
+        Message {
+            kind: Kind::ToolResult,
+            content: summary.into(),
+            data: Some(Data::ToolResult(ToolResultData {
+                tool_call_id: tool_call_id.into(),
+                name: name.into(),
+                output: output.into(),
+                success,
+            })),
+        }
+    }
+
+    pub fn as_tool_call(&self) -> Option<&ToolCallData> {
+        match (&self.kind, &self.data) {
+            (Kind::ToolCall, Some(Data::ToolCall(d))) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn as_tool_result(&self) -> Option<&ToolResultData> {
+        match (&self.kind, &self.data) {
+            (Kind::ToolResult, Some(Data::ToolResult(d))) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The `data` column as JSON (`null` when absent).
+    pub fn data_json(&self) -> serde_json::Value {
+        match &self.data {
+            Some(d) => serde_json::to_value(d).unwrap_or(serde_json::Value::Null),
+            None => serde_json::Value::Null,
+        }
+    }
+
+    /// Rebuilds a message from its stored columns; `None` when kind and data disagree.
+    pub fn from_parts(kind: Kind, content: String, data: serde_json::Value) -> Option<Self> {
+        let data = match kind {
+            Kind::ToolCall => Some(Data::ToolCall(serde_json::from_value(data).ok()?)),
+            Kind::ToolResult => Some(Data::ToolResult(serde_json::from_value(data).ok()?)),
+            _ => None,
+        };
+        Some(Message { kind, content, data })
+    }
+}
+
+/// `glob(pattern="*.rs", path="src")`: every argument, strings quoted, in the order given.
+pub fn call_summary(name: &str, arguments: &str) -> String {
+    let args = match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Ok(other) => other.to_string(),
+        Err(_) => arguments.to_string(),
+    };
+    format!("{name}({args})")
+}
+
+/// The text given to the model when a tool call never got its result.
+pub const INTERRUPTED_TOOL_ERROR: &str = "interrupted before the tool finished";
+
+/// An ordered list of canonical messages; memory is authoritative during a session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Conversation {
+    pub messages: Vec<Message>,
+}
+
+impl Conversation {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, m: Message) {
+        self.messages.push(m);
+    }
+
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    /// Tool calls that have no result anywhere after them, in order.
+    pub fn orphan_tool_calls(&self) -> Vec<ToolCallData> {
+        let answered: std::collections::HashSet<&str> = self
+            .messages
+            .iter()
+            .filter_map(|m| m.as_tool_result().map(|r| r.tool_call_id.as_str()))
+            .collect();
+        self.messages
+            .iter()
+            .filter_map(Message::as_tool_call)
+            .filter(|c| !answered.contains(c.id.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    /// Appends an error result for every orphan tool call so every provider accepts the
+    /// history, and returns the messages it added (so the caller can store them too).
+    pub fn repair_orphans(&mut self) -> Vec<Message> {
+        let added: Vec<Message> = self
+            .orphan_tool_calls()
+            .into_iter()
+            .map(|c| interrupted_result(&c.id, &c.function.name))
+            .collect();
+        self.messages.extend(added.iter().cloned());
+        added
+    }
+}
+
+/// The error result recorded for a tool call that was interrupted or never ran.
+pub fn interrupted_result(id: &str, name: &str) -> Message {
+    let output = serde_json::json!({
+        "tool_success": false,
+        "error": INTERRUPTED_TOOL_ERROR,
+        "error_code": "TOOL_CRASHED",
+    })
+    .to_string();
+    Message::tool_result(id, name, INTERRUPTED_TOOL_ERROR, output, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_call_serialises_to_design_shape() {
+        let m = Message::tool_call("call_1", "glob", r#"{"pattern":"*.rs"}"#);
+        assert_eq!(m.content, r#"glob(pattern="*.rs")"#);
+        let v = serde_json::to_value(&m).unwrap();
+        assert_eq!(v["kind"], "tool_call");
+        assert_eq!(v["data"]["id"], "call_1");
+        assert_eq!(v["data"]["type"], "function");
+        assert_eq!(v["data"]["function"]["name"], "glob");
+        assert_eq!(v["data"]["function"]["arguments"], r#"{"pattern":"*.rs"}"#);
+        let back: Message = serde_json::from_value(v).unwrap();
+        assert_eq!(back, m);
+    }
+
+    #[test]
+    fn tool_result_round_trips_through_parts() {
+        let m = Message::tool_result("c", "glob", "3 files", "{}", true);
+        let back = Message::from_parts(m.kind, m.content.clone(), m.data_json()).unwrap();
+        assert_eq!(back, m);
+        assert!(Message::from_parts(Kind::ToolResult, String::new(), serde_json::Value::Null).is_none());
+    }
+
+    #[test]
+    fn summary_keeps_bad_arguments_verbatim() {
+        assert_eq!(call_summary("bash", "{oops"), "bash({oops)");
+        assert_eq!(call_summary("list_dir", "{}"), "list_dir()");
+    }
+
+    #[test]
+    fn repair_adds_results_only_for_orphans() {
+        let mut c = Conversation::new();
+        c.push(Message::user("hi"));
+        c.push(Message::tool_call("a", "glob", "{}"));
+        c.push(Message::tool_result("a", "glob", "0 files", "{}", true));
+        c.push(Message::tool_call("b", "bash", "{}"));
+        let added = c.repair_orphans();
+        assert_eq!(added.len(), 1);
+        assert_eq!(added[0].as_tool_result().unwrap().tool_call_id, "b");
+        assert!(c.orphan_tool_calls().is_empty());
+        assert!(c.repair_orphans().is_empty());
+    }
+}

@@ -1,0 +1,170 @@
+//! Local tools the model may call: the `Tool` trait, its schema and error types.
+//! One file per tool; the registry runs them and the envelope wraps their results.
+
+pub mod envelope;
+pub mod registry;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+
+pub use registry::{Executed, Registry};
+
+/// What every tool call may rely on.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    /// Relative paths resolve against this directory.
+    pub cwd: PathBuf,
+    /// Cap on any output, in bytes, applied while reading.
+    pub max_output_size: usize,
+    /// How long a tool may run before its process group is killed.
+    pub timeout: Duration,
+}
+
+/// One parameter of a tool, as the external-tool protocol describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSpec {
+    pub name: String,
+    /// JSON type: "string", "integer", "number", "boolean", "array" or "object".
+    pub param_type: String,
+    pub description: String,
+    pub required: bool,
+}
+
+impl ParamSpec {
+    pub fn new(name: &str, param_type: &str, description: &str, required: bool) -> Self {
+        ParamSpec {
+            name: name.to_string(),
+            param_type: param_type.to_string(),
+            description: description.to_string(),
+            required,
+        }
+    }
+}
+
+/// A tool's name, description and parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolSchema {
+    pub name: String,
+    pub description: String,
+    pub parameters: Vec<ParamSpec>,
+}
+
+impl ToolSchema {
+    /// The protocol form: `{name, description, parameters: {param: {type, description, required}}}`.
+    pub fn to_protocol_json(&self) -> Value {
+        let mut params = Map::new();
+        for p in &self.parameters {
+            params.insert(
+                p.name.clone(),
+                json!({"type": p.param_type, "description": p.description, "required": p.required}),
+            );
+        }
+        json!({"name": self.name, "description": self.description, "parameters": params})
+    }
+
+    /// JSON Schema of the arguments object, as model APIs take it.
+    pub fn to_json_schema(&self) -> Value {
+        let mut props = Map::new();
+        for p in &self.parameters {
+            let mut prop = json!({"type": p.param_type, "description": p.description});
+            if p.param_type == "array" {
+                prop["items"] = json!({"type": "string"});
+            }
+            props.insert(p.name.clone(), prop);
+        }
+        let required: Vec<&str> = self
+            .parameters
+            .iter()
+            .filter(|p| p.required)
+            .map(|p| p.name.as_str())
+            .collect();
+        json!({"type": "object", "properties": props, "required": required})
+    }
+}
+
+/// A tool's own result: `result` is the JSON object the model sees inside the envelope
+/// (`{"output": …}` or `{"error": …}`); `summary` is the human line for the scrollback.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    pub result: Value,
+    pub summary: String,
+}
+
+impl ToolOutput {
+    pub fn new(result: Value, summary: impl Into<String>) -> Self {
+        ToolOutput {
+            result,
+            summary: summary.into(),
+        }
+    }
+
+    /// The operation failed (missing file, bad pattern…): `{"error": message}`.
+    pub fn error(message: impl Into<String>) -> Self {
+        let message = message.into();
+        ToolOutput {
+            summary: format!("error: {message}"),
+            result: json!({ "error": message }),
+        }
+    }
+
+    /// True unless the result is an operation error.
+    pub fn is_success(&self) -> bool {
+        self.result.get("error").is_none()
+    }
+}
+
+/// The tool itself failed; the model gets `tool_success: false` with the code.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// Ran past `tool_timeout_secs`; carries what it printed before. Not retryable.
+    #[error("{message}")]
+    Timeout { message: String, partial_output: String },
+    /// The tool crashed or could not start. Not retryable.
+    #[error("{0}")]
+    Crashed(String),
+    /// The tool printed something that is not its result JSON. Not retryable.
+    #[error("{0}")]
+    InvalidOutput(String),
+    /// Missing, wrongly typed or unparsable arguments; the message names the parameter.
+    #[error("{0}")]
+    InvalidParams(String),
+    /// No tool of that name.
+    #[error("{0}")]
+    NotFound(String),
+}
+
+impl ToolError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolError::Timeout { .. } => "TOOL_TIMEOUT",
+            ToolError::Crashed(_) => "TOOL_CRASHED",
+            ToolError::InvalidOutput(_) => "INVALID_OUTPUT",
+            ToolError::InvalidParams(_) => "INVALID_PARAMS",
+            ToolError::NotFound(_) => "TOOL_NOT_FOUND",
+        }
+    }
+}
+
+/// Where a tool comes from, for `/tools`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolSource {
+    Builtin,
+    External(PathBuf),
+}
+
+/// A tool the model may call. Cancellation is by dropping the future: a tool that owns a
+/// process must kill its process group when dropped.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn schema(&self) -> ToolSchema;
+
+    fn source(&self) -> ToolSource {
+        ToolSource::Builtin
+    }
+
+    /// Runs with the parsed arguments object.
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}

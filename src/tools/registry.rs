@@ -1,0 +1,93 @@
+//! The tool registry: finds a tool by name, parses arguments, runs it and wraps the result.
+//! Knows no individual tool beyond the list in `Registry::builtin`.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{Tool, ToolContext, ToolError, ToolSchema, envelope};
+
+/// One finished tool call: what the scrollback shows and what the model gets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Executed {
+    pub summary: String,
+    /// The envelope, as JSON.
+    pub envelope: Value,
+    pub success: bool,
+}
+
+/// The set of tools offered to the model, in a stable order.
+#[derive(Clone, Default)]
+pub struct Registry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Registry {
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// Every built-in tool.
+    pub fn builtin() -> Self {
+        let r = Self::empty();
+        r
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.schema().name;
+        self.tools.retain(|t| t.schema().name != name);
+        self.tools.push(tool);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.schema().name == name)
+    }
+
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+
+    pub fn schemas(&self) -> Vec<ToolSchema> {
+        self.tools.iter().map(|t| t.schema()).collect()
+    }
+
+    /// Runs `name` with the model's raw `arguments` string. Never fails: every problem
+    /// becomes an error envelope the model can read.
+    pub async fn execute(&self, name: &str, arguments: &str, ctx: &ToolContext) -> Executed {
+        let result = match self.get(name) {
+            None => Err(ToolError::NotFound(format!("Unknown tool: {name}"))),
+            Some(tool) => match parse_arguments(arguments) {
+                Ok(args) => tool.call(args, ctx).await,
+                Err(e) => Err(e),
+            },
+        };
+        match result {
+            Ok(out) => Executed {
+                success: out.is_success(),
+                envelope: envelope::success(&out),
+                summary: out.summary,
+            },
+            Err(err) => Executed {
+                summary: format!("{}: {err}", err.code()),
+                envelope: envelope::failure(&err),
+                success: false,
+            },
+        }
+    }
+}
+
+/// Parses the model's arguments; an empty string means no arguments.
+pub fn parse_arguments(arguments: &str) -> Result<Value, ToolError> {
+    if arguments.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(ToolError::InvalidParams(format!(
+            "arguments must be a JSON object, got: {other}"
+        ))),
+        Err(e) => Err(ToolError::InvalidParams(format!(
+            "arguments are not valid JSON ({e}): {arguments}"
+        ))),
+    }
+}

@@ -1,0 +1,4 @@
+//! Front ends: `plain` (piped stdin, -p, --json) and `tui` (interactive). Both consume
+//! agent `Event`s and send `Op`s; they never reach into the agent.
+
+pub mod tui;

@@ -1,0 +1,1 @@
+//! The interactive terminal UI (ratatui + crossterm).

@@ -3,6 +3,7 @@
 //! except the front ends in `ui`, whose job is the terminal.
 
 pub mod agent;
+pub mod app;
 pub mod cli;
 pub mod config;
 pub mod message;

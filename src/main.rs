@@ -5,6 +5,22 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let _cli = ikigai::cli::Cli::parse();
-    ExitCode::SUCCESS
+    let cli = ikigai::cli::Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("ikigai: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(ikigai::app::run(cli));
+    // Do not wait for stray blocking tasks (a tool thread still reading) at exit.
+    runtime.shutdown_background();
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("ikigai: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
 }

@@ -1,6 +1,9 @@
 //! Session persistence: the event log (SQLite or PostgreSQL) behind one trait.
-//! The agent only sends `Record`s down a channel; a writer task owns the database.
+//! The agent queues `Record`s without waiting; a writer task owns the database.
 
+pub mod cli;
+
+use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::message::Message;
@@ -10,9 +13,65 @@ use crate::message::Message;
 pub enum Record {
     /// A canonical message, stored as its own event.
     Message(Message),
-    /// A non-message event a restore needs (model switch, usage, interruption, /new).
+    /// A non-message event a restore needs but no model is sent (kinds: `model`, `usage`,
+    /// `interrupted`, `new`); `data` is its JSON payload.
     Marker { kind: String, data: Value },
 }
 
-/// The sending side the agent holds; sending never waits on the database.
-pub type RecordSender = tokio::sync::mpsc::UnboundedSender<Record>;
+/// The row written when a session begins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionMeta {
+    pub id: String,
+    pub cwd: String,
+    pub provider: String,
+    pub model: String,
+}
+
+/// One line of `ikigai sessions`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub id: String,
+    /// RFC 3339.
+    pub created_at: String,
+    pub updated_at: String,
+    pub cwd: String,
+    pub provider: String,
+    pub model: String,
+    pub messages: i64,
+    pub title: Option<String>,
+}
+
+/// A store failure. `Unavailable` is transient (the writer retries); the rest are final.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    #[error("no session matches `{0}`")]
+    NotFound(String),
+    #[error("`{prefix}` matches {count} sessions; give more of the id")]
+    Ambiguous { prefix: String, count: usize },
+    #[error(
+        "the database was written by a newer ikigai (schema {found}, this binary knows {known}); upgrade ikigai"
+    )]
+    TooNew { found: i64, known: i64 },
+    #[error("database error: {0}")]
+    Other(String),
+}
+
+/// The agent's view of persistence. `begin` and `record` only queue and never wait on the
+/// database; reads are async.
+#[async_trait]
+pub trait Sessions: Send + Sync {
+    /// Starts a session; its row is written before any of its events.
+    fn begin(&self, meta: SessionMeta);
+    /// Queues one record for a session.
+    fn record(&self, session_id: &str, record: Record);
+    /// Sessions, newest first.
+    async fn list(&self) -> Result<Vec<SessionInfo>, StoreError>;
+    /// The newest session whose working directory is `cwd`.
+    async fn latest_in(&self, cwd: &str) -> Result<Option<SessionInfo>, StoreError>;
+    /// A session by id or unique id prefix, with its records in order.
+    async fn load(&self, id_prefix: &str) -> Result<(SessionInfo, Vec<Record>), StoreError>;
+    /// Waits until every queued record was written or given up on (used at exit).
+    async fn flush(&self);
+}

@@ -1,6 +1,7 @@
 //! Local tools the model may call: the `Tool` trait, its schema and error types.
 //! One file per tool; the registry runs them and the envelope wraps their results.
 
+pub mod cli;
 pub mod envelope;
 pub mod registry;
 

@@ -29,8 +29,7 @@ impl Registry {
 
     /// Every built-in tool.
     pub fn builtin() -> Self {
-        let r = Self::empty();
-        r
+        Self::empty()
     }
 
     pub fn register(&mut self, tool: Arc<dyn Tool>) {

@@ -1,11 +1,31 @@
-//! The interactive terminal UI (ratatui + crossterm): scrollback above an inline viewport.
+//! The interactive terminal UI (ratatui + crossterm): finished items go into the terminal's
+//! own scrollback above a small inline viewport (live message, input box, status line).
+//! Talks to the agent only through `Op`s and `Event`s.
+
+pub mod app;
+pub mod cells;
+pub mod commands;
+pub mod complete;
+pub mod editor;
+pub mod event_loop;
+pub mod guard;
+pub mod highlight;
+pub mod history;
+pub mod info;
+pub mod markdown;
+pub mod screen;
+pub mod theme;
+pub mod view;
+pub mod wrap;
+
+use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::agent::AgentHandle;
 use crate::app::AppError;
 use crate::config::Config;
-use crate::protocol::Event;
+use crate::protocol::{Event, Op};
 use crate::tools::Registry;
 
 /// What the TUI shows besides agent events.
@@ -17,14 +37,78 @@ pub struct TuiContext {
     pub welcome_notes: Vec<String>,
 }
 
+/// A terminal problem while running the UI.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    /// Reading input or writing the screen failed. Not retryable.
+    #[error("terminal: {0}")]
+    Io(#[from] std::io::Error),
+    /// The rendering backend failed. Not retryable.
+    #[error("terminal: {0}")]
+    Terminal(String),
+}
+
+impl From<TuiError> for AppError {
+    fn from(e: TuiError) -> Self {
+        match e {
+            TuiError::Io(e) => AppError::Io(e),
+            TuiError::Terminal(m) => AppError::Runtime(m),
+        }
+    }
+}
+
+/// `~/x` for paths under `$HOME`.
+pub fn display_path(path: &std::path::Path, home: Option<&str>) -> String {
+    if let Some(home) = home.filter(|h| !h.is_empty() && *h != "/")
+        && let Ok(rest) = path.strip_prefix(home)
+    {
+        return if rest.as_os_str().is_empty() {
+            "~".to_string()
+        } else {
+            format!("~/{}", rest.display())
+        };
+    }
+    path.display().to_string()
+}
+
+/// Resolves on SIGTERM or SIGHUP.
+fn shutdown_signals() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+    })
+}
+
 /// Runs the REPL until the user exits; always restores the terminal.
-pub async fn run(
-    agent: AgentHandle,
-    events: UnboundedReceiver<Event>,
-    ctx: TuiContext,
-) -> Result<(), AppError> {
-    let _ = (agent, events, ctx);
-    Err(AppError::Runtime(
-        "the interactive UI is not built yet; use -p or pipe prompts".into(),
-    ))
+pub async fn run(agent: AgentHandle, mut events: UnboundedReceiver<Event>, ctx: TuiContext) -> Result<(), AppError> {
+    let env = |k: &str| std::env::var(k).ok();
+    let theme = theme::Theme::from_env(&env);
+    let hist = history::History::load(history::default_path(&env));
+    let cwd_display = display_path(&ctx.cwd, env("HOME").as_deref());
+    let mut app = app::App::new(ctx, theme, hist, cwd_display);
+    let signals = shutdown_signals()?;
+
+    let guard = guard::TerminalGuard::enter()?;
+    let result = async {
+        let backend = screen::TrackedBackend::new()?;
+        let mut screen = screen::Screen::new(backend, 3)?;
+        let input = crossterm::event::EventStream::new();
+        let stop = event_loop::run_loop(&mut screen, &mut app, input, &mut events, &agent.ops, signals).await;
+        let finished = screen.finish(&mut app);
+        let stop = stop?;
+        finished?;
+        Ok::<_, TuiError>(stop)
+    }
+    .await;
+    drop(guard);
+
+    let _ = agent.ops.send(Op::Shutdown);
+    let _ = tokio::time::timeout(Duration::from_secs(2), agent.task).await;
+    result?;
+    Ok(())
 }

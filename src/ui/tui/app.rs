@@ -1,0 +1,494 @@
+//! The TUI's state machine: agent events and keys in, transcript cells for the scrollback
+//! and `Op`s for the agent out. No IO and no terminal: the event loop drives it and tests
+//! feed it synthetic events.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::text::Line;
+
+use crate::protocol::{Event, NoticeLevel, Op, TurnEndReason};
+
+use super::cells::{self, Cell, ToolCell, ToolResult};
+use super::commands::{self, Command};
+use super::editor::{Edit, Editor};
+use super::history::History;
+use super::info;
+use super::theme::Theme;
+use super::TuiContext;
+
+/// How long a second Ctrl+C has to exit.
+pub const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
+
+/// What the turn in flight is doing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Waiting,
+    Streaming,
+    Tool(String),
+}
+
+/// A turn in flight.
+#[derive(Clone, Debug)]
+pub struct Turn {
+    pub started: Instant,
+    pub phase: Phase,
+    pub phase_since: Instant,
+    pub cancelling: bool,
+    pub error_shown: bool,
+}
+
+impl Turn {
+    fn new(now: Instant) -> Self {
+        Turn {
+            started: now,
+            phase: Phase::Waiting,
+            phase_since: now,
+            cancelling: false,
+            error_shown: false,
+        }
+    }
+
+    fn set_phase(&mut self, phase: Phase, now: Instant) {
+        if self.phase != phase {
+            self.phase = phase;
+            self.phase_since = now;
+        }
+    }
+}
+
+/// The whole UI state.
+pub struct App {
+    pub theme: Theme,
+    pub ctx: TuiContext,
+    pub cwd_display: String,
+    pub session_id: Option<String>,
+    pub model: String,
+    pub tokens: u64,
+    pub tool_calls: u32,
+    pub turn: Option<Turn>,
+    pub live_text: String,
+    pub live_reasoning: String,
+    pub tools: Vec<ToolCell>,
+    pub queued: VecDeque<String>,
+    pub editor: Editor,
+    pub history: History,
+    pub hint: Option<String>,
+    inserts: Vec<Cell>,
+    inserted_any: bool,
+    sessions_seen: usize,
+    ctrl_c_at: Option<Instant>,
+    outbox: Vec<Op>,
+    exit: bool,
+    dirty: bool,
+}
+
+impl App {
+    pub fn new(ctx: TuiContext, theme: Theme, history: History, cwd_display: String) -> Self {
+        let model = ctx.config.model.clone();
+        let mut app = App {
+            theme,
+            cwd_display,
+            session_id: None,
+            model,
+            tokens: 0,
+            tool_calls: 0,
+            turn: None,
+            live_text: String::new(),
+            live_reasoning: String::new(),
+            tools: Vec::new(),
+            queued: VecDeque::new(),
+            editor: Editor::new(),
+            history,
+            hint: None,
+            inserts: Vec::new(),
+            inserted_any: false,
+            sessions_seen: 0,
+            ctrl_c_at: None,
+            outbox: Vec::new(),
+            exit: false,
+            dirty: true,
+            ctx,
+        };
+        let welcome = info::welcome(&app);
+        app.inserts.push(Cell::Lines(welcome));
+        app
+    }
+
+    pub fn busy(&self) -> bool {
+        self.turn.is_some()
+    }
+
+    pub fn should_exit(&self) -> bool {
+        self.exit
+    }
+
+    /// True when something changed since the last `mark_drawn`.
+    pub fn dirty(&self) -> bool {
+        self.dirty
+    }
+
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    pub fn mark_drawn(&mut self) {
+        self.dirty = false;
+    }
+
+    /// True while a spinner is on screen (so the loop must tick).
+    pub fn animating(&self) -> bool {
+        self.busy()
+    }
+
+    /// `Op`s to send to the agent, in order.
+    pub fn take_ops(&mut self) -> Vec<Op> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Finished cells for the scrollback, rendered at `width`, with blank lines between.
+    pub fn take_scrollback(&mut self, width: usize) -> Vec<Line<'static>> {
+        let look = cells::Look {
+            theme: &self.theme,
+            result_lines: self.ctx.config.tool_result_lines,
+            spinner: "● ",
+        };
+        let mut out = Vec::new();
+        for cell in std::mem::take(&mut self.inserts) {
+            if self.inserted_any {
+                out.push(Line::default());
+            }
+            self.inserted_any = true;
+            out.extend(cell.lines(width, &look));
+        }
+        out
+    }
+
+    pub fn has_scrollback(&self) -> bool {
+        !self.inserts.is_empty()
+    }
+
+    /// Whether anything was put in the scrollback yet (for the live area's top gap).
+    pub fn inserted_any(&self) -> bool {
+        self.inserted_any
+    }
+
+    fn push(&mut self, cell: Cell) {
+        self.inserts.push(cell);
+        self.dirty = true;
+    }
+
+    fn flush_live(&mut self) {
+        let reasoning = std::mem::take(&mut self.live_reasoning);
+        if !reasoning.trim().is_empty() {
+            self.push(Cell::Reasoning(reasoning));
+        }
+        let text = std::mem::take(&mut self.live_text);
+        if !text.trim().is_empty() {
+            self.push(Cell::Assistant(text.trim_end().to_string()));
+        }
+    }
+
+    /// Moves finished tool cells at the front of the running list to the scrollback.
+    fn flush_tools(&mut self) {
+        while self.tools.first().is_some_and(|t| t.result.is_some() || t.interrupted) {
+            let t = self.tools.remove(0);
+            self.push(Cell::Tool(t));
+        }
+    }
+
+    /// Applies one agent event.
+    pub fn on_agent_event(&mut self, ev: Event, now: Instant) {
+        self.dirty = true;
+        match ev {
+            Event::SessionStarted { id, model, history } => {
+                self.sessions_seen += 1;
+                self.model = model;
+                let short = id.as_deref().map(short_id).unwrap_or_default();
+                if !history.is_empty() {
+                    self.flush_live();
+                    let n = history.iter().filter(|m| m.kind != crate::message::Kind::System).count();
+                    self.push(Cell::Notice(
+                        NoticeLevel::Info,
+                        format!("Resumed session {short} ({n} messages)"),
+                    ));
+                    for cell in cells::from_history(&history) {
+                        self.push(cell);
+                    }
+                } else if self.sessions_seen > 1 && id != self.session_id {
+                    self.push(Cell::Notice(NoticeLevel::Info, format!("New session {short}")));
+                }
+                self.session_id = id;
+            }
+            Event::TurnStarted => {
+                if self.turn.is_none() {
+                    self.turn = Some(Turn::new(now));
+                }
+                self.tool_calls = 0;
+            }
+            Event::TextDelta { text } => {
+                if !self.live_reasoning.is_empty() {
+                    let r = std::mem::take(&mut self.live_reasoning);
+                    if !r.trim().is_empty() {
+                        self.push(Cell::Reasoning(r));
+                    }
+                }
+                self.live_text.push_str(&text);
+                self.phase(Phase::Streaming, now);
+            }
+            Event::ReasoningDelta { text } => {
+                self.live_reasoning.push_str(&text);
+                self.phase(Phase::Streaming, now);
+            }
+            Event::ToolCallStarted { id, name, arguments } => {
+                self.flush_live();
+                self.tool_calls += 1;
+                self.phase(Phase::Tool(name.clone()), now);
+                self.tools.push(ToolCell {
+                    id,
+                    call: crate::message::call_summary(&name, &arguments),
+                    name,
+                    result: None,
+                    interrupted: false,
+                });
+            }
+            Event::ToolCallFinished {
+                id,
+                summary,
+                output,
+                success,
+            } => {
+                let result = ToolResult::from_envelope(&summary, &output, success);
+                match self.tools.iter_mut().find(|t| t.id == id && t.result.is_none()) {
+                    Some(t) => t.result = Some(result),
+                    None => self.tools.push(ToolCell {
+                        id: id.clone(),
+                        name: String::new(),
+                        call: format!("tool call {id}"),
+                        result: Some(result),
+                        interrupted: false,
+                    }),
+                }
+                self.flush_tools();
+                self.phase(Phase::Waiting, now);
+            }
+            Event::Usage { input, output } => self.tokens += input + output,
+            Event::Retrying {
+                attempt,
+                in_secs,
+                reason,
+            } => {
+                self.flush_live();
+                self.push(Cell::Notice(
+                    NoticeLevel::Warning,
+                    format!("{reason}; retrying in {in_secs:.1}s (attempt {attempt})"),
+                ));
+                self.phase(Phase::Waiting, now);
+            }
+            Event::Notice { level, text } => {
+                self.flush_live();
+                if level == NoticeLevel::Error
+                    && let Some(t) = &mut self.turn
+                {
+                    t.error_shown = true;
+                }
+                self.push(Cell::Notice(level, text));
+            }
+            Event::TurnEnded { reason } => self.end_turn(reason, now),
+        }
+    }
+
+    fn phase(&mut self, phase: Phase, now: Instant) {
+        if let Some(t) = &mut self.turn {
+            t.set_phase(phase, now);
+        }
+    }
+
+    fn end_turn(&mut self, reason: TurnEndReason, now: Instant) {
+        self.flush_live();
+        for t in &mut self.tools {
+            if t.result.is_none() {
+                t.interrupted = true;
+            }
+        }
+        self.flush_tools();
+        let error_shown = self.turn.as_ref().is_some_and(|t| t.error_shown);
+        match reason {
+            TurnEndReason::Done => {}
+            TurnEndReason::Interrupted => self.push(Cell::Marker("■ interrupted".into())),
+            TurnEndReason::Limit => self.push(Cell::Notice(
+                NoticeLevel::Warning,
+                crate::tools::envelope::limit_message(self.ctx.config.max_tool_turns),
+            )),
+            TurnEndReason::Error if !error_shown => {
+                self.push(Cell::Notice(NoticeLevel::Error, "the turn ended with an error".into()))
+            }
+            TurnEndReason::Error => {}
+        }
+        self.turn = None;
+        self.hint = None;
+        if let Some(next) = self.queued.pop_front() {
+            self.send(next, now);
+        }
+    }
+
+    fn send(&mut self, text: String, now: Instant) {
+        self.push(Cell::User(text.clone()));
+        self.outbox.push(Op::Submit(text));
+        self.turn = Some(Turn::new(now));
+        self.tool_calls = 0;
+    }
+
+    /// Applies a terminal event (key, paste, resize).
+    pub fn on_terminal_event(&mut self, ev: crossterm::event::Event, now: Instant) {
+        use crossterm::event::Event as T;
+        match ev {
+            T::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k, now),
+            T::Paste(text) => {
+                self.editor.insert_str(&text);
+                self.dirty = true;
+            }
+            T::Resize(..) | T::FocusGained => self.dirty = true,
+            _ => {}
+        }
+    }
+
+    /// Applies one key press.
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) {
+        self.dirty = true;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let is_ctrl_c = ctrl && key.code == KeyCode::Char('c');
+        if !is_ctrl_c {
+            self.ctrl_c_at = None;
+        }
+        match key.code {
+            KeyCode::Char('c') if ctrl => self.ctrl_c(now),
+            KeyCode::Esc => {
+                if self.busy() {
+                    self.cancel();
+                } else {
+                    self.hint = None;
+                }
+            }
+            KeyCode::Char('d') if ctrl => {
+                if self.editor.is_empty() {
+                    self.quit();
+                } else {
+                    self.editor.delete_forward();
+                }
+            }
+            KeyCode::Enter if key.modifiers.is_empty() => self.submit(now),
+            KeyCode::Tab => self.complete(),
+            _ => match self.editor.handle_key(key) {
+                Edit::UpAtTop => {
+                    let current = self.editor.text().to_string();
+                    if let Some(prev) = self.history.prev(&current).map(str::to_string) {
+                        self.editor.set_text(&prev);
+                    }
+                }
+                Edit::DownAtBottom => {
+                    if let Some(next) = self.history.next().map(str::to_string) {
+                        self.editor.set_text(&next);
+                    }
+                }
+                Edit::Changed => self.hint = None,
+                Edit::Ignored => {}
+            },
+        }
+    }
+
+    fn ctrl_c(&mut self, now: Instant) {
+        if self.busy() {
+            self.cancel();
+            return;
+        }
+        if !self.editor.is_empty() {
+            self.editor.take();
+            self.history.reset();
+            return;
+        }
+        match self.ctrl_c_at {
+            Some(t) if now.duration_since(t) <= DOUBLE_CTRL_C => self.quit(),
+            _ => {
+                self.ctrl_c_at = Some(now);
+                self.hint = Some("Press Ctrl+C again to exit".into());
+            }
+        }
+    }
+
+    fn cancel(&mut self) {
+        if let Some(t) = &mut self.turn
+            && !t.cancelling
+        {
+            t.cancelling = true;
+            self.outbox.push(Op::Cancel);
+        }
+    }
+
+    /// Leaves the REPL (the loop sends `Op::Shutdown`).
+    pub fn quit(&mut self) {
+        self.exit = true;
+    }
+
+    fn complete(&mut self) {
+        let text = self.editor.text().to_string();
+        match super::complete::complete(&text, self.editor.cursor(), &self.ctx.cwd) {
+            Some(c) => {
+                self.editor.replace_range(c.range, &c.insert);
+                self.hint = (!c.candidates.is_empty()).then(|| c.candidates.join("  "));
+            }
+            None => self.hint = None,
+        }
+    }
+
+    fn submit(&mut self, now: Instant) {
+        let text = self.editor.text().to_string();
+        if text.trim().is_empty() {
+            return;
+        }
+        self.editor.take();
+        self.history.push(&text);
+        self.hint = None;
+        match commands::parse(&text) {
+            None => {
+                let text = match text.trim_start().strip_prefix("//") {
+                    Some(rest) => format!("/{rest}"),
+                    None => text,
+                };
+                if self.busy() {
+                    self.queued.push_back(text);
+                } else {
+                    self.send(text, now);
+                }
+            }
+            Some(cmd) => self.command(cmd, &text),
+        }
+    }
+
+    fn command(&mut self, cmd: Command, text: &str) {
+        match cmd {
+            Command::Help => self.push(Cell::Lines(info::help(&self.theme))),
+            Command::Exit => self.quit(),
+            Command::Tools => self.push(Cell::Lines(info::tools(&self.ctx.registry, &self.theme))),
+            Command::Tool(name) => self.push(info::tool(&self.ctx.registry, name.as_deref(), &self.theme)),
+            Command::Config => self.push(Cell::Lines(info::config(&self.ctx.config, &self.theme))),
+            Command::Agent(full) => {
+                self.push(Cell::User(text.trim().to_string()));
+                self.outbox.push(Op::Command(full));
+            }
+            Command::Unknown { name, suggestion } => {
+                let tip = match suggestion {
+                    Some(s) => format!(" Did you mean {s}?"),
+                    None => " Type /help for the list.".to_string(),
+                };
+                self.push(Cell::Notice(NoticeLevel::Error, format!("Unknown command {name}.{tip}")));
+            }
+        }
+    }
+}
+
+/// The first 8 characters of a session id.
+pub fn short_id(id: &str) -> String {
+    id.chars().take(8).collect()
+}

@@ -1,0 +1,341 @@
+//! Transcript cells: the items of a conversation as the TUI shows them (user input,
+//! assistant markdown, tool calls with results, notices) and their lines at a width.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use crate::protocol::NoticeLevel;
+
+use super::markdown;
+use super::theme::Theme;
+use super::wrap::{self, Mode};
+
+/// A tool call and, once finished, its result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCell {
+    pub id: String,
+    pub name: String,
+    /// `name(arg="value", …)`.
+    pub call: String,
+    pub result: Option<ToolResult>,
+    pub interrupted: bool,
+}
+
+/// A finished tool call as shown: the human summary and the decoded output text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolResult {
+    pub summary: String,
+    pub body: String,
+    pub success: bool,
+}
+
+impl ToolResult {
+    /// Decodes the envelope JSON (`{"tool_success":…, "result":{"output"|"error":…}}`) into
+    /// the text a person wants to read; anything else is shown as it is.
+    pub fn from_envelope(summary: &str, output: &str, success: bool) -> Self {
+        ToolResult {
+            summary: summary.to_string(),
+            body: decode_envelope(output),
+            success,
+        }
+    }
+}
+
+fn decode_envelope(output: &str) -> String {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(output) else {
+        return output.to_string();
+    };
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(result) = v.get("result") {
+        if let Some(o) = result.get("output") {
+            parts.push(text(o));
+        } else if let Some(e) = result.get("error") {
+            parts.push(text(e));
+        } else {
+            parts.push(serde_json::to_string_pretty(result).unwrap_or_default());
+        }
+    } else if let Some(e) = v.get("error") {
+        parts.push(text(e));
+        if let Some(p) = v.get("partial_output").map(text).filter(|p| !p.is_empty()) {
+            parts.push(p);
+        }
+    } else if v.get("tool_success").is_none() {
+        return output.to_string();
+    }
+    if let Some(m) = v.get("limit_message") {
+        parts.push(text(m));
+    }
+    parts.retain(|p| !p.is_empty());
+    parts.join("\n")
+}
+
+/// One item of the transcript.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    User(String),
+    Assistant(String),
+    Reasoning(String),
+    Tool(ToolCell),
+    Notice(NoticeLevel, String),
+    /// A note from the TUI itself (e.g. "queued", "interrupted").
+    Marker(String),
+    /// Pre-styled lines (help, tools, config), word-wrapped when shown.
+    Lines(Vec<Line<'static>>),
+}
+
+/// How cells are drawn besides the width.
+#[derive(Clone, Copy, Debug)]
+pub struct Look<'a> {
+    pub theme: &'a Theme,
+    /// Tool result lines shown; 0 = all.
+    pub result_lines: usize,
+    /// Shown instead of `●` for a tool that is still running.
+    pub spinner: &'a str,
+}
+
+impl Cell {
+    pub fn lines(&self, width: usize, look: &Look<'_>) -> Vec<Line<'static>> {
+        let t = look.theme;
+        match self {
+            Cell::User(text) => wrap::wrap_text(
+                text,
+                t.bold,
+                width,
+                &[Span::styled("› ", t.user)],
+                &[Span::raw("  ")],
+                Mode::Words,
+            ),
+            Cell::Assistant(text) => markdown::render(text, width, t),
+            Cell::Reasoning(text) => wrap::wrap_text(
+                text.trim(),
+                t.dim.italic(),
+                width,
+                &[Span::styled("∴ ", t.dim)],
+                &[Span::raw("  ")],
+                Mode::Words,
+            ),
+            Cell::Tool(tool) => tool_lines(tool, width, look),
+            Cell::Notice(level, text) => {
+                let (mark, style) = match level {
+                    NoticeLevel::Info => ("ℹ ", t.info),
+                    NoticeLevel::Warning => ("⚠ ", t.warning),
+                    NoticeLevel::Error => ("✗ ", t.error),
+                };
+                wrap::wrap_text(text, style, width, &[Span::styled(mark, style)], &[Span::raw("  ")], Mode::Words)
+            }
+            Cell::Marker(text) => wrap::wrap_text(text, t.warning, width, &[], &[], Mode::Words),
+            Cell::Lines(lines) => lines
+                .iter()
+                .flat_map(|l| {
+                    let spans: Vec<Span<'static>> = l
+                        .spans
+                        .iter()
+                        .map(|s| Span::styled(wrap::sanitize(&s.content).into_owned(), l.style.patch(s.style)))
+                        .collect();
+                    wrap::wrap(&spans, width, &[], &[Span::raw("  ")], Mode::Words)
+                })
+                .collect(),
+        }
+    }
+}
+
+fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'static>> {
+    let t = look.theme;
+    let (bullet, bullet_style) = match (&tool.result, tool.interrupted) {
+        (_, true) => ("■ ", t.warning),
+        (None, false) => (look.spinner, t.spinner),
+        (Some(r), _) if r.success => ("● ", t.tool_ok),
+        (Some(_), _) => ("● ", t.tool_err),
+    };
+    let mut out = wrap::wrap(
+        &[Span::styled(tool.call.clone(), t.tool)],
+        width,
+        &[Span::styled(bullet.to_string(), bullet_style)],
+        &[Span::raw("  ")],
+        Mode::Chars,
+    );
+    if tool.interrupted && tool.result.is_none() {
+        out.extend(wrap::wrap_text(
+            "interrupted",
+            t.warning,
+            width,
+            &[Span::styled("  ⎿ ", t.dim)],
+            &[Span::raw("    ")],
+            Mode::Words,
+        ));
+    }
+    let Some(r) = &tool.result else { return out };
+    let style = if r.success { t.dim } else { t.tool_err };
+    out.extend(wrap::wrap_text(
+        &r.summary,
+        style,
+        width,
+        &[Span::styled("  ⎿ ", t.dim)],
+        &[Span::raw("    ")],
+        Mode::Words,
+    ));
+    let body = wrap::sanitize(&r.body);
+    let body = body.trim_end_matches('\n');
+    if body.is_empty() || body.trim() == r.summary.trim() {
+        return out;
+    }
+    let all: Vec<&str> = body.split('\n').collect();
+    let shown = if look.result_lines == 0 {
+        all.len()
+    } else {
+        look.result_lines.min(all.len())
+    };
+    let indent = [Span::raw("    ")];
+    for line in &all[..shown] {
+        out.extend(wrap::wrap(&[Span::raw(line.to_string())], width, &indent, &indent, Mode::Chars));
+    }
+    if shown < all.len() {
+        let more = all.len() - shown;
+        let s = if more == 1 { "" } else { "s" };
+        out.push(Line::from(vec![
+            Span::raw("    "),
+            Span::styled(format!("… {more} more line{s}"), t.dim),
+        ]));
+    }
+    out
+}
+
+/// A finished message from a stored session, as a cell (system prompts are not shown).
+pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
+    use crate::message::Kind;
+    Some(match m.kind {
+        Kind::System => return None,
+        Kind::User => Cell::User(m.content.clone()),
+        Kind::Assistant => Cell::Assistant(m.content.clone()),
+        Kind::ToolCall => {
+            let d = m.as_tool_call()?;
+            Cell::Tool(ToolCell {
+                id: d.id.clone(),
+                name: d.function.name.clone(),
+                call: m.content.clone(),
+                result: None,
+                interrupted: false,
+            })
+        }
+        Kind::ToolResult => {
+            let d = m.as_tool_result()?;
+            Cell::Tool(ToolCell {
+                id: d.tool_call_id.clone(),
+                name: d.name.clone(),
+                call: String::new(),
+                result: Some(ToolResult::from_envelope(&m.content, &d.output, d.success)),
+                interrupted: false,
+            })
+        }
+    })
+}
+
+/// Turns stored history into cells, joining each tool call with its result.
+pub fn from_history(history: &[crate::message::Message]) -> Vec<Cell> {
+    let mut out: Vec<Cell> = Vec::new();
+    for cell in history.iter().filter_map(from_message) {
+        if let Cell::Tool(ToolCell {
+            id,
+            call,
+            result: Some(r),
+            ..
+        }) = &cell
+            && call.is_empty()
+        {
+            let open = out.iter_mut().rev().find_map(|c| match c {
+                Cell::Tool(t) if &t.id == id && t.result.is_none() => Some(t),
+                _ => None,
+            });
+            if let Some(t) = open {
+                t.result = Some(r.clone());
+                continue;
+            }
+        }
+        out.push(cell);
+    }
+    out
+}
+
+/// A plain line in a style, for building `Cell::Lines`.
+pub fn styled(text: impl Into<String>, style: Style) -> Line<'static> {
+    Line::from(Span::styled(text.into(), style))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Message;
+    use crate::ui::tui::wrap::line_text;
+
+    fn look(theme: &Theme, n: usize) -> Look<'_> {
+        Look {
+            theme,
+            result_lines: n,
+            spinner: "◐ ",
+        }
+    }
+
+    #[test]
+    fn envelopes_decode_to_readable_text() {
+        let ok = r#"{"tool_success":true,"result":{"output":"a\nb","count":2}}"#;
+        assert_eq!(decode_envelope(ok), "a\nb");
+        let err = r#"{"tool_success":true,"result":{"error":"File not found: x"}}"#;
+        assert_eq!(decode_envelope(err), "File not found: x");
+        let crash = r#"{"tool_success":false,"error":"timed out","error_code":"TOOL_TIMEOUT","partial_output":"half"}"#;
+        assert_eq!(decode_envelope(crash), "timed out\nhalf");
+        let limit = r#"{"tool_success":true,"result":{"output":"x"},"limit_reached":true,"limit_message":"Tool call limit reached (3). Stopping tool loop."}"#;
+        assert!(decode_envelope(limit).ends_with("Stopping tool loop."));
+        assert_eq!(decode_envelope("not json"), "not json");
+    }
+
+    #[test]
+    fn result_lines_are_capped_with_a_marker() {
+        let theme = Theme::new(false);
+        let body: Vec<String> = (1..=10).map(|i| format!("line {i}")).collect();
+        let output = serde_json::json!({"tool_success": true, "result": {"output": body.join("\n")}}).to_string();
+        let cell = Cell::Tool(ToolCell {
+            id: "1".into(),
+            name: "bash".into(),
+            call: "bash(command=\"seq 10\")".into(),
+            result: Some(ToolResult::from_envelope("exit 0", &output, true)),
+            interrupted: false,
+        });
+        let lines: Vec<String> = cell.lines(60, &look(&theme, 3)).iter().map(line_text).collect();
+        assert_eq!(
+            lines,
+            [
+                "● bash(command=\"seq 10\")",
+                "  ⎿ exit 0",
+                "    line 1",
+                "    line 2",
+                "    line 3",
+                "    … 7 more lines"
+            ]
+        );
+        assert_eq!(cell.lines(60, &look(&theme, 0)).len(), 12);
+    }
+
+    #[test]
+    fn history_joins_calls_with_results() {
+        let h = vec![
+            Message::system("sys"),
+            Message::user("hi"),
+            Message::tool_call("c1", "glob", r#"{"pattern":"*.rs"}"#),
+            Message::tool_result("c1", "glob", "1 file", r#"{"tool_success":true,"result":{"output":"a.rs"}}"#, true),
+            Message::assistant("done"),
+        ];
+        let cells = from_history(&h);
+        assert_eq!(cells.len(), 3);
+        match &cells[1] {
+            Cell::Tool(t) => {
+                assert_eq!(t.call, "glob(pattern=\"*.rs\")");
+                assert_eq!(t.result.as_ref().unwrap().body, "a.rs");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

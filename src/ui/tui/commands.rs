@@ -1,0 +1,131 @@
+//! Slash commands: which exist, which the TUI answers itself and which go to the agent,
+//! the closest match for a typo, and completion of command names. Pure.
+
+/// Every command with its argument hint and one-line help.
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    ("/help", "", "show keys and commands"),
+    ("/new", "", "start a new session"),
+    ("/sessions", "", "list stored sessions"),
+    ("/resume", "ID", "resume a stored session (a unique id prefix is enough)"),
+    ("/model", "[NAME]", "show or switch the model"),
+    ("/tools", "", "list the tools the model may call"),
+    ("/tool", "NAME", "show a tool's schema"),
+    ("/config", "", "show the effective settings (secrets redacted)"),
+    ("/exit", "", "quit (also /quit, Ctrl+D)"),
+    ("/quit", "", "quit"),
+];
+
+/// What a line starting with `/` asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Exit,
+    Tools,
+    Tool(Option<String>),
+    Config,
+    /// Handled by the agent; carries the full text.
+    Agent(String),
+    Unknown {
+        name: String,
+        suggestion: Option<&'static str>,
+    },
+}
+
+/// Parses `input` as a slash command; `None` when it is a message (no leading `/`, or `//`
+/// to send a message that starts with a slash).
+pub fn parse(input: &str) -> Option<Command> {
+    let t = input.trim();
+    if !t.starts_with('/') || t.starts_with("//") {
+        return None;
+    }
+    let (name, arg) = match t.split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (t, ""),
+    };
+    let arg = (!arg.is_empty()).then(|| arg.to_string());
+    Some(match name {
+        "/help" | "/?" => Command::Help,
+        "/exit" | "/quit" => Command::Exit,
+        "/tools" => Command::Tools,
+        "/tool" => Command::Tool(arg),
+        "/config" => Command::Config,
+        "/new" | "/sessions" | "/resume" | "/model" => Command::Agent(t.to_string()),
+        _ => Command::Unknown {
+            name: name.to_string(),
+            suggestion: closest(name),
+        },
+    })
+}
+
+/// The command nearest to `name` by edit distance, if it is close enough to be a typo.
+pub fn closest(name: &str) -> Option<&'static str> {
+    COMMANDS
+        .iter()
+        .map(|(c, _, _)| (edit_distance(name, c), *c))
+        .min()
+        .filter(|(d, _)| *d <= 3.max(name.len() / 3))
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over chars.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Command names starting with `prefix`.
+pub fn complete(prefix: &str) -> Vec<&'static str> {
+    COMMANDS
+        .iter()
+        .map(|(c, _, _)| *c)
+        .filter(|c| c.starts_with(prefix))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_local_and_agent_commands() {
+        assert_eq!(parse("hello"), None);
+        assert_eq!(parse("//etc is a dir"), None);
+        assert_eq!(parse("/help"), Some(Command::Help));
+        assert_eq!(parse(" /quit "), Some(Command::Exit));
+        assert_eq!(parse("/tool glob"), Some(Command::Tool(Some("glob".into()))));
+        assert_eq!(parse("/tool"), Some(Command::Tool(None)));
+        assert_eq!(parse("/model gpt-5"), Some(Command::Agent("/model gpt-5".into())));
+        assert_eq!(parse("/resume 0193"), Some(Command::Agent("/resume 0193".into())));
+    }
+
+    #[test]
+    fn unknown_commands_suggest_the_closest() {
+        assert_eq!(
+            parse("/modle x"),
+            Some(Command::Unknown {
+                name: "/modle".into(),
+                suggestion: Some("/model")
+            })
+        );
+        assert_eq!(closest("/sesions"), Some("/sessions"));
+        assert_eq!(closest("/zzzzzzzzzzzzzzzz"), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    #[test]
+    fn completes_prefixes() {
+        assert_eq!(complete("/to"), ["/tools", "/tool"]);
+        assert_eq!(complete("/he"), ["/help"]);
+        assert!(complete("/x").is_empty());
+    }
+}

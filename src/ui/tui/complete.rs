@@ -1,0 +1,126 @@
+//! Tab completion of the input: slash command names, and file paths relative to the
+//! working directory. Reads directories; never changes anything.
+
+use std::path::Path;
+
+use super::commands;
+
+/// What Tab does: replace `range` (bytes of the input) with `insert`; `candidates` lists
+/// the choices when there is more than one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub range: std::ops::Range<usize>,
+    pub insert: String,
+    pub candidates: Vec<String>,
+}
+
+/// Completes the word before `cursor` in `text`.
+pub fn complete(text: &str, cursor: usize, cwd: &Path) -> Option<Completion> {
+    let before = &text[..cursor];
+    let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    let word = &before[start..];
+    if start == 0 && word.starts_with('/') && !word.starts_with("//") {
+        let names = commands::complete(word);
+        return finish(start..cursor, word, names.iter().map(|s| s.to_string()).collect(), " ");
+    }
+    let (lead, word) = match word.strip_prefix('@') {
+        Some(w) => (start + 1, w),
+        None => (start, word),
+    };
+    let (dir, prefix) = match word.rfind('/') {
+        Some(i) => (&word[..=i], &word[i + 1..]),
+        None => ("", word),
+    };
+    let base = if dir.is_empty() { cwd.to_path_buf() } else { cwd.join(dir) };
+    let mut names: Vec<String> = std::fs::read_dir(&base)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with(prefix) || (name.starts_with('.') && !prefix.starts_with('.')) {
+                return None;
+            }
+            let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            Some(format!("{dir}{name}{}", if is_dir { "/" } else { "" }))
+        })
+        .collect();
+    names.sort();
+    finish(lead..cursor, word, names, "")
+}
+
+fn finish(range: std::ops::Range<usize>, word: &str, names: Vec<String>, single_suffix: &str) -> Option<Completion> {
+    match names.len() {
+        0 => None,
+        1 => {
+            let mut insert = names[0].clone();
+            if !insert.ends_with('/') {
+                insert.push_str(single_suffix);
+            }
+            Some(Completion {
+                range,
+                insert,
+                candidates: Vec::new(),
+            })
+        }
+        _ => {
+            let common = common_prefix(&names);
+            let insert = if common.len() > word.len() { common } else { word.to_string() };
+            Some(Completion {
+                range,
+                insert,
+                candidates: names,
+            })
+        }
+    }
+}
+
+fn common_prefix(names: &[String]) -> String {
+    let first = &names[0];
+    let mut end = first.len();
+    for n in &names[1..] {
+        end = first
+            .char_indices()
+            .zip(n.chars())
+            .find(|((_, a), b)| a != b)
+            .map_or(end.min(n.len()), |((i, _), _)| i.min(end));
+    }
+    first[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completes_commands() {
+        let c = complete("/he", 3, Path::new(".")).unwrap();
+        assert_eq!((c.range, c.insert.as_str()), (0..3, "/help "));
+        let c = complete("/to", 3, Path::new(".")).unwrap();
+        assert_eq!(c.insert, "/tool");
+        assert_eq!(c.candidates, ["/tools", "/tool"]);
+        assert!(complete("/zz", 3, Path::new(".")).is_none());
+    }
+
+    #[test]
+    fn completes_paths_relative_to_cwd() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(dir.path().join("src/mod.rs"), "").unwrap();
+        std::fs::write(dir.path().join("README.md"), "").unwrap();
+        std::fs::write(dir.path().join(".hidden"), "").unwrap();
+        let text = "look at sr";
+        let c = complete(text, text.len(), dir.path()).unwrap();
+        assert_eq!((c.range, c.insert.as_str()), (8..10, "src/"));
+        let text = "read @src/m";
+        let c = complete(text, text.len(), dir.path()).unwrap();
+        assert_eq!(c.range, 6..11);
+        assert_eq!(c.insert, "src/m");
+        assert_eq!(c.candidates, ["src/main.rs", "src/mod.rs"]);
+        let text = "src/ma";
+        let c = complete(text, text.len(), dir.path()).unwrap();
+        assert_eq!(c.insert, "src/main.rs");
+        assert!(complete("nothing-here", 12, dir.path()).is_none());
+        assert!(complete("x ", 2, dir.path()).unwrap().candidates.len() == 2, "hidden files skipped");
+    }
+}

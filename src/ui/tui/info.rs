@@ -1,0 +1,121 @@
+//! The TUI's own texts: welcome, /help, /tools, /tool NAME and /config, as styled lines.
+//! Pure: reads the registry and config it is given.
+
+use ratatui::text::{Line, Span};
+
+use crate::config::Config;
+use crate::tools::{Registry, ToolSource};
+
+use super::app::App;
+use super::cells::{Cell, styled};
+use super::commands::{self, COMMANDS};
+use super::theme::Theme;
+
+/// The keys, as (keys, what they do), for /help and the README.
+pub const KEYS: &[(&str, &str)] = &[
+    ("Enter", "send (queued while the model works)"),
+    ("Shift+Enter, Alt+Enter, Ctrl+J", "new line"),
+    ("Up / Down", "earlier inputs (on the first / last line)"),
+    ("Tab", "complete a /command or a file path"),
+    ("Esc, Ctrl+C", "interrupt the model or the running tool"),
+    ("Ctrl+C twice, Ctrl+D", "exit (on an empty prompt)"),
+    ("Ctrl+A / Ctrl+E, Home / End", "start / end of line"),
+    ("Alt+B / Alt+F, Ctrl+Left / Right", "word left / right"),
+    ("Ctrl+K / Ctrl+U / Ctrl+W", "delete to end / to start / word before"),
+];
+
+pub fn welcome(app: &App) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let mut out = vec![Line::from(vec![
+        Span::styled("ikigai", t.heading),
+        Span::styled(format!(" v{}", env!("CARGO_PKG_VERSION")), t.dim),
+    ])];
+    out.push(Line::from(vec![
+        Span::styled("model ", t.dim),
+        Span::raw(format!("{}/{}", app.ctx.config.provider, app.model)),
+        Span::styled("  cwd ", t.dim),
+        Span::raw(app.cwd_display.clone()),
+    ]));
+    for note in &app.ctx.welcome_notes {
+        out.push(styled(note.clone(), t.warning));
+    }
+    out.push(styled(
+        "Enter sends, Shift+Enter adds a line, Esc interrupts, /help lists keys and commands.",
+        t.dim,
+    ));
+    out
+}
+
+pub fn help(t: &Theme) -> Vec<Line<'static>> {
+    let mut out = vec![styled("Keys", t.heading)];
+    for (k, what) in KEYS {
+        out.push(Line::from(vec![Span::styled(format!("  {k:<34}"), t.accent), Span::raw(*what)]));
+    }
+    out.push(Line::default());
+    out.push(styled("Commands", t.heading));
+    for (name, arg, what) in COMMANDS {
+        let usage = if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") };
+        out.push(Line::from(vec![Span::styled(format!("  {usage:<16}"), t.accent), Span::raw(*what)]));
+    }
+    out.push(styled("  Start a message with // to send a leading slash.", t.dim));
+    out
+}
+
+pub fn tools(registry: &Registry, t: &Theme) -> Vec<Line<'static>> {
+    if registry.tools().is_empty() {
+        return vec![styled("No tools are available.", t.warning)];
+    }
+    let mut out = vec![styled(format!("{} tools", registry.tools().len()), t.heading)];
+    for tool in registry.tools() {
+        let s = tool.schema();
+        let from = match tool.source() {
+            ToolSource::Builtin => "built-in".to_string(),
+            ToolSource::External(p) => p.display().to_string(),
+        };
+        let desc = s.description.lines().next().unwrap_or("").to_string();
+        out.push(Line::from(vec![
+            Span::styled(format!("  {}", s.name), t.tool),
+            Span::styled(format!("  [{from}]"), t.dim),
+        ]));
+        if !desc.is_empty() {
+            out.push(Line::from(vec![Span::raw("    "), Span::raw(desc)]));
+        }
+    }
+    out.push(styled("  /tool NAME shows a tool's schema.", t.dim));
+    out
+}
+
+pub fn tool(registry: &Registry, name: Option<&str>, t: &Theme) -> Cell {
+    let Some(name) = name else {
+        return Cell::Notice(crate::protocol::NoticeLevel::Error, "Usage: /tool NAME (see /tools)".into());
+    };
+    match registry.get(name) {
+        Some(tool) => {
+            let json = serde_json::to_string_pretty(&tool.schema().to_protocol_json()).unwrap_or_default();
+            let mut out = vec![styled(name.to_string(), t.tool)];
+            out.extend(json.lines().map(|l| Line::raw(l.to_string())));
+            Cell::Lines(out)
+        }
+        None => {
+            let names: Vec<String> = registry.schemas().into_iter().map(|s| s.name).collect();
+            let best = names
+                .iter()
+                .map(|n| (commands::edit_distance(name, n), n))
+                .min()
+                .filter(|(d, _)| *d <= 3)
+                .map(|(_, n)| format!(" Did you mean {n}?"))
+                .unwrap_or_else(|| " See /tools.".into());
+            Cell::Notice(crate::protocol::NoticeLevel::Error, format!("No tool named {name}.{best}"))
+        }
+    }
+}
+
+pub fn config(c: &Config, t: &Theme) -> Vec<Line<'static>> {
+    let rows = c.describe();
+    let w = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut out = vec![styled("Settings", t.heading)];
+    for (k, v) in rows {
+        out.push(Line::from(vec![Span::styled(format!("  {k:<w$}  "), t.accent), Span::raw(v)]));
+    }
+    out
+}

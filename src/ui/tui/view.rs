@@ -1,0 +1,199 @@
+//! The inline viewport: the live (still streaming) part of the turn, spinner, queued
+//! messages, hints, the input box and the status line. Builds lines from the app state
+//! and draws them into a frame; caches the stable part of the streaming markdown.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::app::{App, Phase};
+use super::cells::{Cell, Look};
+use super::markdown;
+use super::wrap::{self, str_width};
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// The rendered streaming prefix, reused while only the tail changes.
+#[derive(Debug, Default)]
+pub struct LiveCache {
+    width: usize,
+    prefix: String,
+    lines: Vec<Line<'static>>,
+}
+
+/// Everything the viewport shows, top to bottom.
+#[derive(Debug, Default)]
+pub struct Layout {
+    pub live: Vec<Line<'static>>,
+    pub below: Vec<Line<'static>>,
+    pub input: Vec<Line<'static>>,
+    pub status: Line<'static>,
+    /// Cursor column and row within `input`.
+    pub cursor: (u16, u16),
+}
+
+impl Layout {
+    pub fn height(&self) -> usize {
+        self.live.len() + self.below.len() + self.input.len() + 1
+    }
+}
+
+fn spinner_frame(app: &App, now: Instant) -> &'static str {
+    let since = app.turn.as_ref().map_or(now, |t| t.started);
+    let i = (now.saturating_duration_since(since).as_millis() / 80) as usize % SPINNER.len();
+    SPINNER[i]
+}
+
+/// Builds the viewport content at `width` columns.
+pub fn layout(app: &App, cache: &mut LiveCache, width: u16, now: Instant) -> Layout {
+    let width = usize::from(width.max(1));
+    let t = &app.theme;
+    let spin = spinner_frame(app, now);
+    let spin_bullet = format!("{spin} ");
+    let look = Look {
+        theme: t,
+        result_lines: app.ctx.config.tool_result_lines,
+        spinner: &spin_bullet,
+    };
+    let mut live: Vec<Line<'static>> = Vec::new();
+    if !app.live_reasoning.trim().is_empty() {
+        live.extend(Cell::Reasoning(app.live_reasoning.clone()).lines(width, &look));
+    }
+    if !app.live_text.is_empty() {
+        if !live.is_empty() {
+            live.push(Line::default());
+        }
+        live.extend(live_markdown(app, cache, width));
+    }
+    for tool in &app.tools {
+        if !live.is_empty() {
+            live.push(Line::default());
+        }
+        live.extend(Cell::Tool(tool.clone()).lines(width, &look));
+    }
+    if !live.is_empty() && app.inserted_any() {
+        live.insert(0, Line::default());
+    }
+
+    let mut below = Vec::new();
+    if let Some(turn) = &app.turn {
+        let (label, since) = match (&turn.phase, turn.cancelling) {
+            (_, true) => ("Interrupting".to_string(), turn.started),
+            (Phase::Waiting, _) => ("Thinking".to_string(), turn.started),
+            (Phase::Streaming, _) => ("Responding".to_string(), turn.started),
+            (Phase::Tool(name), _) => (format!("Running {name}"), turn.phase_since),
+        };
+        let secs = now.saturating_duration_since(since).as_secs();
+        let text = format!("{label}… {secs}s · Esc to interrupt");
+        below.push(Line::from(vec![Span::styled(spin_bullet.clone(), t.spinner), Span::styled(wrap::truncate(&text, width.saturating_sub(2)), t.dim)]));
+    }
+    for q in &app.queued {
+        let first = q.lines().next().unwrap_or("");
+        let more = if q.contains('\n') { " …" } else { "" };
+        let text = wrap::truncate(&format!("queued: {first}{more}"), width.saturating_sub(2));
+        below.push(Line::from(vec![Span::styled("↳ ", t.accent), Span::styled(text, t.dim)]));
+    }
+    if let Some(h) = &app.hint {
+        below.extend(wrap::wrap_text(h, t.dim, width, &[], &[], wrap::Mode::Words));
+    }
+    below.push(Line::styled("─".repeat(width), t.dim));
+
+    let text_width = width.saturating_sub(2).max(1);
+    let (rows, row, col) = app.editor.layout(text_width);
+    let mut input: Vec<Line<'static>> = rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let prompt = if i == 0 { Span::styled("› ", t.user) } else { Span::raw("  ") };
+            Line::from(vec![prompt, Span::raw(r)])
+        })
+        .collect();
+    if app.editor.is_empty() && !app.busy() {
+        input[0].spans.push(Span::styled("Ask anything, or /help", t.dim));
+    }
+    let cursor = ((col + 2).min(width.saturating_sub(1)) as u16, row as u16);
+    Layout {
+        live,
+        below,
+        input,
+        status: status_line(app, width),
+        cursor,
+    }
+}
+
+fn live_markdown(app: &App, cache: &mut LiveCache, width: usize) -> Vec<Line<'static>> {
+    let text = &app.live_text;
+    let stable = markdown::stable_prefix_len(text);
+    if cache.width != width || cache.prefix != text[..stable] {
+        cache.width = width;
+        cache.prefix = text[..stable].to_string();
+        cache.lines = markdown::render(&cache.prefix, width, &app.theme);
+    }
+    let mut out = cache.lines.clone();
+    let tail = &text[stable..];
+    if !tail.trim().is_empty() {
+        if !out.is_empty() {
+            out.push(Line::default());
+        }
+        out.extend(markdown::render(tail, width, &app.theme));
+    }
+    out
+}
+
+/// `provider/model · session · cwd · tokens · tools n/max`, dropping the least useful
+/// parts first when narrow.
+pub fn status_line(app: &App, width: usize) -> Line<'static> {
+    let t = &app.theme;
+    let model = format!("{}/{}", app.ctx.config.provider, app.model);
+    let session = app.session_id.as_deref().map(super::app::short_id);
+    let tokens = format!("{} tok", human(app.tokens));
+    let tools = format!("tools {}/{}", app.tool_calls, app.ctx.config.max_tool_turns);
+    // (text, priority: lower is dropped first)
+    let mut parts: Vec<(String, u8)> = vec![(model, 9)];
+    if let Some(s) = session {
+        parts.push((s, 2));
+    }
+    parts.push((app.cwd_display.clone(), 1));
+    parts.push((tokens, 5));
+    parts.push((tools, 4));
+    let total = |p: &[(String, u8)]| p.iter().map(|(s, _)| str_width(s)).sum::<usize>() + 3 * p.len().saturating_sub(1);
+    while total(&parts) > width && parts.len() > 1 {
+        let Some(i) = parts.iter().enumerate().min_by_key(|(_, (_, p))| *p).map(|(i, _)| i) else { break };
+        parts.remove(i);
+    }
+    let text = parts.into_iter().map(|(s, _)| s).collect::<Vec<_>>().join(" · ");
+    Line::styled(wrap::truncate(&text, width), t.status)
+}
+
+fn human(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// Draws the layout into `area`; when it is taller, the live part shows its tail.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, layout: &Layout) {
+    let fixed = layout.below.len() + layout.input.len() + 1;
+    let h = usize::from(area.height);
+    let live_room = h.saturating_sub(fixed);
+    let skip = layout.live.len().saturating_sub(live_room);
+    let mut lines: Vec<Line<'static>> = layout.live[skip..].to_vec();
+    let input_top = lines.len() + layout.below.len();
+    lines.extend(layout.below.iter().cloned());
+    lines.extend(layout.input.iter().cloned());
+    lines.push(layout.status.clone());
+    // If even the fixed part does not fit, keep the bottom (input and status).
+    let drop = lines.len().saturating_sub(h);
+    let lines = lines.split_off(drop.min(lines.len()));
+    frame.render_widget(Paragraph::new(lines).style(Style::new()), area);
+    let y = (input_top + usize::from(layout.cursor.1)).saturating_sub(drop);
+    if y < h {
+        frame.set_cursor_position((area.x + layout.cursor.0, area.y + y as u16));
+    }
+}

@@ -10,13 +10,13 @@ use ratatui::text::Line;
 
 use crate::protocol::{Event, NoticeLevel, Op, TurnEndReason};
 
+use super::TuiContext;
 use super::cells::{self, Cell, ToolCell, ToolResult};
 use super::commands::{self, Command};
 use super::editor::{Edit, Editor};
 use super::history::History;
 use super::info;
 use super::theme::Theme;
-use super::TuiContext;
 
 /// How long a second Ctrl+C has to exit.
 pub const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
@@ -192,7 +192,11 @@ impl App {
 
     /// Moves finished tool cells at the front of the running list to the scrollback.
     fn flush_tools(&mut self) {
-        while self.tools.first().is_some_and(|t| t.result.is_some() || t.interrupted) {
+        while self
+            .tools
+            .first()
+            .is_some_and(|t| t.result.is_some() || t.interrupted)
+        {
             let t = self.tools.remove(0);
             self.push(Cell::Tool(t));
         }
@@ -208,7 +212,10 @@ impl App {
                 let short = id.as_deref().map(short_id).unwrap_or_default();
                 if !history.is_empty() {
                     self.flush_live();
-                    let n = history.iter().filter(|m| m.kind != crate::message::Kind::System).count();
+                    let n = history
+                        .iter()
+                        .filter(|m| m.kind != crate::message::Kind::System)
+                        .count();
                     self.push(Cell::Notice(
                         NoticeLevel::Info,
                         format!("Resumed session {short} ({n} messages)"),
@@ -321,9 +328,10 @@ impl App {
                 NoticeLevel::Warning,
                 crate::tools::envelope::limit_message(self.ctx.config.max_tool_turns),
             )),
-            TurnEndReason::Error if !error_shown => {
-                self.push(Cell::Notice(NoticeLevel::Error, "the turn ended with an error".into()))
-            }
+            TurnEndReason::Error if !error_shown => self.push(Cell::Notice(
+                NoticeLevel::Error,
+                "the turn ended with an error".into(),
+            )),
             TurnEndReason::Error => {}
         }
         self.turn = None;
@@ -383,12 +391,12 @@ impl App {
             _ => match self.editor.handle_key(key) {
                 Edit::UpAtTop => {
                     let current = self.editor.text().to_string();
-                    if let Some(prev) = self.history.prev(&current).map(str::to_string) {
+                    if let Some(prev) = self.history.older(&current).map(str::to_string) {
                         self.editor.set_text(&prev);
                     }
                 }
                 Edit::DownAtBottom => {
-                    if let Some(next) = self.history.next().map(str::to_string) {
+                    if let Some(next) = self.history.newer().map(str::to_string) {
                         self.editor.set_text(&next);
                     }
                 }
@@ -482,7 +490,10 @@ impl App {
                     Some(s) => format!(" Did you mean {s}?"),
                     None => " Type /help for the list.".to_string(),
                 };
-                self.push(Cell::Notice(NoticeLevel::Error, format!("Unknown command {name}.{tip}")));
+                self.push(Cell::Notice(
+                    NoticeLevel::Error,
+                    format!("Unknown command {name}.{tip}"),
+                ));
             }
         }
     }

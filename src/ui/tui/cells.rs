@@ -125,7 +125,14 @@ impl Cell {
                     NoticeLevel::Warning => ("⚠ ", t.warning),
                     NoticeLevel::Error => ("✗ ", t.error),
                 };
-                wrap::wrap_text(text, style, width, &[Span::styled(mark, style)], &[Span::raw("  ")], Mode::Words)
+                wrap::wrap_text(
+                    text,
+                    style,
+                    width,
+                    &[Span::styled(mark, style)],
+                    &[Span::raw("  ")],
+                    Mode::Words,
+                )
             }
             Cell::Marker(text) => wrap::wrap_text(text, t.warning, width, &[], &[], Mode::Words),
             Cell::Lines(lines) => lines
@@ -134,7 +141,9 @@ impl Cell {
                     let spans: Vec<Span<'static>> = l
                         .spans
                         .iter()
-                        .map(|s| Span::styled(wrap::sanitize(&s.content).into_owned(), l.style.patch(s.style)))
+                        .map(|s| {
+                            Span::styled(wrap::sanitize(&s.content).into_owned(), l.style.patch(s.style))
+                        })
                         .collect();
                     wrap::wrap(&spans, width, &[], &[Span::raw("  ")], Mode::Words)
                 })
@@ -191,7 +200,13 @@ fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'stati
     };
     let indent = [Span::raw("    ")];
     for line in &all[..shown] {
-        out.extend(wrap::wrap(&[Span::raw(line.to_string())], width, &indent, &indent, Mode::Chars));
+        out.extend(wrap::wrap(
+            &[Span::raw(line.to_string())],
+            width,
+            &indent,
+            &indent,
+            Mode::Chars,
+        ));
     }
     if shown < all.len() {
         let more = all.len() - shown;
@@ -296,7 +311,8 @@ mod tests {
     fn result_lines_are_capped_with_a_marker() {
         let theme = Theme::new(false);
         let body: Vec<String> = (1..=10).map(|i| format!("line {i}")).collect();
-        let output = serde_json::json!({"tool_success": true, "result": {"output": body.join("\n")}}).to_string();
+        let output =
+            serde_json::json!({"tool_success": true, "result": {"output": body.join("\n")}}).to_string();
         let cell = Cell::Tool(ToolCell {
             id: "1".into(),
             name: "bash".into(),
@@ -325,7 +341,13 @@ mod tests {
             Message::system("sys"),
             Message::user("hi"),
             Message::tool_call("c1", "glob", r#"{"pattern":"*.rs"}"#),
-            Message::tool_result("c1", "glob", "1 file", r#"{"tool_success":true,"result":{"output":"a.rs"}}"#, true),
+            Message::tool_result(
+                "c1",
+                "glob",
+                "1 file",
+                r#"{"tool_success":true,"result":{"output":"a.rs"}}"#,
+                true,
+            ),
             Message::assistant("done"),
         ];
         let cells = from_history(&h);

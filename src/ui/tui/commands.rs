@@ -6,7 +6,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/help", "", "show keys and commands"),
     ("/new", "", "start a new session"),
     ("/sessions", "", "list stored sessions"),
-    ("/resume", "ID", "resume a stored session (a unique id prefix is enough)"),
+    (
+        "/resume",
+        "ID",
+        "resume a stored session (a unique id prefix is enough)",
+    ),
     ("/model", "[NAME]", "show or switch the model"),
     ("/tools", "", "list the tools the model may call"),
     ("/tool", "NAME", "show a tool's schema"),

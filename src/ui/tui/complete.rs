@@ -21,7 +21,12 @@ pub fn complete(text: &str, cursor: usize, cwd: &Path) -> Option<Completion> {
     let word = &before[start..];
     if start == 0 && word.starts_with('/') && !word.starts_with("//") {
         let names = commands::complete(word);
-        return finish(start..cursor, word, names.iter().map(|s| s.to_string()).collect(), " ");
+        return finish(
+            start..cursor,
+            word,
+            names.iter().map(|s| s.to_string()).collect(),
+            " ",
+        );
     }
     let (lead, word) = match word.strip_prefix('@') {
         Some(w) => (start + 1, w),
@@ -31,7 +36,11 @@ pub fn complete(text: &str, cursor: usize, cwd: &Path) -> Option<Completion> {
         Some(i) => (&word[..=i], &word[i + 1..]),
         None => ("", word),
     };
-    let base = if dir.is_empty() { cwd.to_path_buf() } else { cwd.join(dir) };
+    let base = if dir.is_empty() {
+        cwd.to_path_buf()
+    } else {
+        cwd.join(dir)
+    };
     let mut names: Vec<String> = std::fs::read_dir(&base)
         .ok()?
         .filter_map(Result::ok)
@@ -48,7 +57,12 @@ pub fn complete(text: &str, cursor: usize, cwd: &Path) -> Option<Completion> {
     finish(lead..cursor, word, names, "")
 }
 
-fn finish(range: std::ops::Range<usize>, word: &str, names: Vec<String>, single_suffix: &str) -> Option<Completion> {
+fn finish(
+    range: std::ops::Range<usize>,
+    word: &str,
+    names: Vec<String>,
+    single_suffix: &str,
+) -> Option<Completion> {
     match names.len() {
         0 => None,
         1 => {
@@ -64,7 +78,11 @@ fn finish(range: std::ops::Range<usize>, word: &str, names: Vec<String>, single_
         }
         _ => {
             let common = common_prefix(&names);
-            let insert = if common.len() > word.len() { common } else { word.to_string() };
+            let insert = if common.len() > word.len() {
+                common
+            } else {
+                word.to_string()
+            };
             Some(Completion {
                 range,
                 insert,
@@ -121,6 +139,9 @@ mod tests {
         let c = complete(text, text.len(), dir.path()).unwrap();
         assert_eq!(c.insert, "src/main.rs");
         assert!(complete("nothing-here", 12, dir.path()).is_none());
-        assert!(complete("x ", 2, dir.path()).unwrap().candidates.len() == 2, "hidden files skipped");
+        assert!(
+            complete("x ", 2, dir.path()).unwrap().candidates.len() == 2,
+            "hidden files skipped"
+        );
     }
 }

@@ -111,7 +111,10 @@ impl Editor {
     /// End of the word after the cursor.
     fn word_right(&self) -> usize {
         let after = &self.text[self.cursor..];
-        let skip = after.len() - after.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '_').len();
+        let skip = after.len()
+            - after
+                .trim_start_matches(|c: char| !c.is_alphanumeric() && c != '_')
+                .len();
         let rest = &after[skip..];
         let word = rest
             .find(|c: char| !c.is_alphanumeric() && c != '_')
@@ -129,7 +132,10 @@ impl Editor {
 
     /// Moves up or down one logical line, keeping the display column.
     fn vertical(&mut self, up: bool) {
-        let col: usize = self.text[self.line_start()..self.cursor].chars().map(char_width).sum();
+        let col: usize = self.text[self.line_start()..self.cursor]
+            .chars()
+            .map(char_width)
+            .sum();
         let target_start = if up {
             let ls = self.line_start();
             self.text[..ls.saturating_sub(1)].rfind('\n').map_or(0, |i| i + 1)
@@ -156,7 +162,11 @@ impl Editor {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         match key.code {
-            KeyCode::Enter if key.modifiers.intersects(KeyModifiers::SHIFT | KeyModifiers::ALT | KeyModifiers::CONTROL) => {
+            KeyCode::Enter
+                if key
+                    .modifiers
+                    .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT | KeyModifiers::CONTROL) =>
+            {
                 self.insert_char('\n')
             }
             KeyCode::Char('j') if ctrl => self.insert_char('\n'),
@@ -168,7 +178,11 @@ impl Editor {
             KeyCode::Char('f') if alt => self.cursor = self.word_right(),
             KeyCode::Char('k') if ctrl => {
                 let end = self.line_end();
-                let end = if end == self.cursor && end < self.text.len() { end + 1 } else { end };
+                let end = if end == self.cursor && end < self.text.len() {
+                    end + 1
+                } else {
+                    end
+                };
                 self.text.replace_range(self.cursor..end, "");
             }
             KeyCode::Char('u') if ctrl => {
@@ -303,7 +317,10 @@ mod tests {
         e.handle_key(key(KeyCode::Enter, KeyModifiers::ALT));
         e.handle_key(key(KeyCode::Char('j'), KeyModifiers::CONTROL));
         assert_eq!(e.text(), "a\n\n\n");
-        assert_eq!(e.handle_key(key(KeyCode::Enter, KeyModifiers::NONE)), Edit::Ignored);
+        assert_eq!(
+            e.handle_key(key(KeyCode::Enter, KeyModifiers::NONE)),
+            Edit::Ignored
+        );
     }
 
     #[test]
@@ -351,7 +368,10 @@ mod tests {
     fn up_and_down_move_between_lines_then_report_edges() {
         let mut e = Editor::new();
         e.set_text("first line\nab\nthird");
-        assert_eq!(e.handle_key(key(KeyCode::Down, KeyModifiers::NONE)), Edit::DownAtBottom);
+        assert_eq!(
+            e.handle_key(key(KeyCode::Down, KeyModifiers::NONE)),
+            Edit::DownAtBottom
+        );
         e.handle_key(key(KeyCode::Up, KeyModifiers::NONE));
         // column 5 of "third" clamps to the end of "ab"
         assert_eq!(&e.text()[..e.cursor()], "first line\nab");

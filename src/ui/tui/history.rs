@@ -68,7 +68,7 @@ impl History {
     }
 
     /// Up: the previous entry, remembering `current` as the draft when browsing starts.
-    pub fn prev(&mut self, current: &str) -> Option<&str> {
+    pub fn older(&mut self, current: &str) -> Option<&str> {
         let next = match self.pos {
             None => {
                 self.draft = current.to_string();
@@ -82,7 +82,7 @@ impl History {
     }
 
     /// Down: the next entry, or the draft after the newest.
-    pub fn next(&mut self) -> Option<&str> {
+    pub fn newer(&mut self) -> Option<&str> {
         let i = self.pos?;
         if i + 1 < self.entries.len() {
             self.pos = Some(i + 1);
@@ -134,7 +134,10 @@ mod tests {
         h.push("   ");
         let h2 = History::load(Some(p.clone()));
         assert_eq!(h2.entries(), ["first", "two\nlines"]);
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "\"first\"\n\"two\\nlines\"\n");
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "\"first\"\n\"two\\nlines\"\n"
+        );
     }
 
     #[test]
@@ -142,12 +145,12 @@ mod tests {
         let mut h = History::load(None);
         h.push("a");
         h.push("b");
-        assert_eq!(h.prev("draft"), Some("b"));
-        assert_eq!(h.prev("ignored"), Some("a"));
-        assert_eq!(h.prev("ignored"), None);
-        assert_eq!(h.next(), Some("b"));
-        assert_eq!(h.next(), Some("draft"));
-        assert_eq!(h.next(), None);
+        assert_eq!(h.older("draft"), Some("b"));
+        assert_eq!(h.older("ignored"), Some("a"));
+        assert_eq!(h.older("ignored"), None);
+        assert_eq!(h.newer(), Some("b"));
+        assert_eq!(h.newer(), Some("draft"));
+        assert_eq!(h.newer(), None);
     }
 
     #[test]
@@ -173,7 +176,10 @@ mod tests {
             "HOME" => Some("/home/u".to_string()),
             _ => None,
         };
-        assert_eq!(default_path(&env).unwrap(), PathBuf::from("/x/data/ikigai/history"));
+        assert_eq!(
+            default_path(&env).unwrap(),
+            PathBuf::from("/x/data/ikigai/history")
+        );
         let env = |k: &str| (k == "HOME").then(|| "/home/u".to_string());
         assert_eq!(
             default_path(&env).unwrap(),

@@ -21,7 +21,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Ctrl+C twice, Ctrl+D", "exit (on an empty prompt)"),
     ("Ctrl+A / Ctrl+E, Home / End", "start / end of line"),
     ("Alt+B / Alt+F, Ctrl+Left / Right", "word left / right"),
-    ("Ctrl+K / Ctrl+U / Ctrl+W", "delete to end / to start / word before"),
+    (
+        "Ctrl+K / Ctrl+U / Ctrl+W",
+        "delete to end / to start / word before",
+    ),
 ];
 
 pub fn welcome(app: &App) -> Vec<Line<'static>> {
@@ -49,15 +52,28 @@ pub fn welcome(app: &App) -> Vec<Line<'static>> {
 pub fn help(t: &Theme) -> Vec<Line<'static>> {
     let mut out = vec![styled("Keys", t.heading)];
     for (k, what) in KEYS {
-        out.push(Line::from(vec![Span::styled(format!("  {k:<34}"), t.accent), Span::raw(*what)]));
+        out.push(Line::from(vec![
+            Span::styled(format!("  {k:<34}"), t.accent),
+            Span::raw(*what),
+        ]));
     }
     out.push(Line::default());
     out.push(styled("Commands", t.heading));
     for (name, arg, what) in COMMANDS {
-        let usage = if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") };
-        out.push(Line::from(vec![Span::styled(format!("  {usage:<16}"), t.accent), Span::raw(*what)]));
+        let usage = if arg.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} {arg}")
+        };
+        out.push(Line::from(vec![
+            Span::styled(format!("  {usage:<16}"), t.accent),
+            Span::raw(*what),
+        ]));
     }
-    out.push(styled("  Start a message with // to send a leading slash.", t.dim));
+    out.push(styled(
+        "  Start a message with // to send a leading slash.",
+        t.dim,
+    ));
     out
 }
 
@@ -87,7 +103,10 @@ pub fn tools(registry: &Registry, t: &Theme) -> Vec<Line<'static>> {
 
 pub fn tool(registry: &Registry, name: Option<&str>, t: &Theme) -> Cell {
     let Some(name) = name else {
-        return Cell::Notice(crate::protocol::NoticeLevel::Error, "Usage: /tool NAME (see /tools)".into());
+        return Cell::Notice(
+            crate::protocol::NoticeLevel::Error,
+            "Usage: /tool NAME (see /tools)".into(),
+        );
     };
     match registry.get(name) {
         Some(tool) => {
@@ -105,7 +124,10 @@ pub fn tool(registry: &Registry, name: Option<&str>, t: &Theme) -> Cell {
                 .filter(|(d, _)| *d <= 3)
                 .map(|(_, n)| format!(" Did you mean {n}?"))
                 .unwrap_or_else(|| " See /tools.".into());
-            Cell::Notice(crate::protocol::NoticeLevel::Error, format!("No tool named {name}.{best}"))
+            Cell::Notice(
+                crate::protocol::NoticeLevel::Error,
+                format!("No tool named {name}.{best}"),
+            )
         }
     }
 }
@@ -115,7 +137,10 @@ pub fn config(c: &Config, t: &Theme) -> Vec<Line<'static>> {
     let w = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     let mut out = vec![styled("Settings", t.heading)];
     for (k, v) in rows {
-        out.push(Line::from(vec![Span::styled(format!("  {k:<w$}  "), t.accent), Span::raw(v)]));
+        out.push(Line::from(vec![
+            Span::styled(format!("  {k:<w$}  "), t.accent),
+            Span::raw(v),
+        ]));
     }
     out
 }

@@ -143,7 +143,8 @@ impl Renderer<'_> {
         }
         let spans = std::mem::take(&mut self.inline);
         let (first, rest) = self.prefixes();
-        self.out.extend(wrap::wrap(&spans, self.width, &first, &rest, Mode::Words));
+        self.out
+            .extend(wrap::wrap(&spans, self.width, &first, &rest, Mode::Words));
     }
 
     fn text(&mut self, t: &str) {
@@ -205,7 +206,10 @@ impl Renderer<'_> {
                 self.code = Some((lang, String::new()));
             }
             Tag::List(start) => {
-                let nested = self.containers.iter().any(|c| matches!(c, Container::Item { .. }));
+                let nested = self
+                    .containers
+                    .iter()
+                    .any(|c| matches!(c, Container::Item { .. }));
                 if nested {
                     self.flush();
                     self.pending_blank = false;
@@ -277,7 +281,10 @@ impl Renderer<'_> {
             TagEnd::List(_) => {
                 self.flush();
                 self.containers.pop();
-                let nested = self.containers.iter().any(|c| matches!(c, Container::Item { .. }));
+                let nested = self
+                    .containers
+                    .iter()
+                    .any(|c| matches!(c, Container::Item { .. }));
                 self.pending_blank = !nested;
             }
             TagEnd::Item => {
@@ -300,7 +307,8 @@ impl Renderer<'_> {
                     if !url.is_empty() && shown != url && !url.starts_with('#') {
                         let url = url.strip_prefix("mailto:").unwrap_or(&url).to_string();
                         if shown != url {
-                            self.inline.push(Span::styled(format!(" ({url})"), self.theme.dim));
+                            self.inline
+                                .push(Span::styled(format!(" ({url})"), self.theme.dim));
                         }
                     }
                 }
@@ -329,7 +337,8 @@ impl Renderer<'_> {
         let lines = highlight::highlight(&code, &lang, self.theme.color, self.theme.code);
         for (i, spans) in lines.iter().enumerate() {
             let f = if i == 0 { &first } else { &rest };
-            self.out.extend(wrap::wrap(spans, self.width, f, &rest, Mode::Chars));
+            self.out
+                .extend(wrap::wrap(spans, self.width, f, &rest, Mode::Chars));
         }
         self.pending_blank = true;
     }
@@ -341,12 +350,16 @@ mod tests {
     use crate::ui::tui::wrap::line_text;
 
     fn text_of(md: &str, width: usize) -> Vec<String> {
-        render(md, width, &Theme::new(false)).iter().map(line_text).collect()
+        render(md, width, &Theme::new(false))
+            .iter()
+            .map(line_text)
+            .collect()
     }
 
     #[test]
     fn blocks_are_separated_and_lists_marked() {
-        let md = "# Title\n\nSome *em* and **strong** text.\n\n- one\n- two\n  - nested\n\n1. first\n2. second\n";
+        let md =
+            "# Title\n\nSome *em* and **strong** text.\n\n- one\n- two\n  - nested\n\n1. first\n2. second\n";
         assert_eq!(
             text_of(md, 40),
             [
@@ -377,7 +390,11 @@ mod tests {
         let md = "> quoted words here\n\nsee [docs](https://x.dev) and `cargo test`";
         assert_eq!(
             text_of(md, 40),
-            ["│ quoted words here", "", "see docs (https://x.dev) and cargo test"]
+            [
+                "│ quoted words here",
+                "",
+                "see docs (https://x.dev) and cargo test"
+            ]
         );
         let lines = render("use `x`", 40, &Theme::new(true));
         assert_eq!(lines[0].spans.last().unwrap().style, Theme::new(true).code);

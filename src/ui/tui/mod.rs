@@ -18,6 +18,9 @@ pub mod theme;
 pub mod view;
 pub mod wrap;
 
+#[cfg(test)]
+mod tests;
+
 use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -85,7 +88,11 @@ fn shutdown_signals() -> std::io::Result<impl std::future::Future<Output = ()>> 
 }
 
 /// Runs the REPL until the user exits; always restores the terminal.
-pub async fn run(agent: AgentHandle, mut events: UnboundedReceiver<Event>, ctx: TuiContext) -> Result<(), AppError> {
+pub async fn run(
+    agent: AgentHandle,
+    mut events: UnboundedReceiver<Event>,
+    ctx: TuiContext,
+) -> Result<(), AppError> {
     let env = |k: &str| std::env::var(k).ok();
     let theme = theme::Theme::from_env(&env);
     let hist = history::History::load(history::default_path(&env));

@@ -165,7 +165,9 @@ impl<B: Anchor> Screen<B> {
         let width = size.width.max(1);
         let lines = app.take_scrollback(usize::from(width));
         let layout = view::layout(app, &mut self.cache, width, now);
-        let want = u16::try_from(layout.height()).unwrap_or(u16::MAX).clamp(1, size.height.max(1));
+        let want = u16::try_from(layout.height())
+            .unwrap_or(u16::MAX)
+            .clamp(1, size.height.max(1));
         // Shrink before inserting (so the inserted lines end right above the viewport),
         // grow after.
         if want < self.height {
@@ -222,7 +224,8 @@ impl<B: Anchor> Screen<B> {
         self.insert(lines)?;
         let area = self.term.get_frame().area();
         let b = self.term.backend_mut();
-        b.set_cursor_position(Position { x: 0, y: area.y }).map_err(term_err)?;
+        b.set_cursor_position(Position { x: 0, y: area.y })
+            .map_err(term_err)?;
         b.clear_region(ClearType::AfterCursor).map_err(term_err)?;
         b.show_cursor().map_err(term_err)?;
         Backend::flush(b).map_err(term_err)?;

@@ -89,13 +89,19 @@ pub fn layout(app: &App, cache: &mut LiveCache, width: u16, now: Instant) -> Lay
         };
         let secs = now.saturating_duration_since(since).as_secs();
         let text = format!("{label}… {secs}s · Esc to interrupt");
-        below.push(Line::from(vec![Span::styled(spin_bullet.clone(), t.spinner), Span::styled(wrap::truncate(&text, width.saturating_sub(2)), t.dim)]));
+        below.push(Line::from(vec![
+            Span::styled(spin_bullet.clone(), t.spinner),
+            Span::styled(wrap::truncate(&text, width.saturating_sub(2)), t.dim),
+        ]));
     }
     for q in &app.queued {
         let first = q.lines().next().unwrap_or("");
         let more = if q.contains('\n') { " …" } else { "" };
         let text = wrap::truncate(&format!("queued: {first}{more}"), width.saturating_sub(2));
-        below.push(Line::from(vec![Span::styled("↳ ", t.accent), Span::styled(text, t.dim)]));
+        below.push(Line::from(vec![
+            Span::styled("↳ ", t.accent),
+            Span::styled(text, t.dim),
+        ]));
     }
     if let Some(h) = &app.hint {
         below.extend(wrap::wrap_text(h, t.dim, width, &[], &[], wrap::Mode::Words));
@@ -108,7 +114,11 @@ pub fn layout(app: &App, cache: &mut LiveCache, width: u16, now: Instant) -> Lay
         .into_iter()
         .enumerate()
         .map(|(i, r)| {
-            let prompt = if i == 0 { Span::styled("› ", t.user) } else { Span::raw("  ") };
+            let prompt = if i == 0 {
+                Span::styled("› ", t.user)
+            } else {
+                Span::raw("  ")
+            };
             Line::from(vec![prompt, Span::raw(r)])
         })
         .collect();
@@ -160,9 +170,18 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     parts.push((app.cwd_display.clone(), 1));
     parts.push((tokens, 5));
     parts.push((tools, 4));
-    let total = |p: &[(String, u8)]| p.iter().map(|(s, _)| str_width(s)).sum::<usize>() + 3 * p.len().saturating_sub(1);
+    let total = |p: &[(String, u8)]| {
+        p.iter().map(|(s, _)| str_width(s)).sum::<usize>() + 3 * p.len().saturating_sub(1)
+    };
     while total(&parts) > width && parts.len() > 1 {
-        let Some(i) = parts.iter().enumerate().min_by_key(|(_, (_, p))| *p).map(|(i, _)| i) else { break };
+        let Some(i) = parts
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, (_, p))| *p)
+            .map(|(i, _)| i)
+        else {
+            break;
+        };
         parts.remove(i);
     }
     let text = parts.into_iter().map(|(s, _)| s).collect::<Vec<_>>().join(" · ");

@@ -46,7 +46,13 @@ pub enum Mode {
 /// Wraps one logical line made of `spans` to `width` columns. `first` prefixes the first
 /// output line and `rest` every following one (hanging indent). Always returns at least one
 /// line.
-pub fn wrap(spans: &[Span<'_>], width: usize, first: &[Span<'static>], rest: &[Span<'static>], mode: Mode) -> Vec<Line<'static>> {
+pub fn wrap(
+    spans: &[Span<'_>],
+    width: usize,
+    first: &[Span<'static>],
+    rest: &[Span<'static>],
+    mode: Mode,
+) -> Vec<Line<'static>> {
     let width = width.max(1);
     let first_w: usize = first.iter().map(|s| str_width(&s.content)).sum();
     let rest_w: usize = rest.iter().map(|s| str_width(&s.content)).sum();
@@ -99,7 +105,14 @@ pub fn wrap(spans: &[Span<'_>], width: usize, first: &[Span<'static>], rest: &[S
 }
 
 /// Wraps plain text (which may hold newlines) in one style.
-pub fn wrap_text(text: &str, style: Style, width: usize, first: &[Span<'static>], rest: &[Span<'static>], mode: Mode) -> Vec<Line<'static>> {
+pub fn wrap_text(
+    text: &str,
+    style: Style,
+    width: usize,
+    first: &[Span<'static>],
+    rest: &[Span<'static>],
+    mode: Mode,
+) -> Vec<Line<'static>> {
     let text = sanitize(text);
     let mut out = Vec::new();
     for (i, line) in text.split('\n').enumerate() {
@@ -115,7 +128,12 @@ fn trim_end(cur: &mut Vec<(char, Style)>) {
     }
 }
 
-fn emit(out: &mut Vec<Line<'static>>, cur: &mut Vec<(char, Style)>, first: &[Span<'static>], rest: &[Span<'static>]) {
+fn emit(
+    out: &mut Vec<Line<'static>>,
+    cur: &mut Vec<(char, Style)>,
+    first: &[Span<'static>],
+    rest: &[Span<'static>],
+) {
     let prefix = if out.is_empty() { first } else { rest };
     let mut spans: Vec<Span<'static>> = prefix.to_vec();
     let mut run = String::new();
@@ -221,7 +239,13 @@ mod tests {
     fn hanging_prefix_indents_continuations() {
         let first = [Span::raw("• ")];
         let rest = [Span::raw("  ")];
-        let lines = texts(&wrap(&[Span::raw("one two three four")], 10, &first, &rest, Mode::Words));
+        let lines = texts(&wrap(
+            &[Span::raw("one two three four")],
+            10,
+            &first,
+            &rest,
+            Mode::Words,
+        ));
         assert_eq!(lines, ["• one two", "  three", "  four"]);
     }
 
@@ -233,7 +257,10 @@ mod tests {
 
     #[test]
     fn styles_survive_wrapping() {
-        let spans = [Span::styled("bold ", Style::new().bold()), Span::raw("plain words")];
+        let spans = [
+            Span::styled("bold ", Style::new().bold()),
+            Span::raw("plain words"),
+        ];
         let lines = wrap(&spans, 8, &[], &[], Mode::Words);
         assert_eq!(lines[0].spans[0].style, Style::new().bold());
         assert_eq!(texts(&lines), ["bold", "plain", "words"]);

@@ -1,0 +1,547 @@
+//! Screen tests: the real app state, view and `Screen` on a ratatui `TestBackend`, driven by
+//! synthetic agent events and keys; insta snapshots of scrollback plus viewport.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use serde_json::{Value, json};
+
+use super::app::App;
+use super::history::History;
+use super::screen::Screen;
+use super::theme::Theme;
+use super::{TuiContext, event_loop};
+use crate::config::Config;
+use crate::message::Message;
+use crate::protocol::{Event, NoticeLevel, Op, TurnEndReason};
+use crate::tools::{ParamSpec, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSchema, ToolSource};
+
+struct Probe(&'static str, Option<&'static str>);
+
+#[async_trait]
+impl Tool for Probe {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: self.0.to_string(),
+            description: format!("The {} tool.\nSecond line.", self.0),
+            parameters: vec![ParamSpec::new("pattern", "string", "What to look for", true)],
+        }
+    }
+    fn source(&self) -> ToolSource {
+        match self.1 {
+            Some(p) => ToolSource::External(p.into()),
+            None => ToolSource::Builtin,
+        }
+    }
+    async fn call(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::new(json!({"output": ""}), ""))
+    }
+}
+
+fn context(notes: &[&str]) -> TuiContext {
+    let mut registry = Registry::empty();
+    registry.register(Arc::new(Probe("glob", None)));
+    registry.register(Arc::new(Probe(
+        "weather",
+        Some("/home/u/.config/ikigai/tools/weather"),
+    )));
+    TuiContext {
+        config: Config::default(),
+        registry,
+        cwd: "/work/project".into(),
+        welcome_notes: notes.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+struct Harness {
+    screen: Screen<TestBackend>,
+    app: App,
+    t0: Instant,
+}
+
+impl Harness {
+    fn new(w: u16, h: u16, notes: &[&str]) -> Self {
+        let app = App::new(
+            context(notes),
+            Theme::new(true),
+            History::load(None),
+            "~/project".into(),
+        );
+        let screen = Screen::new(TestBackend::new(w, h), 3).unwrap();
+        Harness {
+            screen,
+            app,
+            t0: Instant::now(),
+        }
+    }
+
+    fn at(&self, secs: u64) -> Instant {
+        self.t0 + Duration::from_secs(secs)
+    }
+
+    fn ev(&mut self, e: Event) -> &mut Self {
+        let now = self.at(1);
+        self.app.on_agent_event(e, now);
+        self
+    }
+
+    fn key(&mut self, code: KeyCode, m: KeyModifiers) -> &mut Self {
+        let now = self.at(1);
+        self.app.on_key(KeyEvent::new(code, m), now);
+        self
+    }
+
+    fn typed(&mut self, s: &str) -> &mut Self {
+        for c in s.chars() {
+            self.key(KeyCode::Char(c), KeyModifiers::NONE);
+        }
+        self
+    }
+
+    fn enter(&mut self) -> &mut Self {
+        self.key(KeyCode::Enter, KeyModifiers::NONE)
+    }
+
+    fn draw(&mut self) -> &mut Self {
+        let now = self.at(3);
+        self.screen.render(&mut self.app, now).unwrap();
+        self
+    }
+
+    fn text(&self) -> String {
+        let b = self.screen.backend();
+        let mut out = String::new();
+        for line in buffer_lines(b.scrollback()) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out.push_str("═══ screen ═══\n");
+        for line in buffer_lines(b.buffer()) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn buffer_lines(b: &Buffer) -> Vec<String> {
+    let w = usize::from(b.area.width);
+    let mut out = Vec::new();
+    for y in 0..b.area.height {
+        let mut s = String::new();
+        let mut skip = 0;
+        for x in 0..w {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let sym = b[(x as u16, y)].symbol();
+            skip = super::wrap::str_width(sym).saturating_sub(1);
+            s.push_str(sym);
+        }
+        out.push(s.trim_end().to_string());
+    }
+    out
+}
+
+fn session(h: &mut Harness) {
+    h.ev(Event::SessionStarted {
+        id: Some("0193f2a4-aaaa-bbbb".into()),
+        model: "gpt-5-mini".into(),
+        history: vec![],
+    });
+}
+
+fn tool_output(text: &str) -> String {
+    json!({"tool_success": true, "result": {"output": text, "exit_code": 0}}).to_string()
+}
+
+#[test]
+fn welcome_screen() {
+    let mut h = Harness::new(
+        80,
+        24,
+        &["No API key: set OPENAI_API_KEY or base_url in ~/.config/ikigai/config.toml"],
+    );
+    session(&mut h);
+    h.draw();
+    insta::assert_snapshot!(h.text());
+}
+
+#[test]
+fn streaming_markdown_with_code_block() {
+    let mut h = Harness::new(80, 24, &[]);
+    session(&mut h);
+    h.typed("how do I print?").enter();
+    assert_eq!(h.app.take_ops(), [Op::Submit("how do I print?".into())]);
+    h.ev(Event::TurnStarted);
+    for chunk in [
+        "## Printing\n\nUse **`println!`** for *formatted* output:\n\n",
+        "- one line\n- with a [link](https://doc.rust-lang.org)\n\n",
+        "```rust\nfn main() {\n    println!(\"hi {}\", 1);\n",
+    ] {
+        h.ev(Event::TextDelta { text: chunk.into() });
+    }
+    h.draw();
+    insta::assert_snapshot!(h.text());
+}
+
+#[test]
+fn tool_call_with_result() {
+    let mut h = Harness::new(80, 24, &[]);
+    session(&mut h);
+    h.typed("run the tests").enter().draw();
+    h.ev(Event::TurnStarted);
+    h.ev(Event::TextDelta {
+        text: "Running them now.".into(),
+    });
+    h.ev(Event::ToolCallStarted {
+        id: "c1".into(),
+        name: "bash".into(),
+        arguments: r#"{"command":"cargo test","timeout":60}"#.into(),
+    });
+    h.draw();
+    let running = h.text();
+    assert!(running.contains("Running bash… 2s"), "{running}");
+    h.ev(Event::ToolCallFinished {
+        id: "c1".into(),
+        summary: "exit 0".into(),
+        output: tool_output("running 2 tests\ntest a ... ok\ntest b ... ok\n\ntest result: ok. 2 passed"),
+        success: true,
+    });
+    h.ev(Event::Usage {
+        input: 1200,
+        output: 345,
+    });
+    h.ev(Event::TextDelta {
+        text: "All **2 tests** pass.".into(),
+    });
+    h.ev(Event::TurnEnded {
+        reason: TurnEndReason::Done,
+    });
+    h.draw();
+    insta::assert_snapshot!(h.text());
+}
+
+#[test]
+fn error_screen() {
+    let mut h = Harness::new(80, 24, &[]);
+    session(&mut h);
+    h.typed("/modle gpt-5").enter();
+    h.typed("hello").enter();
+    h.ev(Event::TurnStarted);
+    h.ev(Event::Retrying {
+        attempt: 1,
+        in_secs: 2.0,
+        reason: "HTTP 503 from the provider".into(),
+    });
+    h.ev(Event::notice(
+        NoticeLevel::Error,
+        "authentication failed (HTTP 401): check OPENAI_API_KEY",
+    ));
+    h.ev(Event::TurnEnded {
+        reason: TurnEndReason::Error,
+    });
+    h.ev(Event::ToolCallFinished {
+        id: "x".into(),
+        summary: "TOOL_TIMEOUT: timed out after 30s".into(),
+        output: json!({"tool_success": false, "error": "timed out after 30s", "error_code": "TOOL_TIMEOUT", "partial_output": "partial line"}).to_string(),
+        success: false,
+    });
+    h.draw();
+    insta::assert_snapshot!(h.text());
+}
+
+#[test]
+fn help_screen() {
+    let mut h = Harness::new(80, 40, &[]);
+    session(&mut h);
+    h.typed("/help").enter().draw();
+    insta::assert_snapshot!(h.text());
+}
+
+#[test]
+fn tools_tool_and_config_commands() {
+    let mut h = Harness::new(80, 40, &[]);
+    session(&mut h);
+    h.typed("/tools").enter();
+    h.typed("/tool glob").enter();
+    h.typed("/tool glbo").enter();
+    h.typed("/config").enter();
+    h.draw();
+    let t = h.text();
+    assert!(
+        t.contains("weather  [/home/u/.config/ikigai/tools/weather]"),
+        "{t}"
+    );
+    assert!(t.contains("glob  [built-in]"), "{t}");
+    assert!(t.contains("\"pattern\": {"), "{t}");
+    assert!(t.contains("No tool named glbo. Did you mean glob?"), "{t}");
+    assert!(t.contains("tool_result_lines"), "{t}");
+    assert!(t.contains("not set ($OPENAI_API_KEY)"), "{t}");
+}
+
+#[test]
+fn narrow_terminal() {
+    let mut h = Harness::new(40, 24, &[]);
+    session(&mut h);
+    h.typed("find the rust files please").enter();
+    h.ev(Event::TurnStarted);
+    h.ev(Event::ToolCallStarted {
+        id: "c1".into(),
+        name: "glob".into(),
+        arguments: r#"{"pattern":"**/*.rs","path":"src"}"#.into(),
+    });
+    h.ev(Event::ToolCallFinished {
+        id: "c1".into(),
+        summary: "2 files".into(),
+        output: tool_output("src/main.rs\nsrc/a/very/long/path/that/does/not/fit/in/forty/columns.rs"),
+        success: true,
+    });
+    h.ev(Event::TextDelta {
+        text: "Found **two** files; the second has a rather long path. 日本語の説明も折り返します 🦀🦀"
+            .into(),
+    });
+    h.draw();
+    h.typed("and a queued follow-up").enter();
+    h.draw();
+    insta::assert_snapshot!(h.text());
+    for line in h.text().lines() {
+        assert!(super::wrap::str_width(line) <= 40, "{line:?}");
+    }
+}
+
+#[test]
+fn interrupted_turn_and_queue() {
+    let mut h = Harness::new(80, 24, &[]);
+    session(&mut h);
+    h.typed("long job").enter();
+    h.app.take_ops();
+    h.ev(Event::TurnStarted);
+    h.ev(Event::ToolCallStarted {
+        id: "c1".into(),
+        name: "bash".into(),
+        arguments: r#"{"command":"sleep 100"}"#.into(),
+    });
+    h.typed("next question").enter();
+    assert!(h.app.take_ops().is_empty(), "queued, not sent");
+    h.draw();
+    assert!(h.text().contains("↳ queued: next question"), "{}", h.text());
+    h.key(KeyCode::Esc, KeyModifiers::NONE);
+    assert_eq!(h.app.take_ops(), [Op::Cancel]);
+    h.ev(Event::TurnEnded {
+        reason: TurnEndReason::Interrupted,
+    });
+    assert_eq!(h.app.take_ops(), [Op::Submit("next question".into())]);
+    h.draw();
+    insta::assert_snapshot!(h.text());
+}
+
+#[test]
+fn resumed_history_is_shown() {
+    let mut h = Harness::new(80, 30, &[]);
+    h.ev(Event::SessionStarted {
+        id: Some("0193aaaa".into()),
+        model: "gpt-5".into(),
+        history: vec![
+            Message::system("you are helpful"),
+            Message::user("list files"),
+            Message::tool_call("c1", "list_dir", r#"{"path":"."}"#),
+            Message::tool_result(
+                "c1",
+                "list_dir",
+                "2 entries",
+                tool_output("Cargo.toml\nsrc/"),
+                true,
+            ),
+            Message::assistant("There are **2** entries."),
+        ],
+    });
+    h.draw();
+    let t = h.text();
+    assert!(t.contains("Resumed session 0193aaaa (4 messages)"), "{t}");
+    assert!(t.contains("● list_dir(path=\".\")"), "{t}");
+    assert!(t.contains("    Cargo.toml"), "{t}");
+    assert!(t.contains("There are 2 entries."), "{t}");
+    assert!(t.contains("openai/gpt-5 · 0193aaaa"), "{t}");
+}
+
+#[test]
+fn long_live_message_shows_its_tail_and_viewport_grows() {
+    let mut h = Harness::new(60, 12, &[]);
+    session(&mut h);
+    h.typed("count").enter();
+    h.ev(Event::TurnStarted);
+    h.draw();
+    let small = h.screen.viewport_height();
+    h.ev(Event::TextDelta {
+        text: "line one\n\n".into(),
+    });
+    h.draw();
+    assert!(h.screen.viewport_height() > small);
+    let text: String = (1..=30).map(|i| format!("para {i}\n\n")).collect();
+    h.ev(Event::TextDelta { text });
+    h.draw();
+    assert_eq!(h.screen.viewport_height(), 12);
+    let screen = h.text();
+    let visible = screen.split("═══ screen ═══").nth(1).unwrap();
+    assert!(visible.contains("para 30"), "{visible}");
+    assert!(!visible.contains("para 1\n"), "{visible}");
+    h.ev(Event::TurnEnded {
+        reason: TurnEndReason::Done,
+    });
+    h.draw();
+    assert!(h.screen.viewport_height() < 12);
+    let all = h.text();
+    assert!(
+        all.contains("para 1\n") && all.contains("para 30"),
+        "nothing lost: {all}"
+    );
+}
+
+#[test]
+fn paste_inserts_without_sending_and_history_recalls() {
+    let mut h = Harness::new(60, 12, &[]);
+    h.app
+        .on_terminal_event(TermEvent::Paste("line a\r\nline b".into()), h.t0);
+    assert_eq!(h.app.editor.text(), "line a\nline b");
+    assert!(h.app.take_ops().is_empty());
+    h.enter();
+    h.app.take_ops();
+    h.ev(Event::TurnEnded {
+        reason: TurnEndReason::Done,
+    });
+    h.key(KeyCode::Up, KeyModifiers::NONE);
+    assert_eq!(h.app.editor.text(), "line a\nline b");
+    h.key(KeyCode::Down, KeyModifiers::NONE);
+    assert_eq!(h.app.editor.text(), "");
+}
+
+#[test]
+fn tab_completes_commands() {
+    let mut h = Harness::new(60, 12, &[]);
+    h.typed("/hel");
+    h.key(KeyCode::Tab, KeyModifiers::NONE);
+    assert_eq!(h.app.editor.text(), "/help ");
+    h.app.editor.take();
+    h.typed("/to");
+    h.key(KeyCode::Tab, KeyModifiers::NONE);
+    assert_eq!(h.app.hint.as_deref(), Some("/tools  /tool"));
+}
+
+#[test]
+fn ctrl_c_twice_exits_and_ctrl_d_exits_on_empty_prompt() {
+    let mut h = Harness::new(60, 12, &[]);
+    let t = h.t0;
+    h.app
+        .on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL), t);
+    assert!(!h.app.should_exit());
+    assert_eq!(h.app.hint.as_deref(), Some("Press Ctrl+C again to exit"));
+    // Too late: starts over.
+    h.app.on_key(
+        KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
+        t + Duration::from_secs(3),
+    );
+    assert!(!h.app.should_exit());
+    h.app.on_key(
+        KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
+        t + Duration::from_millis(3500),
+    );
+    assert!(h.app.should_exit());
+
+    let mut h = Harness::new(60, 12, &[]);
+    h.typed("x");
+    h.key(KeyCode::Char('d'), KeyModifiers::CONTROL);
+    assert!(!h.app.should_exit(), "Ctrl+D with text deletes");
+    h.key(KeyCode::Backspace, KeyModifiers::NONE);
+    h.key(KeyCode::Char('d'), KeyModifiers::CONTROL);
+    assert!(h.app.should_exit());
+}
+
+#[tokio::test]
+async fn event_loop_sends_ops_from_synthetic_keys() {
+    let (keys_tx, keys_rx) = tokio::sync::mpsc::unbounded_channel::<std::io::Result<TermEvent>>();
+    let input = tokio_stream::wrappers::UnboundedReceiverStream::new(keys_rx);
+    let (ev_tx, mut ev_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (ops_tx, mut ops_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(context(&[]), Theme::new(false), History::load(None), "~".into());
+    let mut screen = Screen::new(TestBackend::new(60, 16), 3).unwrap();
+    let press = |c| Ok(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+    for c in "hi".chars() {
+        keys_tx.send(press(KeyCode::Char(c))).unwrap();
+    }
+    keys_tx.send(press(KeyCode::Enter)).unwrap();
+    let driver = async {
+        assert_eq!(ops_rx.recv().await, Some(Op::Submit("hi".into())));
+        ev_tx.send(Event::TurnStarted).unwrap();
+        ev_tx
+            .send(Event::TextDelta {
+                text: "hello **there**".into(),
+            })
+            .unwrap();
+        keys_tx.send(press(KeyCode::Esc)).unwrap();
+        assert_eq!(ops_rx.recv().await, Some(Op::Cancel));
+        ev_tx
+            .send(Event::TurnEnded {
+                reason: TurnEndReason::Interrupted,
+            })
+            .unwrap();
+        // Let the loop take those events before the exit key (input is polled first).
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+        // Ctrl+D on an empty prompt exits even while busy.
+        keys_tx
+            .send(Ok(TermEvent::Key(KeyEvent::new(
+                KeyCode::Char('d'),
+                KeyModifiers::CONTROL,
+            ))))
+            .unwrap();
+    };
+    let run = event_loop::run_loop(
+        &mut screen,
+        &mut app,
+        input,
+        &mut ev_rx,
+        &ops_tx,
+        std::future::pending(),
+    );
+    let (stop, ()) = tokio::time::timeout(Duration::from_secs(20), async { tokio::join!(run, driver) })
+        .await
+        .expect("the loop ends");
+    screen.finish(&mut app).unwrap();
+    assert_eq!(stop.unwrap(), event_loop::Stop::User);
+    let text = buffer_lines(screen.backend().scrollback()).join("\n")
+        + &buffer_lines(screen.backend().buffer()).join("\n");
+    assert!(text.contains("hello there"), "{text}");
+    assert!(text.contains("■ interrupted"), "{text}");
+}
+
+#[tokio::test]
+async fn event_loop_stops_on_signal_and_when_agent_goes() {
+    let (_keys_tx, keys_rx) = tokio::sync::mpsc::unbounded_channel::<std::io::Result<TermEvent>>();
+    let input = tokio_stream::wrappers::UnboundedReceiverStream::new(keys_rx);
+    let (ev_tx, mut ev_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (ops_tx, _ops_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(context(&[]), Theme::new(false), History::load(None), "~".into());
+    let mut screen = Screen::new(TestBackend::new(60, 16), 3).unwrap();
+    let stop = event_loop::run_loop(&mut screen, &mut app, input, &mut ev_rx, &ops_tx, async {}).await;
+    assert_eq!(stop.unwrap(), event_loop::Stop::Signal);
+    drop(ev_tx);
+    let (_keys_tx, keys_rx) = tokio::sync::mpsc::unbounded_channel::<std::io::Result<TermEvent>>();
+    let input = tokio_stream::wrappers::UnboundedReceiverStream::new(keys_rx);
+    let stop = event_loop::run_loop(
+        &mut screen,
+        &mut app,
+        input,
+        &mut ev_rx,
+        &ops_tx,
+        std::future::pending(),
+    )
+    .await;
+    assert_eq!(stop.unwrap(), event_loop::Stop::AgentGone);
+}

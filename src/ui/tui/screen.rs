@@ -8,6 +8,7 @@ use std::time::Instant;
 use ratatui::backend::{Backend, ClearType, CrosstermBackend, TestBackend, WindowSize};
 use ratatui::buffer::Cell;
 use ratatui::layout::{Position, Size};
+use ratatui::style::Color;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 use ratatui::{Terminal, TerminalOptions, Viewport};
@@ -71,7 +72,41 @@ impl Backend for TrackedBackend {
     where
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
-        self.inner.draw(content)
+        let width = self.inner.size()?.width;
+        let cells = visible_cells(content);
+        // Trailing blanks that reach the right edge become "clear to end of line", so the
+        // terminal does not see full-width lines (they would reflow badly on a resize).
+        let mut start = 0;
+        while start < cells.len() {
+            let y = cells[start].1;
+            let end = cells[start..]
+                .iter()
+                .position(|c| c.1 != y)
+                .map_or(cells.len(), |n| start + n);
+            let row = &cells[start..end];
+            let mut keep = row.len();
+            if row.last().is_some_and(|c| c.0 + 1 == width) {
+                while keep > 0
+                    && is_blank(row[keep - 1].2)
+                    && (keep < 2 || row[keep - 2].0 + 1 == row[keep - 1].0)
+                {
+                    keep -= 1;
+                }
+            }
+            self.inner.draw(row[..keep].iter().copied())?;
+            if keep < row.len() {
+                let x = row[keep].0;
+                crossterm::queue!(
+                    io::stdout(),
+                    crossterm::style::SetAttribute(crossterm::style::Attribute::Reset),
+                    crossterm::style::ResetColor,
+                    crossterm::cursor::MoveTo(x, y),
+                    crossterm::terminal::Clear(crossterm::terminal::ClearType::UntilNewLine)
+                )?;
+            }
+            start = end;
+        }
+        Ok(())
     }
 
     fn append_lines(&mut self, n: u16) -> io::Result<()> {
@@ -119,6 +154,29 @@ impl Backend for TrackedBackend {
     }
 }
 
+/// The cells to write: those hidden behind a wide char are dropped (`insert_before` draws
+/// every cell, and writing those would shift the rest of the line right).
+fn visible_cells<'a>(content: impl Iterator<Item = (u16, u16, &'a Cell)>) -> Vec<(u16, u16, &'a Cell)> {
+    let mut covered: Option<(u16, u16)> = None;
+    content
+        .filter(|(x, y, cell)| {
+            if let Some((cy, end)) = covered
+                && *y == cy
+                && *x < end
+            {
+                return false;
+            }
+            let w = super::wrap::str_width(cell.symbol());
+            covered = (w > 1).then(|| (*y, x.saturating_add(w as u16)));
+            true
+        })
+        .collect()
+}
+
+fn is_blank(c: &Cell) -> bool {
+    c.symbol() == " " && c.fg == Color::Reset && c.bg == Color::Reset && c.modifier.is_empty()
+}
+
 fn term_err<E: std::fmt::Display>(e: E) -> TuiError {
     TuiError::Terminal(e.to_string())
 }
@@ -159,8 +217,9 @@ impl<B: Anchor> Screen<B> {
     /// Moves finished cells into the scrollback and redraws the viewport.
     pub fn render(&mut self, app: &mut App, now: Instant) -> Result<(), TuiError> {
         let size = self.term.size().map_err(term_err)?;
-        if self.term.get_frame().area().width != size.width {
-            self.term.autoresize().map_err(term_err)?;
+        let area = self.term.get_frame().area();
+        if area.width != size.width || area.bottom() > size.height {
+            self.relayout(size)?;
         }
         let width = size.width.max(1);
         let lines = app.take_scrollback(usize::from(width));
@@ -196,10 +255,23 @@ impl<B: Anchor> Screen<B> {
         Ok(())
     }
 
+    /// After a terminal resize: keeps the viewport's top row when it still fits (else moves
+    /// it up to fit) instead of clearing the whole screen, so what is above stays.
+    fn relayout(&mut self, size: Size) -> Result<(), TuiError> {
+        let area = self.term.get_frame().area();
+        let height = area.height.min(size.height).max(1);
+        let top = area.y.min(size.height.saturating_sub(height));
+        self.rebuild(top, height)
+    }
+
     /// Rebuilds the inline viewport with a new height at the same top row.
     fn set_height(&mut self, height: u16) -> Result<(), TuiError> {
-        let area = self.term.get_frame().area();
-        let top = Position { x: 0, y: area.y };
+        let top = self.term.get_frame().area().y;
+        self.rebuild(top, height)
+    }
+
+    fn rebuild(&mut self, top: u16, height: u16) -> Result<(), TuiError> {
+        let top = Position { x: 0, y: top };
         let b = self.term.backend_mut();
         b.set_cursor_position(top).map_err(term_err)?;
         b.clear_region(ClearType::AfterCursor).map_err(term_err)?;

@@ -2,6 +2,7 @@
 //! The agent queues `Record`s without waiting; a writer task owns the database.
 
 pub mod cli;
+pub mod restore;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -74,4 +75,22 @@ pub trait Sessions: Send + Sync {
     async fn load(&self, id_prefix: &str) -> Result<(SessionInfo, Vec<Record>), StoreError>;
     /// Waits until every queued record was written or given up on (used at exit).
     async fn flush(&self);
+}
+
+/// Sessions as aligned lines: id, when, messages, model, working directory, title.
+pub fn format_sessions(list: &[SessionInfo]) -> String {
+    list.iter()
+        .map(|s| {
+            let when = s.updated_at.get(..16).unwrap_or(&s.updated_at).replace('T', " ");
+            let id = s.id.get(..8).unwrap_or(&s.id);
+            format!(
+                "{id}  {when}  {:>4} msgs  {:<16}  {}  {}",
+                s.messages,
+                s.model,
+                s.cwd,
+                s.title.as_deref().unwrap_or("(untitled)")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -51,7 +51,9 @@ pub fn agents_md(cwd: &Path) -> Option<(PathBuf, String)> {
 
 /// The nearest ancestor (or `dir` itself) holding `.git`.
 pub fn git_root(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
 }
 
 #[cfg(test)]

@@ -102,7 +102,13 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 output: output.clone(),
                 success: done.success,
             });
-            st.append(Message::tool_result(&c.id, &c.name, done.summary, output, done.success));
+            st.append(Message::tool_result(
+                &c.id,
+                &c.name,
+                done.summary,
+                output,
+                done.success,
+            ));
         }
         if limit_reached {
             // A response after the limit asked for more tools: none ran; stop here.

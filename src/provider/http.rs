@@ -168,7 +168,13 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
         s = s.replace(key, "[redacted]");
     }
     s.split(' ')
-        .map(|w| if w.starts_with("sk-") && w.len() > 8 { "sk-[redacted]" } else { w })
+        .map(|w| {
+            if w.starts_with("sk-") && w.len() > 8 {
+                "sk-[redacted]"
+            } else {
+                w
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -177,24 +183,29 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
 /// with an error.
 pub fn sse_data(resp: Response, idle: Duration) -> DataStream {
     let events = resp.bytes_stream().eventsource();
-    let stream = futures_util::stream::unfold((Box::pin(events), false), move |(mut events, ended)| async move {
-        if ended {
-            return None;
-        }
-        match tokio::time::timeout(idle, events.next()).await {
-            Err(_) => Some((Err(ProviderError::Idle(idle.as_secs())), (events, true))),
-            Ok(None) => None,
-            Ok(Some(Ok(ev))) => Some((Ok(ev.data), (events, false))),
-            Ok(Some(Err(e))) => Some((Err(ProviderError::Stream(stream_error(&e))), (events, true))),
-        }
-    });
+    let stream =
+        futures_util::stream::unfold((Box::pin(events), false), move |(mut events, ended)| async move {
+            if ended {
+                return None;
+            }
+            match tokio::time::timeout(idle, events.next()).await {
+                Err(_) => Some((Err(ProviderError::Idle(idle.as_secs())), (events, true))),
+                Ok(None) => None,
+                Ok(Some(Ok(ev))) => Some((Ok(ev.data), (events, false))),
+                Ok(Some(Err(e))) => Some((Err(ProviderError::Stream(stream_error(&e))), (events, true))),
+            }
+        });
     Box::pin(stream)
 }
 
 fn stream_error<E: std::error::Error + 'static>(e: &E) -> String {
     let cause = root_cause(e);
     let top = e.to_string();
-    if cause == top { top } else { format!("{top}: {cause}") }
+    if cause == top {
+        top
+    } else {
+        format!("{top}: {cause}")
+    }
 }
 
 #[cfg(test)]
@@ -203,7 +214,10 @@ mod tests {
 
     #[test]
     fn server_messages_are_extracted() {
-        assert_eq!(server_message(r#"{"error":{"message":"bad model","type":"x"}}"#), "bad model");
+        assert_eq!(
+            server_message(r#"{"error":{"message":"bad model","type":"x"}}"#),
+            "bad model"
+        );
         assert_eq!(server_message(r#"{"error":"nope"}"#), "nope");
         assert_eq!(server_message("plain\ntext"), "plain text");
     }

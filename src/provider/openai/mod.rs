@@ -48,8 +48,10 @@ impl Provider for OpenAiChat {
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
         let url = self.url();
-        let body = serde_json::to_vec(&request::body(&request))
-            .map_err(|e| ProviderError::Rejected { status: 0, message: format!("cannot encode request: {e}") })?;
+        let body = serde_json::to_vec(&request::body(&request)).map_err(|e| ProviderError::Rejected {
+            status: 0,
+            message: format!("cannot encode request: {e}"),
+        })?;
         let mut builder = self
             .client
             .post(&url)

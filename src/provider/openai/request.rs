@@ -111,7 +111,10 @@ mod tests {
         assert_eq!(m[2]["content"], "Let me look.");
         assert_eq!(m[2]["tool_calls"].as_array().unwrap().len(), 2);
         assert_eq!(m[2]["tool_calls"][1]["id"], "b");
-        assert_eq!(m[3], json!({"role": "tool", "tool_call_id": "a", "content": r#"{"tool_success":true}"#}));
+        assert_eq!(
+            m[3],
+            json!({"role": "tool", "tool_call_id": "a", "content": r#"{"tool_success":true}"#})
+        );
         assert_eq!(m[5]["content"], "Done.");
     }
 

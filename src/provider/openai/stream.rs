@@ -112,9 +112,8 @@ impl Accumulator {
         if data.is_empty() {
             return Ok(Vec::new());
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
-            ProviderError::Stream(format!("malformed chunk ({e}): {}", shorten(data, 200)))
-        })?;
+        let chunk: Chunk = serde_json::from_str(data)
+            .map_err(|e| ProviderError::Stream(format!("malformed chunk ({e}): {}", shorten(data, 200))))?;
         if let Some(err) = chunk.error {
             return Err(ProviderError::Api(error_text(&err)));
         }
@@ -270,8 +269,14 @@ mod tests {
             format!(r#"{{"choices":[{{"delta":{{"tool_calls":[{{"index":{i}{extra}}}]}}}}]}}"#)
         };
         let events = run(&[
-            &p(0, r#","id":"a","type":"function","function":{"name":"glob","arguments":""}"#),
-            &p(1, r#","id":"b","function":{"name":"file_read","arguments":"{\"pa"}"#),
+            &p(
+                0,
+                r#","id":"a","type":"function","function":{"name":"glob","arguments":""}"#,
+            ),
+            &p(
+                1,
+                r#","id":"b","function":{"name":"file_read","arguments":"{\"pa"}"#,
+            ),
             &p(0, r#","function":{"arguments":"{\"pattern\":"}"#),
             &p(2, r#","id":"c","function":{"name":"glob","arguments":"{}"}"#),
             &p(1, r#","function":{"arguments":"th\":\"x\"}"}"#),
@@ -312,7 +317,10 @@ mod tests {
     fn malformed_json_and_error_objects_are_errors() {
         let mut acc = Accumulator::new();
         let e = acc.push("{not json").unwrap_err();
-        assert!(matches!(e, ProviderError::Stream(ref m) if m.contains("malformed chunk")), "{e}");
+        assert!(
+            matches!(e, ProviderError::Stream(ref m) if m.contains("malformed chunk")),
+            "{e}"
+        );
         let e = acc
             .push(r#"{"error":{"message":"The server had an error","type":"server_error"}}"#)
             .unwrap_err();

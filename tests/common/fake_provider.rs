@@ -306,7 +306,11 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
                         }
                         None => match end {
                             End::Close => None,
-                            End::Drop => Some((Err(std::io::Error::other("cut")), (it, delay, end, true))),
+                            End::Drop => {
+                                // Pending first, so hyper flushes what was sent; then cut.
+                                tokio::time::sleep(Duration::from_millis(100)).await;
+                                Some((Err(std::io::Error::other("cut")), (it, delay, end, true)))
+                            }
                             End::Stall => {
                                 std::future::pending::<()>().await;
                                 None

@@ -1,6 +1,7 @@
 //! Shared test support: the loopback fake model vendor and helpers to run the binary.
 #![allow(dead_code)]
 
+pub mod agent;
 pub mod fake_provider;
 
 use std::path::{Path, PathBuf};

@@ -106,7 +106,11 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     ("⎿ ✗", RED)
                 };
                 writeln!(self.out, "  {}", self.paint(color, &format!("{mark} {summary}")))?;
-                self.write_result_body(output)?;
+                let body = result_text(output);
+                // An error summary already says it all.
+                if !(summary.ends_with(body.as_str()) && !body.contains('\n')) {
+                    self.write_result_body(&body)?;
+                }
             }
             Event::TurnEnded { .. } => self.line_break()?,
             Event::Retrying {
@@ -142,8 +146,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
         self.out.flush()
     }
 
-    fn write_result_body(&mut self, envelope: &str) -> std::io::Result<()> {
-        let body = result_text(envelope);
+    fn write_result_body(&mut self, body: &str) -> std::io::Result<()> {
         let lines: Vec<&str> = body.lines().collect();
         let shown = if self.opts.verbose {
             lines.len()

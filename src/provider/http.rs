@@ -182,19 +182,28 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
 /// The `data:` payloads of an SSE body; stalls longer than `idle` and broken bodies end it
 /// with an error.
 pub fn sse_data(resp: Response, idle: Duration) -> DataStream {
-    let events = resp.bytes_stream().eventsource();
-    let stream =
-        futures_util::stream::unfold((Box::pin(events), false), move |(mut events, ended)| async move {
-            if ended {
-                return None;
-            }
-            match tokio::time::timeout(idle, events.next()).await {
-                Err(_) => Some((Err(ProviderError::Idle(idle.as_secs())), (events, true))),
-                Ok(None) => None,
-                Ok(Some(Ok(ev))) => Some((Ok(ev.data), (events, false))),
-                Ok(Some(Err(e))) => Some((Err(ProviderError::Stream(stream_error(&e))), (events, true))),
-            }
-        });
+    sse_data_from(resp.bytes_stream(), idle)
+}
+
+/// The same over any byte stream (benchmarks feed memory).
+pub fn sse_data_from<S, B, E>(bytes: S, idle: Duration) -> DataStream
+where
+    S: Stream<Item = Result<B, E>> + Send + 'static,
+    B: AsRef<[u8]>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let events = bytes.eventsource();
+    let stream = futures_util::stream::unfold((Box::pin(events), false), move |(mut events, ended)| async move {
+        if ended {
+            return None;
+        }
+        match tokio::time::timeout(idle, events.next()).await {
+            Err(_) => Some((Err(ProviderError::Idle(idle.as_secs())), (events, true))),
+            Ok(None) => None,
+            Ok(Some(Ok(ev))) => Some((Ok(ev.data), (events, false))),
+            Ok(Some(Err(e))) => Some((Err(ProviderError::Stream(stream_error(&e))), (events, true))),
+        }
+    });
     Box::pin(stream)
 }
 

@@ -483,3 +483,19 @@ mod tests {
         assert!(!shown.contains(":pw@"));
     }
 }
+
+#[cfg(test)]
+mod example_file {
+    use super::*;
+
+    #[test]
+    fn config_example_toml_parses_and_validates() {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+        let o = Overrides {
+            config_path: Some(path),
+            ..Default::default()
+        };
+        let cfg = Config::load_with(&o, &|_| None).unwrap();
+        assert_eq!(cfg.max_tool_turns, 50);
+    }
+}

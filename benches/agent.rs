@@ -15,7 +15,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ikigai::protocol::Op;
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let fake = FakeProvider::start();
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config_for(&fake);

@@ -54,7 +54,10 @@ fn synthetic(text_chunks: usize, arg_fragments: usize) -> (Vec<u8>, Vec<String>)
 
 fn bench(c: &mut Criterion) {
     let (body, payloads) = synthetic(20_000, 2_000);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
 
     let mut g = c.benchmark_group("sse");
     g.throughput(Throughput::Bytes(body.len() as u64));
@@ -62,7 +65,8 @@ fn bench(c: &mut Criterion) {
     g.bench_function("parse_and_accumulate_bytes", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let chunks: Vec<Result<Vec<u8>, std::io::Error>> = body.chunks(16 * 1024).map(|c| Ok(c.to_vec())).collect();
+                let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+                    body.chunks(16 * 1024).map(|c| Ok(c.to_vec())).collect();
                 let data = sse_data_from(futures_util::stream::iter(chunks), Duration::from_secs(60));
                 let mut events = decode(data);
                 let mut calls = 0;
@@ -94,7 +98,8 @@ fn bench(c: &mut Criterion) {
     g.bench_function("parse_and_accumulate_per_event", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let chunks: Vec<Result<Vec<u8>, std::io::Error>> = body.chunks(16 * 1024).map(|c| Ok(c.to_vec())).collect();
+                let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+                    body.chunks(16 * 1024).map(|c| Ok(c.to_vec())).collect();
                 let data = sse_data_from(futures_util::stream::iter(chunks), Duration::from_secs(60));
                 decode(data).count().await
             })

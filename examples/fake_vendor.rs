@@ -10,7 +10,10 @@ use std::io::{BufRead, Write};
 use common::fake_provider::{FakeProvider, Reply};
 
 fn main() {
-    let turns: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(200);
+    let turns: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200);
     let fake = FakeProvider::start();
     for _ in 0..turns {
         fake.push(Reply::tool_calls(&[("call_1", "glob", r#"{"pattern":"*.rs"}"#)]));

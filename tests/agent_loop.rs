@@ -484,3 +484,61 @@ async fn messages_sent_during_a_turn_are_queued_for_after_it() {
     let reqs = fake.requests();
     assert_eq!(reqs[1].messages()[3], json!({"role": "user", "content": "two"}));
 }
+
+#[tokio::test]
+async fn cancel_kills_a_running_tool_and_answers_its_call() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[
+        (
+            "call_1",
+            "bash",
+            r#"{"command":"echo $$ > pid; sleep 30 & wait"}"#,
+        ),
+        ("call_2", "glob", r#"{"pattern":"*"}"#),
+    ]));
+    let dir = project();
+    let mut agent = TestAgent::start(config_for(&fake), dir.path());
+    agent.send(Op::Submit("sleep".into()));
+    agent
+        .until(|e| matches!(e, Event::ToolCallStarted { id, .. } if id == "call_1"))
+        .await;
+    let pid_file = dir.path().join("pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !pid_file.exists() || std::fs::read_to_string(&pid_file).unwrap().trim().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "bash never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    agent.send(Op::Cancel);
+    let rest = agent.until_turn_end().await;
+    assert_eq!(turn_end(&rest), Some(TurnEndReason::Interrupted));
+    // The shell's whole process group is gone.
+    let gone = |pid: i32| {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| s.contains(") Z "))
+                .unwrap_or(true)
+    };
+    while !gone(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "bash {pid} still running after cancel"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Both calls are answered in the next request, so the history stays valid.
+    fake.push(Reply::text("ok"));
+    agent.turn("next").await;
+    let last = fake.requests().pop().unwrap();
+    let tools = tool_messages(&last);
+    assert_eq!(tools.len(), 2);
+    for t in &tools {
+        let env = envelope(t);
+        assert_eq!(env["tool_success"], false);
+        assert!(env["error"].as_str().unwrap().contains("interrupted"), "{env}");
+    }
+}

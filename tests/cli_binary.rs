@@ -18,7 +18,10 @@ fn home() -> tempfile::TempDir {
 
 fn run(home: &std::path::Path, args: &[&str], envs: &[(&str, &str)], stdin: &str) -> Output {
     let mut cmd = common::ikigai(home);
-    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     for (k, v) in envs {
         cmd.env(k, v);
     }
@@ -34,10 +37,18 @@ fn s(b: &[u8]) -> String {
 #[test]
 fn prompt_mode_streams_the_answer_and_marks_tool_calls() {
     let fake = FakeProvider::start();
-    fake.push(Reply::tool_calls_after("Looking.", &[("call_1", "glob", r#"{"pattern":"*.rs"}"#)]));
+    fake.push(Reply::tool_calls_after(
+        "Looking.",
+        &[("call_1", "glob", r#"{"pattern":"*.rs"}"#)],
+    ));
     fake.push(Reply::text("There are two Rust files."));
     let h = home();
-    let out = run(h.path(), &["-p", "what files are here?", "--base-url", &fake.base_url], &[("OPENAI_API_KEY", "k")], "");
+    let out = run(
+        h.path(),
+        &["-p", "what files are here?", "--base-url", &fake.base_url],
+        &[("OPENAI_API_KEY", "k")],
+        "",
+    );
     let stdout = s(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", s(&out.stderr));
     assert_eq!(
@@ -48,7 +59,10 @@ fn prompt_mode_streams_the_answer_and_marks_tool_calls() {
     let reqs = fake.requests();
     assert_eq!(reqs[0].messages()[1]["content"], "what files are here?");
     let system = reqs[0].messages()[0]["content"].as_str().unwrap();
-    assert!(system.contains(&h.path().display().to_string()), "system prompt names the cwd");
+    assert!(
+        system.contains(&h.path().display().to_string()),
+        "system prompt names the cwd"
+    );
 }
 
 #[test]
@@ -79,14 +93,26 @@ fn json_mode_prints_one_event_per_line() {
     fake.push(Reply::tool_calls(&[("call_1", "glob", r#"{"pattern":"*.rs"}"#)]));
     fake.push(Reply::text("done"));
     let h = home();
-    let out = run(h.path(), &["--json", "-p", "go", "--base-url", &fake.base_url], &[("OPENAI_API_KEY", "k")], "");
+    let out = run(
+        h.path(),
+        &["--json", "-p", "go", "--base-url", &fake.base_url],
+        &[("OPENAI_API_KEY", "k")],
+        "",
+    );
     assert_eq!(out.status.code(), Some(0), "stderr: {}", s(&out.stderr));
     let events: Vec<Value> = s(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
         .collect();
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    for t in ["session_started", "turn_started", "tool_call_started", "tool_call_finished", "usage", "text_delta"] {
+    for t in [
+        "session_started",
+        "turn_started",
+        "tool_call_started",
+        "tool_call_finished",
+        "usage",
+        "text_delta",
+    ] {
         assert!(types.contains(&t), "{t} missing from {types:?}");
     }
     assert_eq!(types.last(), Some(&"turn_ended"));
@@ -103,9 +129,18 @@ fn provider_failure_exits_1_and_says_why() {
     let h = home();
     std::fs::create_dir_all(h.path().join(".config/ikigai")).unwrap();
     std::fs::write(h.path().join(".config/ikigai/config.toml"), "max_retries = 0\n").unwrap();
-    let out = run(h.path(), &["-p", "hi", "--base-url", &fake.base_url], &[("OPENAI_API_KEY", "k")], "");
+    let out = run(
+        h.path(),
+        &["-p", "hi", "--base-url", &fake.base_url],
+        &[("OPENAI_API_KEY", "k")],
+        "",
+    );
     assert_eq!(out.status.code(), Some(1));
-    assert!(s(&out.stderr).contains("server error (500): kaboom"), "{}", s(&out.stderr));
+    assert!(
+        s(&out.stderr).contains("server error (500): kaboom"),
+        "{}",
+        s(&out.stderr)
+    );
 }
 
 #[test]
@@ -113,10 +148,18 @@ fn a_bad_config_file_exits_2_naming_file_line_and_key() {
     let h = home();
     let cfg = h.path().join("bad.toml");
     std::fs::write(&cfg, "model = \"x\"\nmax_tool_turns = 5\ncolour = \"blue\"\n").unwrap();
-    let out = run(h.path(), &["--config", cfg.to_str().unwrap(), "-p", "hi"], &[("OPENAI_API_KEY", "k")], "");
+    let out = run(
+        h.path(),
+        &["--config", cfg.to_str().unwrap(), "-p", "hi"],
+        &[("OPENAI_API_KEY", "k")],
+        "",
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = s(&out.stderr);
-    assert!(err.contains("bad.toml") && err.contains("line 3") && err.contains("colour"), "{err}");
+    assert!(
+        err.contains("bad.toml") && err.contains("line 3") && err.contains("colour"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -125,7 +168,10 @@ fn no_key_for_openai_explains_how_to_configure_and_exits_2_without_hanging() {
     let out = run(h.path(), &["-p", "hi"], &[], "");
     assert_eq!(out.status.code(), Some(2));
     let err = s(&out.stderr);
-    assert!(err.contains("OPENAI_API_KEY") && err.contains("--base-url") && err.contains("Local server"), "{err}");
+    assert!(
+        err.contains("OPENAI_API_KEY") && err.contains("--base-url") && err.contains("Local server"),
+        "{err}"
+    );
     assert!(err.lines().count() <= 6, "a few lines: {err}");
 }
 
@@ -134,7 +180,12 @@ fn a_local_server_needs_no_key() {
     let fake = FakeProvider::start();
     fake.push(Reply::text("local hello"));
     let h = home();
-    let out = run(h.path(), &["-p", "hi"], &[("OPENAI_BASE_URL", &fake.base_url)], "");
+    let out = run(
+        h.path(),
+        &["-p", "hi"],
+        &[("OPENAI_BASE_URL", &fake.base_url)],
+        "",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     assert_eq!(s(&out.stdout), "local hello\n");
     assert!(!fake.requests()[0].headers.contains_key("authorization"));
@@ -145,18 +196,34 @@ fn the_api_key_is_never_printed() {
     let secret = "sk-test-SECRET-0123456789";
     let fake = FakeProvider::start();
     for _ in 0..2 {
-        fake.push(Reply::status(401, &format!(r#"{{"error":{{"message":"Incorrect API key provided: {secret}"}}}}"#)));
+        fake.push(Reply::status(
+            401,
+            &format!(r#"{{"error":{{"message":"Incorrect API key provided: {secret}"}}}}"#),
+        ));
     }
     let h = home();
-    let out = run(h.path(), &["-p", "hi", "--base-url", &fake.base_url], &[("OPENAI_API_KEY", secret)], "");
+    let out = run(
+        h.path(),
+        &["-p", "hi", "--base-url", &fake.base_url],
+        &[("OPENAI_API_KEY", secret)],
+        "",
+    );
     assert_eq!(out.status.code(), Some(1));
     let all = format!("{}{}", s(&out.stdout), s(&out.stderr));
-    assert!(all.contains("authentication failed") && all.contains("OPENAI_API_KEY"), "{all}");
+    assert!(
+        all.contains("authentication failed") && all.contains("OPENAI_API_KEY"),
+        "{all}"
+    );
     assert!(!all.contains("SECRET-0123456789"), "{all}");
     let help = run(h.path(), &["--help"], &[("OPENAI_API_KEY", secret)], "");
     assert_eq!(help.status.code(), Some(0));
     assert!(!s(&help.stdout).contains("SECRET") && s(&help.stdout).contains("--prompt"));
-    let json = run(h.path(), &["--json", "-p", "hi", "--base-url", &fake.base_url], &[("OPENAI_API_KEY", secret)], "");
+    let json = run(
+        h.path(),
+        &["--json", "-p", "hi", "--base-url", &fake.base_url],
+        &[("OPENAI_API_KEY", secret)],
+        "",
+    );
     assert!(!s(&json.stdout).contains("SECRET"));
 }
 
@@ -168,7 +235,12 @@ fn usage_errors_exit_2_and_version_prints() {
     let out = run(h.path(), &["--version"], &[], "");
     assert_eq!(out.status.code(), Some(0));
     assert!(s(&out.stdout).starts_with("ikigai "));
-    let out = run(h.path(), &["--max-tool-turns", "0", "-p", "x"], &[("OPENAI_API_KEY", "k")], "");
+    let out = run(
+        h.path(),
+        &["--max-tool-turns", "0", "-p", "x"],
+        &[("OPENAI_API_KEY", "k")],
+        "",
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(s(&out.stderr).contains("max_tool_turns"));
 }

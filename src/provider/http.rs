@@ -193,17 +193,18 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let events = bytes.eventsource();
-    let stream = futures_util::stream::unfold((Box::pin(events), false), move |(mut events, ended)| async move {
-        if ended {
-            return None;
-        }
-        match tokio::time::timeout(idle, events.next()).await {
-            Err(_) => Some((Err(ProviderError::Idle(idle.as_secs())), (events, true))),
-            Ok(None) => None,
-            Ok(Some(Ok(ev))) => Some((Ok(ev.data), (events, false))),
-            Ok(Some(Err(e))) => Some((Err(ProviderError::Stream(stream_error(&e))), (events, true))),
-        }
-    });
+    let stream =
+        futures_util::stream::unfold((Box::pin(events), false), move |(mut events, ended)| async move {
+            if ended {
+                return None;
+            }
+            match tokio::time::timeout(idle, events.next()).await {
+                Err(_) => Some((Err(ProviderError::Idle(idle.as_secs())), (events, true))),
+                Ok(None) => None,
+                Ok(Some(Ok(ev))) => Some((Ok(ev.data), (events, false))),
+                Ok(Some(Err(e))) => Some((Err(ProviderError::Stream(stream_error(&e))), (events, true))),
+            }
+        });
     Box::pin(stream)
 }
 

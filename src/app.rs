@@ -87,7 +87,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let provider = OpenAiChat::new(&config).map_err(|e| AppError::Provider(e.to_string()))?;
     let registry = Registry::builtin();
     let (events_tx, events_rx) = unbounded_channel();
-    let sessions: Option<Arc<dyn Sessions>> = None;
+    let sessions: Option<Arc<dyn Sessions>> = Some(crate::store::open(&config, events_tx.clone()));
     let which = match (&cli.resume, cli.continue_session) {
         (Some(id), _) => Some(Resume::Id(id.clone())),
         (None, true) => Some(Resume::LatestInCwd),
@@ -96,7 +96,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let resumed = match (which, &sessions) {
         (None, _) => None,
         (Some(which), Some(store)) => Some(crate::agent::resume::load(store.as_ref(), &which, &cwd).await?),
-        (Some(_), None) => return Err(AppError::Usage("sessions are not stored in this build".into())),
+        (Some(_), None) => return Err(AppError::Usage("sessions are not stored in this run".into())),
     };
     let system_prompt = config
         .system_prompt

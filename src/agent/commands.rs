@@ -58,8 +58,11 @@ async fn sessions(st: &mut AgentState) {
         return;
     };
     match store.list().await {
-        Ok(list) if list.is_empty() => st.notice(NoticeLevel::Info, "no stored sessions yet"),
-        Ok(list) => st.notice(NoticeLevel::Info, crate::store::format_sessions(&list)),
+        Ok(list) => {
+            let home = std::env::var("HOME").ok();
+            let table = crate::store::cli::format_sessions(&list, home.as_deref(), &chrono::Local);
+            st.notice(NoticeLevel::Info, table.trim_end());
+        }
         Err(e) => st.notice(NoticeLevel::Error, e.to_string()),
     }
 }

@@ -1,8 +1,18 @@
 //! Session persistence: the event log (SQLite or PostgreSQL) behind one trait.
 //! The agent queues `Record`s without waiting; a writer task owns the database.
 
+mod backend;
 pub mod cli;
+pub mod location;
+mod postgres;
 pub mod restore;
+mod sqlite;
+mod writer;
+
+pub use backend::title_of;
+pub use location::Location;
+pub use restore::{Restored, rebuild};
+pub use writer::{Options, open, open_with};
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -77,20 +87,3 @@ pub trait Sessions: Send + Sync {
     async fn flush(&self);
 }
 
-/// Sessions as aligned lines: id, when, messages, model, working directory, title.
-pub fn format_sessions(list: &[SessionInfo]) -> String {
-    list.iter()
-        .map(|s| {
-            let when = s.updated_at.get(..16).unwrap_or(&s.updated_at).replace('T', " ");
-            let id = s.id.get(..8).unwrap_or(&s.id);
-            format!(
-                "{id}  {when}  {:>4} msgs  {:<16}  {}  {}",
-                s.messages,
-                s.model,
-                s.cwd,
-                s.title.as_deref().unwrap_or("(untitled)")
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}

@@ -86,4 +86,3 @@ pub trait Sessions: Send + Sync {
     /// Waits until every queued record was written or given up on (used at exit).
     async fn flush(&self);
 }
-

@@ -51,7 +51,11 @@ pub fn open(config: &Config, notices: mpsc::UnboundedSender<Event>) -> Arc<dyn S
 }
 
 /// `open` with explicit timings and limits.
-pub fn open_with(config: &Config, notices: mpsc::UnboundedSender<Event>, options: Options) -> Arc<dyn Sessions> {
+pub fn open_with(
+    config: &Config,
+    notices: mpsc::UnboundedSender<Event>,
+    options: Options,
+) -> Arc<dyn Sessions> {
     let (tx, rx) = mpsc::unbounded_channel();
     let (state_tx, state_rx) = watch::channel(Conn::Connecting);
     let pending = Arc::new(AtomicUsize::new(0));
@@ -277,7 +281,9 @@ impl Writer {
                 }
             }
         }
-        Err(DbError::Rejected("another writer kept taking the next position".into()))
+        Err(DbError::Rejected(
+            "another writer kept taking the next position".into(),
+        ))
     }
 
     async fn connect(&mut self) -> bool {
@@ -397,7 +403,8 @@ impl Writer {
             );
             self.notice(NoticeLevel::Warning, text);
         }
-        self.state.send_replace(Conn::Down(format!("{}: {why}", self.name)));
+        self.state
+            .send_replace(Conn::Down(format!("{}: {why}", self.name)));
     }
 
     fn fail(&mut self, fatal: Fatal) {

@@ -3,6 +3,7 @@
 //! with one tool call (to an unknown tool, so no tool time) and the follow-up request.
 //! The difference is the whole cost of a round trip: our decode, dispatch, envelope,
 //! the next request's encoding and the loopback HTTP exchange. Target: < 1 ms median.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../tests/common/mod.rs"]
 mod common;

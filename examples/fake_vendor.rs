@@ -1,13 +1,14 @@
 //! A standalone fake Chat Completions vendor for the whole-process benchmark
 //! (scripts/bench-process.sh): prints its base URL, then answers N turns of
 //! "one glob tool call, then a text answer" until stdin closes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+#[path = "../tests/common/fake_provider.rs"]
+mod fake_provider;
 
 use std::io::{BufRead, Write};
 
-use common::fake_provider::{FakeProvider, Reply};
+use fake_provider::{FakeProvider, Reply};
 
 fn main() {
     let turns: usize = std::env::args()

@@ -1,5 +1,6 @@
 //! The agent end to end with every built-in tool: the fake vendor asks for each tool in
 //! turn and the next request must carry that tool's real result.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

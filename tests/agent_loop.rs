@@ -1,5 +1,6 @@
 //! The agent loop end to end over real HTTP against the fake Chat Completions vendor:
 //! streaming, tool calls, the limit, errors, retries, broken and stalled streams, cancel.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The real `ikigai` binary in scripted mode (-p, piped stdin, --json) against the fake
 //! vendor on 127.0.0.1: output, exit codes, configuration errors, key hygiene.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Sessions end to end with the real binary and the default SQLite store: kill -9 while a
 //! tool runs, then `--continue` / `--resume`; the next request's history is complete and
 //! valid, and `ikigai sessions` lists what happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

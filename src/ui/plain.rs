@@ -108,7 +108,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 writeln!(self.out, "  {}", self.paint(color, &format!("{mark} {summary}")))?;
                 let body = result_text(output);
                 // An error summary already says it all.
-                if !(summary.ends_with(body.as_str()) && !body.contains('\n')) {
+                if !summary.ends_with(body.as_str()) || body.contains('\n') {
                     self.write_result_body(&body)?;
                 }
             }

@@ -1,5 +1,6 @@
 //! A fake model vendor on 127.0.0.1 speaking the exact Chat Completions SSE wire format:
 //! scripted replies and recorded fixture streams, with every request recorded.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -11,6 +12,18 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use serde_json::{Value, json};
+
+/// The recorded streams shared with the other projects (`../shared/fixtures/sse`).
+pub fn fixture_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/sse")
+        .join(name)
+}
+
+pub fn fixture(name: &str) -> Vec<u8> {
+    let p = fixture_path(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("cannot read fixture {}: {e}", p.display()))
+}
 
 /// How a streamed reply ends after its chunks.
 #[derive(Clone, Debug, PartialEq)]
@@ -141,7 +154,7 @@ impl Reply {
 
     /// A recorded fixture, cut into 61-byte chunks so events straddle reads.
     pub fn fixture(name: &str) -> Reply {
-        let bytes = super::fixture(name);
+        let bytes = fixture(name);
         Reply::Sse {
             chunks: bytes.chunks(61).map(<[u8]>::to_vec).collect(),
             delay: Duration::ZERO,

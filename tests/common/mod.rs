@@ -1,23 +1,14 @@
 //! Shared test support: the loopback fake model vendor and helpers to run the binary.
-#![allow(dead_code)]
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 pub mod agent;
 pub mod fake_provider;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-/// The recorded streams shared with the other projects (`../shared/fixtures/sse`).
-pub fn fixture_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/sse")
-        .join(name)
-}
-
-pub fn fixture(name: &str) -> Vec<u8> {
-    let p = fixture_path(name);
-    std::fs::read(&p).unwrap_or_else(|e| panic!("cannot read fixture {}: {e}", p.display()))
-}
+#[allow(unused_imports)]
+pub use fake_provider::{fixture, fixture_path};
 
 /// The real binary with an isolated environment: HOME, config and data under `home`,
 /// no inherited provider settings.

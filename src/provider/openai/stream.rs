@@ -165,17 +165,17 @@ impl Accumulator {
         };
         self.last_index = Some(index);
         let slot = self.calls.entry(index).or_default();
-        if let Some(id) = id {
-            if slot.id.is_empty() {
-                slot.id = id;
-            }
+        if let Some(id) = id
+            && slot.id.is_empty()
+        {
+            slot.id = id;
         }
         if let Some(f) = call.function {
             // Some servers repeat the whole name on every delta; the first one wins.
-            if let Some(name) = f.name.filter(|n| !n.is_empty()) {
-                if slot.name.is_empty() {
-                    slot.name = name;
-                }
+            if let Some(name) = f.name.filter(|n| !n.is_empty())
+                && slot.name.is_empty()
+            {
+                slot.name = name;
             }
             if let Some(args) = f.arguments {
                 slot.arguments.push_str(&args);

@@ -310,9 +310,9 @@ impl Writer {
                 let _ = tx.send(());
             }
             Cmd::Flush(tx) => self.queue.push_back(Cmd::Flush(tx)),
-            _ if self.failed => self.done(1),
+            _ if self.failed => self.settled(1),
             Cmd::Event(_) if self.queued >= self.options.max_queued => {
-                self.done(1);
+                self.settled(1);
                 if !self.over_limit {
                     self.over_limit = true;
                     let text = format!(
@@ -366,9 +366,14 @@ impl Writer {
         self.backoff = (self.backoff * 2).min(self.options.retry_max);
     }
 
-    /// One Begin or Event command left the queue (written, rejected or dropped).
+    /// `n` queued Begin or Event commands left the queue (written, rejected or dropped).
     fn done(&mut self, n: usize) {
         self.queued = self.queued.saturating_sub(n);
+        self.settled(n);
+    }
+
+    /// `n` commands the handle counted as pending are finished with.
+    fn settled(&self, n: usize) {
         let _ = self
             .pending
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |p| Some(p.saturating_sub(n)));

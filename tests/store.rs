@@ -1,6 +1,7 @@
 //! The session store against real SQLite files and a real PostgreSQL server: one story
 //! test for both, two concurrent writers on one session, a schema newer than the binary,
 //! and the API key never reaching the database.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers, not only #[test] fns
 
 mod common;
 
@@ -21,7 +22,10 @@ const API_KEY: &str = "sk-test-DO-NOT-STORE-4f1c";
 
 /// A database under test and how to look at it directly.
 enum Db {
-    Sqlite { _dir: tempfile::TempDir, path: std::path::PathBuf },
+    Sqlite {
+        _dir: tempfile::TempDir,
+        path: std::path::PathBuf,
+    },
     Postgres(String),
 }
 
@@ -139,7 +143,11 @@ async fn story(db: &Db) {
         Record::Message(Message::system("You are ikigai.")),
         Record::Message(Message::user("\n  Fix the parser  \nit breaks on tabs")),
         Record::Message(Message::assistant("Looking at it.")),
-        Record::Message(Message::tool_call("c1", "grep", r#"{"pattern":"\\t","path":"src"}"#)),
+        Record::Message(Message::tool_call(
+            "c1",
+            "grep",
+            r#"{"pattern":"\\t","path":"src"}"#,
+        )),
         Record::Message(Message::tool_result(
             "c1",
             "grep",
@@ -210,7 +218,10 @@ async fn story(db: &Db) {
 
     // B: only what follows the `new` marker is the conversation.
     let (_, b) = other.load(B).await.unwrap();
-    assert_eq!(store::rebuild(&b).conversation.messages, vec![Message::user("new topic")]);
+    assert_eq!(
+        store::rebuild(&b).conversation.messages,
+        vec![Message::user("new topic")]
+    );
 
     // List: newest activity first, with title, model and message count.
     let list = other.list().await.unwrap();
@@ -221,7 +232,10 @@ async fn story(db: &Db) {
     assert_eq!(a.model, "m2", "the last model marker wins");
     assert_eq!(a.cwd, "/work/a");
     assert_eq!(a.provider, "openai");
-    assert_eq!(a.messages, 9, "messages, not markers, are counted (repair included)");
+    assert_eq!(
+        a.messages, 9,
+        "messages, not markers, are counted (repair included)"
+    );
     assert!(a.updated_at > a.created_at, "{a:?}");
     assert_eq!(list[2].title.as_deref(), Some("old topic"));
     assert_eq!(list[2].messages, 3);
@@ -245,7 +259,10 @@ async fn story(db: &Db) {
     assert!(matches!(other.load("ffff").await, Err(StoreError::NotFound(_))));
     assert!(matches!(other.load("  ").await, Err(StoreError::NotFound(_))));
     assert!(matches!(other.load("0193%").await, Err(StoreError::NotFound(_))));
-    assert!(matches!(other.load("0193aaaa_1").await, Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        other.load("0193aaaa_1").await,
+        Err(StoreError::NotFound(_))
+    ));
     assert_eq!(other.load(&format!(" {C} ")).await.unwrap().0.id, C);
 
     // Continuing a resumed session from the second handle appends after the repair.
@@ -256,7 +273,9 @@ async fn story(db: &Db) {
     assert_eq!(records.len(), a_records.len() + 2);
     assert_eq!(records.last(), Some(&Record::Message(Message::user("and now?"))));
     let seqs = db
-        .column(&format!("SELECT CAST(seq AS TEXT) FROM events WHERE session_id = '{A}' ORDER BY events.seq"))
+        .column(&format!(
+            "SELECT CAST(seq AS TEXT) FROM events WHERE session_id = '{A}' ORDER BY events.seq"
+        ))
         .await;
     let expected: Vec<String> = (1..=records.len()).map(|i| i.to_string()).collect();
     assert_eq!(seqs, expected);
@@ -278,7 +297,10 @@ async fn story(db: &Db) {
         for suffix in ["", "-wal", "-shm"] {
             let file = format!("{}{suffix}", path.display());
             if let Ok(bytes) = std::fs::read(&file) {
-                assert!(!bytes.windows(API_KEY.len()).any(|w| w == API_KEY.as_bytes()), "{file}");
+                assert!(
+                    !bytes.windows(API_KEY.len()).any(|w| w == API_KEY.as_bytes()),
+                    "{file}"
+                );
             }
         }
     }
@@ -288,7 +310,9 @@ async fn story(db: &Db) {
 async fn story_sqlite() {
     let db = Db::sqlite();
     story(&db).await;
-    let Db::Sqlite { path, .. } = &db else { unreachable!() };
+    let Db::Sqlite { path, .. } = &db else {
+        unreachable!()
+    };
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "the database file is private");
@@ -340,7 +364,9 @@ async fn two_writers(db: &Db) {
         assert_eq!(mine, expected, "{who}'s events in its own order");
     }
     let seqs = db
-        .column(&format!("SELECT CAST(seq AS TEXT) FROM events WHERE session_id = '{id}' ORDER BY events.seq"))
+        .column(&format!(
+            "SELECT CAST(seq AS TEXT) FROM events WHERE session_id = '{id}' ORDER BY events.seq"
+        ))
         .await;
     let expected: Vec<String> = (1..=2 * N).map(|i| i.to_string()).collect();
     assert_eq!(seqs, expected);
@@ -363,7 +389,11 @@ async fn too_new(db: &Db) {
     store.record(A, Record::Message(Message::user("keep me")));
     store.flush().await;
     assert_eq!(store.list().await.unwrap().len(), 1);
-    let blob = if db.is_postgres() { "'\\x00'::bytea" } else { "x'00'" };
+    let blob = if db.is_postgres() {
+        "'\\x00'::bytea"
+    } else {
+        "x'00'"
+    };
     db.execute(&format!(
         "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
          VALUES (20991231000000, 'from the future', true, {blob}, 0)"
@@ -379,23 +409,31 @@ async fn too_new(db: &Db) {
         other => panic!("expected TooNew, got {other:?}"),
     }
     let text = newer.load(A).await.unwrap_err().to_string();
-    assert!(text.contains("newer ikigai") && text.contains("upgrade"), "{text}");
+    assert!(
+        text.contains("newer ikigai") && text.contains("upgrade"),
+        "{text}"
+    );
     match notices.recv().await {
         Some(Event::Notice {
             level: NoticeLevel::Warning,
             text,
-        }) => assert!(text.contains("will not be saved") && text.contains("newer ikigai"), "{text}"),
+        }) => assert!(
+            text.contains("will not be saved") && text.contains("newer ikigai"),
+            "{text}"
+        ),
         other => panic!("expected one warning, got {other:?}"),
     }
     // Records go nowhere; flush does not hang; the old data is intact.
     newer.record(A, Record::Message(Message::user("lost")));
     newer.flush().await;
     assert_eq!(
-        db.column(&format!("SELECT content FROM events WHERE session_id = '{A}'")).await,
+        db.column(&format!("SELECT content FROM events WHERE session_id = '{A}'"))
+            .await,
         ["keep me"]
     );
     assert_eq!(
-        db.column("SELECT CAST(max(version) AS TEXT) FROM _sqlx_migrations").await,
+        db.column("SELECT CAST(max(version) AS TEXT) FROM _sqlx_migrations")
+            .await,
         ["20991231000000"]
     );
 }
@@ -410,13 +448,14 @@ async fn too_new_postgres() {
     too_new(&Db::postgres("toonew").await).await;
 }
 
-/// A record the database refuses (its session was never begun) is reported once and
+/// Records the database refuses (their session was never begun) are reported once and
 /// skipped; the events after it are written.
 #[tokio::test]
 async fn refused_record_is_reported_and_skipped() {
     let db = Db::sqlite();
     let (store, mut notices) = db.open();
     store.record("never-begun", Record::Message(Message::user("orphan")));
+    store.record("never-begun", Record::Message(Message::user("orphan 2")));
     store.begin(meta(C, "/w", "m"));
     store.record(C, Record::Message(Message::user("fine")));
     store.flush().await;
@@ -427,6 +466,10 @@ async fn refused_record_is_reported_and_skipped() {
         }) => assert!(text.contains("could not be saved"), "{text}"),
         other => panic!("expected a warning, got {other:?}"),
     }
+    assert!(
+        notices.try_recv().is_err(),
+        "one warning, not one per refused event"
+    );
     let (_, records) = store.load(C).await.unwrap();
     assert_eq!(records, [Record::Message(Message::user("fine"))]);
     assert!(matches!(store.load("never").await, Err(StoreError::NotFound(_))));

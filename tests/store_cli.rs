@@ -1,5 +1,6 @@
 //! `ikigai sessions` run as the real binary: the default database location, the table,
 //! and a clear error (exit 1, password hidden) when the database cannot be reached.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers, not only #[test] fns
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -31,7 +32,11 @@ fn first_run_creates_the_default_database_privately() {
     let data = home.path().join("data");
     let out = ikigai(home.path(), &[("XDG_DATA_HOME", data.to_str().unwrap())]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).starts_with("No sessions yet"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("No sessions yet"),
+        "{}",
+        text(&out.stdout)
+    );
     let db = data.join("ikigai").join("ikigai.db");
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&db), 0o600);
@@ -54,8 +59,16 @@ async fn lists_sessions_newest_first() {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let s = store::open(&config, tx);
     for (id, cwd, title) in [
-        ("0193aaaa-0000-7000-8000-000000000001", "/srv/old", "first question"),
-        ("0193aaaa-0000-7000-8000-000000000002", home.path().to_str().unwrap(), "second question"),
+        (
+            "0193aaaa-0000-7000-8000-000000000001",
+            "/srv/old",
+            "first question",
+        ),
+        (
+            "0193aaaa-0000-7000-8000-000000000002",
+            home.path().to_str().unwrap(),
+            "second question",
+        ),
     ] {
         s.begin(SessionMeta {
             id: id.into(),
@@ -73,11 +86,23 @@ async fn lists_sessions_newest_first() {
     let stdout = text(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{stdout}");
-    assert!(lines[0].starts_with("ID") && lines[0].ends_with("TITLE"), "{stdout}");
+    assert!(
+        lines[0].starts_with("ID") && lines[0].ends_with("TITLE"),
+        "{stdout}"
+    );
     // The ids differ only in the last character, so the whole id is shown.
-    assert!(lines[1].starts_with("0193aaaa-0000-7000-8000-000000000002  "), "{stdout}");
-    assert!(lines[1].contains("  ~  ") && lines[1].ends_with("  2  second question"), "{stdout}");
-    assert!(lines[2].contains("/srv/old") && lines[2].ends_with("first question"), "{stdout}");
+    assert!(
+        lines[1].starts_with("0193aaaa-0000-7000-8000-000000000002  "),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].contains("  ~  ") && lines[1].ends_with("  2  second question"),
+        "{stdout}"
+    );
+    assert!(
+        lines[2].contains("/srv/old") && lines[2].ends_with("first question"),
+        "{stdout}"
+    );
     let title_col = lines[0].find("TITLE").unwrap();
     assert_eq!(lines[1].find("second").unwrap(), title_col, "aligned:\n{stdout}");
     assert_eq!(lines[2].find("first").unwrap(), title_col, "aligned:\n{stdout}");
@@ -92,11 +117,18 @@ fn unreachable_database_is_a_clear_error() {
     );
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("database unavailable") && err.contains("127.0.0.1:1"), "{err}");
+    assert!(
+        err.contains("database unavailable") && err.contains("127.0.0.1:1"),
+        "{err}"
+    );
     assert!(!err.contains("hunter2"), "{err}");
     assert!(out.stdout.is_empty());
 
     let out = ikigai(home.path(), &[("IKIGAI_DATABASE_URL", "mysql://h/db")]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("unsupported database_url"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("unsupported database_url"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -1,6 +1,7 @@
 //! The store when its database is away: unreachable at start and lost mid-session. The
 //! user gets one warning per outage, the session goes on in memory, and the queued
 //! events land in order when the database is back (one info notice).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers, not only #[test] fns
 
 mod common;
 
@@ -92,7 +93,10 @@ async fn sqlite_unreachable_at_start_then_back() {
     }
     let (level, text) = next_notice(&mut rx).await;
     assert_eq!(level, NoticeLevel::Warning);
-    assert!(text.contains("cannot save the session") && text.contains(&blocker.display().to_string()), "{text}");
+    assert!(
+        text.contains("cannot save the session") && text.contains(&blocker.display().to_string()),
+        "{text}"
+    );
     // Reads say so; flush gives up after its grace period instead of hanging.
     match store.list().await {
         Err(StoreError::Unavailable(why)) => assert!(why.contains("blocker"), "{why}"),
@@ -135,7 +139,11 @@ async fn queue_is_bounded_while_down() {
     while texts.len() < 2 {
         texts.push(next_notice(&mut rx).await.1);
     }
-    assert_eq!(texts.iter().filter(|t| t.contains("will not be saved")).count(), 1, "{texts:?}");
+    assert_eq!(
+        texts.iter().filter(|t| t.contains("will not be saved")).count(),
+        1,
+        "{texts:?}"
+    );
     std::fs::remove_file(&blocker).unwrap();
     warnings_until_back(&mut rx).await;
     store.flush().await;
@@ -179,10 +187,13 @@ async fn postgres_down_at_start_and_mid_session() {
     for i in 2..=6 {
         store.record("p1", user(&format!("during outage {i}")));
     }
-    store.record("p1", Record::Marker {
-        kind: "interrupted".into(),
-        data: serde_json::json!({}),
-    });
+    store.record(
+        "p1",
+        Record::Marker {
+            kind: "interrupted".into(),
+            data: serde_json::json!({}),
+        },
+    );
     cluster.start();
     let warnings = warnings_until_back(&mut rx).await;
     assert!(warnings.is_empty(), "one warning per outage: {warnings:?}");

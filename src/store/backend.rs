@@ -125,13 +125,18 @@ impl StoredEvent {
             Some(kind) => Message::from_parts(kind, self.content, data)
                 .map(Record::Message)
                 .ok_or_else(|| damaged(session_id, self.seq, &"data does not match its kind")),
-            None => Ok(Record::Marker { kind: self.kind, data }),
+            None => Ok(Record::Marker {
+                kind: self.kind,
+                data,
+            }),
         }
     }
 }
 
 fn damaged(session_id: &str, seq: i64, why: &dyn std::fmt::Display) -> StoreError {
-    StoreError::Other(format!("session {session_id}: stored event {seq} is damaged: {why}"))
+    StoreError::Other(format!(
+        "session {session_id}: stored event {seq} is damaged: {why}"
+    ))
 }
 
 /// Which sessions a read wants.
@@ -206,7 +211,10 @@ pub(crate) fn known_version(migrator: &sqlx::migrate::Migrator) -> i64 {
 }
 
 /// `TooNew` when the database has a migration newer than this binary knows.
-pub(crate) fn check_applied(applied: Option<i64>, migrator: &sqlx::migrate::Migrator) -> Result<(), OpenError> {
+pub(crate) fn check_applied(
+    applied: Option<i64>,
+    migrator: &sqlx::migrate::Migrator,
+) -> Result<(), OpenError> {
     let known = known_version(migrator);
     match applied {
         Some(found) if found > known => Err(OpenError::Fatal(StoreError::TooNew { found, known })),
@@ -227,7 +235,9 @@ pub(crate) fn migrate_failed(
             OpenError::Fatal(StoreError::TooNew { found, known })
         }
         MigrateError::Execute(e) => classify_db(e).into(),
-        other => OpenError::Fatal(StoreError::Other(format!("cannot update the database schema: {other}"))),
+        other => OpenError::Fatal(StoreError::Other(format!(
+            "cannot update the database schema: {other}"
+        ))),
     }
 }
 
@@ -250,7 +260,10 @@ mod tests {
 
     #[test]
     fn title_is_first_nonempty_line_trimmed() {
-        assert_eq!(title_of("\n  fix the parser  \nmore").as_deref(), Some("fix the parser"));
+        assert_eq!(
+            title_of("\n  fix the parser  \nmore").as_deref(),
+            Some("fix the parser")
+        );
         assert_eq!(title_of("   \n\t"), None);
         let long = "word ".repeat(40);
         let t = title_of(&long).unwrap();

@@ -100,7 +100,10 @@ mod tests {
             "HOME" => Some("/home/me".to_string()),
             _ => None,
         };
-        assert_eq!(default_sqlite_path(&env).unwrap(), PathBuf::from("/data/ikigai/ikigai.db"));
+        assert_eq!(
+            default_sqlite_path(&env).unwrap(),
+            PathBuf::from("/data/ikigai/ikigai.db")
+        );
         let env = |k: &str| match k {
             "XDG_DATA_HOME" => Some("relative".to_string()),
             "HOME" => Some("/home/me".to_string()),
@@ -119,7 +122,10 @@ mod tests {
             Location::parse("postgres://u:pw@h/db").unwrap(),
             Location::Postgres("postgres://u:pw@h/db".into())
         );
-        assert!(matches!(Location::parse("postgresql://h/db").unwrap(), Location::Postgres(_)));
+        assert!(matches!(
+            Location::parse("postgresql://h/db").unwrap(),
+            Location::Postgres(_)
+        ));
         assert_eq!(
             Location::parse("sqlite:///tmp/x.db").unwrap(),
             Location::Sqlite("/tmp/x.db".into())
@@ -128,7 +134,10 @@ mod tests {
             Location::parse("sqlite:rel.db?mode=rwc").unwrap(),
             Location::Sqlite("rel.db".into())
         );
-        assert_eq!(Location::parse("/tmp/y.db").unwrap(), Location::Sqlite("/tmp/y.db".into()));
+        assert_eq!(
+            Location::parse("/tmp/y.db").unwrap(),
+            Location::Sqlite("/tmp/y.db".into())
+        );
         let err = Location::parse("mysql://u:secret@h/db").unwrap_err().to_string();
         assert!(err.contains("unsupported") && !err.contains("secret"), "{err}");
         assert!(Location::parse("sqlite::memory:").is_err());

@@ -205,9 +205,7 @@ impl Backend for Postgres {
             q = q.bind(without_nul(&arg).into_owned());
         }
         let rows = q.fetch_all(&self.pool).await.map_err(sort)?;
-        rows.iter()
-            .map(|r| session_info(r).map_err(sort))
-            .collect()
+        rows.iter().map(|r| session_info(r).map_err(sort)).collect()
     }
 
     async fn count_prefix(&self, prefix: &str) -> Result<i64, DbError> {

@@ -82,7 +82,13 @@ mod tests {
             msg(Message::user("list files")),
             msg(Message::assistant("Sure.")),
             msg(Message::tool_call("c1", "glob", r#"{"pattern":"*"}"#)),
-            msg(Message::tool_result("c1", "glob", "2 files", r#"{"tool_success":true}"#, true)),
+            msg(Message::tool_result(
+                "c1",
+                "glob",
+                "2 files",
+                r#"{"tool_success":true}"#,
+                true,
+            )),
             marker("usage", json!({"input": 100, "output": 20})),
             msg(Message::assistant("Two files.")),
             marker("usage", json!({"input": 150, "output": 5})),
@@ -91,7 +97,13 @@ mod tests {
         let kinds: Vec<Kind> = r.conversation.messages.iter().map(|m| m.kind).collect();
         assert_eq!(
             kinds,
-            [Kind::User, Kind::Assistant, Kind::ToolCall, Kind::ToolResult, Kind::Assistant]
+            [
+                Kind::User,
+                Kind::Assistant,
+                Kind::ToolCall,
+                Kind::ToolResult,
+                Kind::Assistant
+            ]
         );
         assert_eq!(r.model.as_deref(), Some("m1"));
         assert_eq!(r.usage, (250, 25));

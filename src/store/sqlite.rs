@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::migrate::Migrator;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 use sqlx::{Row, sqlite::SqliteRow};
 
 use super::backend::{
@@ -59,10 +61,20 @@ pub(crate) async fn connect(path: &Path, timeout: Duration) -> Result<Arc<dyn Ba
             .create(dir)
             .map_err(|e| OpenError::Unavailable(format!("cannot create folder {}: {e}", dir.display())))?;
     }
-    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(OpenError::Unavailable(format!("cannot create {}: {e}", path.display()))),
+        Err(e) => {
+            return Err(OpenError::Unavailable(format!(
+                "cannot create {}: {e}",
+                path.display()
+            )));
+        }
     }
     let options = SqliteConnectOptions::new()
         .filename(path)
@@ -211,9 +223,7 @@ impl Backend for Sqlite {
             q = q.bind(arg);
         }
         let rows = q.fetch_all(&self.pool).await.map_err(sort)?;
-        rows.iter()
-            .map(|r| session_info(r).map_err(sort))
-            .collect()
+        rows.iter().map(|r| session_info(r).map_err(sort)).collect()
     }
 
     async fn count_prefix(&self, prefix: &str) -> Result<i64, DbError> {
@@ -225,11 +235,12 @@ impl Backend for Sqlite {
     }
 
     async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError> {
-        let rows = sqlx::query("SELECT seq, kind, content, data FROM events WHERE session_id = ? ORDER BY seq")
-            .bind(session_id)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(sort)?;
+        let rows =
+            sqlx::query("SELECT seq, kind, content, data FROM events WHERE session_id = ? ORDER BY seq")
+                .bind(session_id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(sort)?;
         rows.iter()
             .map(|r| {
                 Ok(StoredEvent {

@@ -51,7 +51,11 @@ pub fn open(config: &Config, notices: mpsc::UnboundedSender<Event>) -> Arc<dyn S
 }
 
 /// `open` with explicit timings and limits.
-pub fn open_with(config: &Config, notices: mpsc::UnboundedSender<Event>, options: Options) -> Arc<dyn Sessions> {
+pub fn open_with(
+    config: &Config,
+    notices: mpsc::UnboundedSender<Event>,
+    options: Options,
+) -> Arc<dyn Sessions> {
     let (tx, rx) = mpsc::unbounded_channel();
     let (state_tx, state_rx) = watch::channel(Conn::Connecting);
     let pending = Arc::new(AtomicUsize::new(0));
@@ -73,6 +77,7 @@ pub fn open_with(config: &Config, notices: mpsc::UnboundedSender<Event>, options
         down: false,
         failed: false,
         over_limit: false,
+        refused: false,
         closed: false,
         backoff: options.retry_min,
         pending: pending.clone(),
@@ -162,6 +167,8 @@ struct Writer {
     down: bool,
     failed: bool,
     over_limit: bool,
+    /// A refused event was reported and nothing was written since.
+    refused: bool,
     /// Every handle is gone.
     closed: bool,
     backoff: Duration,
@@ -205,6 +212,7 @@ impl Writer {
             match result {
                 Ok(()) => {
                     self.done(1);
+                    self.refused = false;
                     self.recovered(db);
                 }
                 Err(DbError::Unavailable(why)) => {
@@ -223,10 +231,12 @@ impl Writer {
                         DbError::Conflict => "duplicate key".to_string(),
                     };
                     self.done(1);
-                    self.notice(
-                        NoticeLevel::Warning,
-                        format!("an event could not be saved to {}: {why}", self.name),
-                    );
+                    // One warning until a write succeeds again, not one per event.
+                    if !self.refused {
+                        self.refused = true;
+                        let text = format!("an event could not be saved to {}: {why}", self.name);
+                        self.notice(NoticeLevel::Warning, text);
+                    }
                 }
             }
         }
@@ -277,7 +287,9 @@ impl Writer {
                 }
             }
         }
-        Err(DbError::Rejected("another writer kept taking the next position".into()))
+        Err(DbError::Rejected(
+            "another writer kept taking the next position".into(),
+        ))
     }
 
     async fn connect(&mut self) -> bool {
@@ -402,7 +414,8 @@ impl Writer {
             );
             self.notice(NoticeLevel::Warning, text);
         }
-        self.state.send_replace(Conn::Down(format!("{}: {why}", self.name)));
+        self.state
+            .send_replace(Conn::Down(format!("{}: {why}", self.name)));
     }
 
     fn fail(&mut self, fatal: Fatal) {

@@ -68,7 +68,10 @@ fn bin_dir() -> PathBuf {
     found.sort();
     match found.pop() {
         Some((_, bin)) => bin,
-        None => fail("initdb not found", "looked on PATH and in /usr/lib/postgresql/*/bin"),
+        None => fail(
+            "initdb not found",
+            "looked on PATH and in /usr/lib/postgresql/*/bin",
+        ),
     }
 }
 
@@ -82,7 +85,10 @@ fn id_of(user: &str, flag: &str) -> Option<u32> {
 
 /// As root: the unprivileged user the server runs as.
 fn server_user() -> Option<String> {
-    let euid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let euid = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     if euid.as_deref().unwrap_or("") != "0" {
         return None;
     }
@@ -96,7 +102,10 @@ fn server_user() -> Option<String> {
         .output();
     match out {
         Ok(o) if o.status.success() => Some("ikigai-pg".to_string()),
-        Ok(o) => fail("cannot create user ikigai-pg", &String::from_utf8_lossy(&o.stderr)),
+        Ok(o) => fail(
+            "cannot create user ikigai-pg",
+            &String::from_utf8_lossy(&o.stderr),
+        ),
         Err(e) => fail("cannot run useradd", &e.to_string()),
     }
 }
@@ -118,7 +127,8 @@ impl Cluster {
             .tempdir_in("/tmp")
             .unwrap_or_else(|e| fail("cannot make a temp folder", &e.to_string()));
         let root = dir.path().to_path_buf();
-        std::fs::create_dir(root.join("sock")).unwrap_or_else(|e| fail("cannot make socket folder", &e.to_string()));
+        std::fs::create_dir(root.join("sock"))
+            .unwrap_or_else(|e| fail("cannot make socket folder", &e.to_string()));
         if let Some(user) = &run_as {
             let (uid, gid) = (id_of(user, "-u"), id_of(user, "-g"));
             for p in [root.clone(), root.join("sock")] {
@@ -140,7 +150,16 @@ impl Cluster {
             .command("initdb")
             .arg("-D")
             .arg(&data)
-            .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"])
+            .args([
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ])
             .output()
             .unwrap_or_else(|e| fail("cannot run initdb", &e.to_string()));
         if !out.status.success() {

@@ -102,10 +102,19 @@ pub(crate) async fn connect(path: &Path, timeout: Duration) -> Result<Arc<dyn Ba
             .map_err(|e| OpenError::from(sort(e)))?;
         check_applied(applied, &MIGRATOR)?;
     }
-    MIGRATOR
-        .run(&pool)
-        .await
-        .map_err(|e| migrate_failed(e, &MIGRATOR, sort))?;
+    // SQLite has no migration lock: two processes starting on a fresh file may both try
+    // to apply a migration. The loser fails, then finds it applied on the next run.
+    let mut attempt = 0;
+    loop {
+        match MIGRATOR.run(&pool).await {
+            Ok(()) => break,
+            Err(sqlx::migrate::MigrateError::Execute(_)) if attempt < 5 => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
+            }
+            Err(e) => return Err(migrate_failed(e, &MIGRATOR, sort)),
+        }
+    }
     Ok(Arc::new(Sqlite { pool }))
 }
 

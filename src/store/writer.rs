@@ -77,6 +77,7 @@ pub fn open_with(
         down: false,
         failed: false,
         over_limit: false,
+        refused: false,
         closed: false,
         backoff: options.retry_min,
         pending: pending.clone(),
@@ -166,6 +167,8 @@ struct Writer {
     down: bool,
     failed: bool,
     over_limit: bool,
+    /// A refused event was reported and nothing was written since.
+    refused: bool,
     /// Every handle is gone.
     closed: bool,
     backoff: Duration,
@@ -209,6 +212,7 @@ impl Writer {
             match result {
                 Ok(()) => {
                     self.done(1);
+                    self.refused = false;
                     self.recovered(db);
                 }
                 Err(DbError::Unavailable(why)) => {
@@ -227,10 +231,12 @@ impl Writer {
                         DbError::Conflict => "duplicate key".to_string(),
                     };
                     self.done(1);
-                    self.notice(
-                        NoticeLevel::Warning,
-                        format!("an event could not be saved to {}: {why}", self.name),
-                    );
+                    // One warning until a write succeeds again, not one per event.
+                    if !self.refused {
+                        self.refused = true;
+                        let text = format!("an event could not be saved to {}: {why}", self.name);
+                        self.notice(NoticeLevel::Warning, text);
+                    }
                 }
             }
         }
@@ -316,9 +322,9 @@ impl Writer {
                 let _ = tx.send(());
             }
             Cmd::Flush(tx) => self.queue.push_back(Cmd::Flush(tx)),
-            _ if self.failed => self.done(1),
+            _ if self.failed => self.settled(1),
             Cmd::Event(_) if self.queued >= self.options.max_queued => {
-                self.done(1);
+                self.settled(1);
                 if !self.over_limit {
                     self.over_limit = true;
                     let text = format!(
@@ -372,9 +378,14 @@ impl Writer {
         self.backoff = (self.backoff * 2).min(self.options.retry_max);
     }
 
-    /// One Begin or Event command left the queue (written, rejected or dropped).
+    /// `n` queued Begin or Event commands left the queue (written, rejected or dropped).
     fn done(&mut self, n: usize) {
         self.queued = self.queued.saturating_sub(n);
+        self.settled(n);
+    }
+
+    /// `n` commands the handle counted as pending are finished with.
+    fn settled(&self, n: usize) {
         let _ = self
             .pending
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |p| Some(p.saturating_sub(n)));

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod fake_provider;
+pub mod pg;
 
 use std::path::Path;
 use std::process::Command;

@@ -25,6 +25,7 @@ test: deps
 bench: deps
 	$(CARGO) build --release
 	$(CARGO) bench
+	@bash scripts/bench-process.sh
 	@bash scripts/bench-compare.sh
 
 install: build

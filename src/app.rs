@@ -1,7 +1,17 @@
 //! Wires config, provider, tools, store and a front end together for one run.
 //! Returns typed errors; `main.rs` prints them and picks the exit code.
 
-use crate::config::ConfigError;
+use std::sync::Arc;
+
+use tokio::sync::mpsc::unbounded_channel;
+
+use crate::agent::{AgentSetup, Resume};
+use crate::config::{Config, ConfigError};
+use crate::provider::openai::OpenAiChat;
+use crate::store::Sessions;
+use crate::tools::Registry;
+use crate::ui::plain::{Input, PlainOptions};
+use crate::ui::tui::TuiContext;
 
 /// Why a run failed. `exit_code` maps it: 2 for usage and configuration, 1 otherwise.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +54,84 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
     match &cli.command {
         Some(Command::Tool(args)) => crate::tools::cli::run(args, &config).await,
         Some(Command::Sessions) => crate::store::cli::list(&config).await,
-        None => Err(AppError::Runtime("chat mode is not built yet".into())),
+        None => chat(&cli, config).await,
+    }
+}
+
+/// A few lines on how to point ikigai at a model, shown when no key is configured.
+pub fn setup_hint(config: &Config) -> Vec<String> {
+    vec![
+        format!("No API key found in ${}. To talk to a model:", config.api_key_env),
+        format!("  OpenAI:        export {}=sk-...", config.api_key_env),
+        "  Other vendor:  ikigai --base-url https://api.example.com/v1  (any OpenAI-compatible API; \
+         key in $OPENAI_API_KEY or the variable named by api_key_env)"
+            .to_string(),
+        "  Local server:  ikigai --base-url http://127.0.0.1:8080/v1  (llama.cpp, vLLM, LM Studio; \
+         Ollama: http://127.0.0.1:11434/v1)"
+            .to_string(),
+        "  Settings live in ~/.config/ikigai/config.toml (see config.example.toml).".to_string(),
+    ]
+}
+
+/// Chat mode: the TUI when stdin and stdout are terminals and no -p was given, else the
+/// scripted front end.
+async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
+    use std::io::IsTerminal;
+    let cwd = std::env::current_dir()?;
+    let interactive =
+        cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let no_key = config.api_key.is_none() && config.is_default_endpoint();
+    if no_key && !interactive {
+        return Err(AppError::Usage(setup_hint(&config).join("\n")));
+    }
+    let provider = OpenAiChat::new(&config).map_err(|e| AppError::Provider(e.to_string()))?;
+    let registry = Registry::builtin();
+    let (events_tx, events_rx) = unbounded_channel();
+    let sessions: Option<Arc<dyn Sessions>> = Some(crate::store::open(&config, events_tx.clone()));
+    let which = match (&cli.resume, cli.continue_session) {
+        (Some(id), _) => Some(Resume::Id(id.clone())),
+        (None, true) => Some(Resume::LatestInCwd),
+        (None, false) => None,
+    };
+    let resumed = match (which, &sessions) {
+        (None, _) => None,
+        (Some(which), Some(store)) => Some(crate::agent::resume::load(store.as_ref(), &which, &cwd).await?),
+        (Some(_), None) => return Err(AppError::Usage("sessions are not stored in this run".into())),
+    };
+    let system_prompt = config
+        .system_prompt
+        .clone()
+        .unwrap_or_else(|| crate::agent::prompt::default_prompt(&cwd));
+    let setup = AgentSetup {
+        config: config.clone(),
+        provider: Arc::new(provider),
+        registry: registry.clone(),
+        sessions,
+        cwd: cwd.clone(),
+        system_prompt,
+        resumed,
+    };
+    let agent = crate::agent::spawn(setup, events_tx);
+    if interactive {
+        let welcome_notes = if no_key { setup_hint(&config) } else { Vec::new() };
+        let ctx = TuiContext {
+            config,
+            registry,
+            cwd,
+            welcome_notes,
+        };
+        crate::ui::tui::run(agent, events_rx, ctx).await.map(|()| 0)
+    } else {
+        let input = match &cli.prompt {
+            Some(p) => Input::Prompt(p.clone()),
+            None => Input::Stdin,
+        };
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let opts = PlainOptions {
+            json: cli.json,
+            verbose: cli.verbose,
+            color: !cli.json && !no_color && std::io::stdout().is_terminal(),
+        };
+        crate::ui::plain::run(agent, events_rx, input, opts).await
     }
 }

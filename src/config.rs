@@ -64,6 +64,7 @@ pub struct FileConfig {
     pub connect_timeout_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
     pub max_retries: Option<u32>,
+    pub retry_base_delay_ms: Option<u64>,
     pub system_prompt: Option<String>,
     pub system_prompt_file: Option<PathBuf>,
     pub database_url: Option<String>,
@@ -96,6 +97,8 @@ pub struct Config {
     pub connect_timeout_secs: u64,
     pub idle_timeout_secs: u64,
     pub max_retries: u32,
+    /// First backoff delay; it doubles per attempt (Retry-After wins when given).
+    pub retry_base_delay_ms: u64,
     /// Replaces the default system prompt when set (from `system_prompt` or the file).
     pub system_prompt: Option<String>,
     /// Never printed: it may carry a password.
@@ -119,6 +122,7 @@ impl Default for Config {
             connect_timeout_secs: 10,
             idle_timeout_secs: 120,
             max_retries: 4,
+            retry_base_delay_ms: 1000,
             system_prompt: None,
             database_url: None,
             tool_result_lines: 0,
@@ -196,6 +200,7 @@ impl Config {
         set(&mut self.connect_timeout_secs, f.connect_timeout_secs);
         set(&mut self.idle_timeout_secs, f.idle_timeout_secs);
         set(&mut self.max_retries, f.max_retries);
+        set(&mut self.retry_base_delay_ms, f.retry_base_delay_ms);
         set(&mut self.tool_result_lines, f.tool_result_lines);
         if let Some(url) = f.database_url {
             self.database_url = Some(Secret::new(url));
@@ -316,6 +321,7 @@ impl Config {
             ),
             ("idle_timeout_secs".into(), self.idle_timeout_secs.to_string()),
             ("max_retries".into(), self.max_retries.to_string()),
+            ("retry_base_delay_ms".into(), self.retry_base_delay_ms.to_string()),
             (
                 "system_prompt".into(),
                 if self.system_prompt.is_some() {
@@ -475,5 +481,21 @@ mod tests {
         let shown = format!("{cfg:?} {:?}", cfg.describe());
         assert!(!shown.contains("sk-very-secret"));
         assert!(!shown.contains(":pw@"));
+    }
+}
+
+#[cfg(test)]
+mod example_file {
+    use super::*;
+
+    #[test]
+    fn config_example_toml_parses_and_validates() {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+        let o = Overrides {
+            config_path: Some(path),
+            ..Default::default()
+        };
+        let cfg = Config::load_with(&o, &|_| None).unwrap();
+        assert_eq!(cfg.max_tool_turns, 50);
     }
 }

@@ -47,6 +47,10 @@ pub enum Event {
         model: String,
         history: Vec<Message>,
     },
+    /// `/model NAME` switched the model for the following requests.
+    ModelChanged {
+        model: String,
+    },
     TurnStarted,
     TextDelta {
         text: String,

@@ -2,6 +2,9 @@
 //! wire format. A provider turns canonical messages into a request and a response
 //! stream back into `StreamEvent`s.
 
+pub mod http;
+pub mod openai;
+
 use std::pin::Pin;
 
 use async_trait::async_trait;

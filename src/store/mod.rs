@@ -1,7 +1,18 @@
 //! Session persistence: the event log (SQLite or PostgreSQL) behind one trait.
 //! The agent queues `Record`s without waiting; a writer task owns the database.
 
+mod backend;
 pub mod cli;
+pub mod location;
+mod postgres;
+pub mod restore;
+mod sqlite;
+mod writer;
+
+pub use backend::title_of;
+pub use location::Location;
+pub use restore::{Restored, rebuild};
+pub use writer::{Options, open, open_with};
 
 use async_trait::async_trait;
 use serde_json::Value;

@@ -1,10 +1,71 @@
-//! `ikigai tool …`: list, describe or run a tool through the external-tool protocol.
+//! `ikigai tool …`: list, describe or run a tool through the external-tool protocol. This
+//! is a front end: it prints the tool's JSON on stdout (and nothing else).
 
+use std::io::{Read, Write};
+
+use serde_json::Value;
+
+use super::registry::parse_arguments;
+use super::{Registry, ToolContext, envelope};
 use crate::app::AppError;
 use crate::cli::ToolArgs;
 use crate::config::Config;
 
-/// Runs the `tool` subcommand; returns the exit code.
-pub async fn run(_args: &ToolArgs, _config: &Config) -> Result<u8, AppError> {
-    Err(AppError::Runtime("ikigai tool: not built yet".into()))
+/// Runs the `tool` subcommand; returns the exit code: 0 when the tool produced its result,
+/// 1 when the tool itself failed (the failure envelope is printed), 2 for usage errors.
+pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, AppError> {
+    let registry = Registry::builtin();
+    if args.list {
+        if args.name.is_some() {
+            return Err(AppError::Usage("ikigai tool: --list takes no tool name".into()));
+        }
+        let mut text = String::new();
+        let width = registry.schemas().iter().map(|s| s.name.len()).max().unwrap_or(0);
+        for s in registry.schemas() {
+            let first = s.description.lines().next().unwrap_or("");
+            text.push_str(&format!("{:<width$}  {first}\n", s.name));
+        }
+        return print(&text).map(|()| 0);
+    }
+    let Some(name) = &args.name else {
+        return Err(AppError::Usage(
+            "ikigai tool: give a tool name (its JSON arguments on stdin), NAME --schema, or --list".into(),
+        ));
+    };
+    let Some(tool) = registry.get(name) else {
+        return Err(AppError::Usage(format!(
+            "ikigai tool: unknown tool `{name}`; `ikigai tool --list` shows the tools"
+        )));
+    };
+    if args.schema {
+        return print_json(&tool.schema().to_protocol_json()).map(|()| 0);
+    }
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| AppError::Usage(format!("ikigai tool: cannot read arguments from stdin: {e}")))?;
+    let ctx = ToolContext {
+        cwd: std::env::current_dir()?,
+        max_output_size: config.max_output_size,
+        timeout: std::time::Duration::from_secs(config.tool_timeout_secs),
+    };
+    let outcome = match parse_arguments(&input) {
+        Ok(args) => tool.call(args, &ctx).await,
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(out) => print_json(&out.result).map(|()| 0),
+        Err(err) => print_json(&envelope::failure(&err)).map(|()| 1),
+    }
+}
+
+fn print_json(v: &Value) -> Result<(), AppError> {
+    print(&format!("{v}\n"))
+}
+
+fn print(text: &str) -> Result<(), AppError> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
 }

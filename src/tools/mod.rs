@@ -1,9 +1,20 @@
 //! Local tools the model may call: the `Tool` trait, its schema and error types.
 //! One file per tool; the registry runs them and the envelope wraps their results.
 
+pub mod bash;
 pub mod cli;
 pub mod envelope;
+pub mod file_edit;
+pub mod file_read;
+pub mod file_write;
+pub mod fsutil;
+pub mod glob;
+pub mod grep;
+pub mod list_dir;
+pub mod output;
+pub mod params;
 pub mod registry;
+pub mod walk;
 
 use std::path::PathBuf;
 use std::time::Duration;

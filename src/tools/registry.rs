@@ -27,9 +27,17 @@ impl Registry {
         Self::default()
     }
 
-    /// Every built-in tool.
+    /// Every built-in tool, in the order offered to the model.
     pub fn builtin() -> Self {
-        Self::empty()
+        let mut r = Self::empty();
+        r.register(Arc::new(super::glob::Glob));
+        r.register(Arc::new(super::file_read::FileRead));
+        r.register(Arc::new(super::grep::Grep));
+        r.register(Arc::new(super::file_write::FileWrite));
+        r.register(Arc::new(super::file_edit::FileEdit));
+        r.register(Arc::new(super::list_dir::ListDir));
+        r.register(Arc::new(super::bash::Bash));
+        r
     }
 
     pub fn register(&mut self, tool: Arc<dyn Tool>) {

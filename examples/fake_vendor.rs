@@ -1,0 +1,27 @@
+//! A standalone fake Chat Completions vendor for the whole-process benchmark
+//! (scripts/bench-process.sh): prints its base URL, then answers N turns of
+//! "one glob tool call, then a text answer" until stdin closes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../tests/common/fake_provider.rs"]
+mod fake_provider;
+
+use std::io::{BufRead, Write};
+
+use fake_provider::{FakeProvider, Reply};
+
+fn main() {
+    let turns: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200);
+    let fake = FakeProvider::start();
+    for _ in 0..turns {
+        fake.push(Reply::tool_calls(&[("call_1", "glob", r#"{"pattern":"*.rs"}"#)]));
+        fake.push(Reply::text("There are two Rust files here: lib.rs and main.rs."));
+    }
+    println!("{}", fake.base_url);
+    let _ = std::io::stdout().flush();
+    // Serve until the caller closes our stdin.
+    for _ in std::io::stdin().lock().lines() {}
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Whole-process cost of one `ikigai -p` turn with one tool call against a loopback fake
+vendor: wall time and peak RSS per run (os.wait4 rusage), against a baseline measured in
+the same run (`ikigai --version`: process start and exit only)."""
+import os, statistics, subprocess, sys, tempfile, time
+
+def measure(argv, env, cwd, runs):
+    walls, rss = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, ru = os.wait4(p.pid, 0)
+        walls.append(time.perf_counter() - t0)
+        rss.append(ru.ru_maxrss)  # KiB on Linux
+        err = p.stderr.read().decode(errors="replace")
+        p.stderr.close()
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"run failed ({status}): {argv}\n{err}")
+    return walls, rss
+
+def main():
+    binary, base_url, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    with tempfile.TemporaryDirectory() as home:
+        for f in ("main.rs", "lib.rs"):
+            open(os.path.join(home, f), "w").write("fn x() {}\n")
+        env = {"PATH": os.environ["PATH"], "HOME": home, "OPENAI_API_KEY": "bench",
+               "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+               "XDG_DATA_HOME": os.path.join(home, ".local/share")}
+        base_w, base_r = measure([binary, "--version"], env, home, runs)
+        turn_w, turn_r = measure([binary, "-p", "what files are here?", "--base-url", base_url], env, home, runs)
+    ms = lambda xs: statistics.median(xs) * 1000
+    print(f"baseline `ikigai --version`: median {ms(base_w):.2f} ms, peak RSS {max(base_r)/1024:.1f} MiB")
+    print(f"one -p turn with one tool call: median {ms(turn_w):.2f} ms "
+          f"(p90 {sorted(turn_w)[int(0.9*len(turn_w))]*1000:.2f} ms), peak RSS {max(turn_r)/1024:.1f} MiB")
+    print(f"ratio turn/baseline: wall {ms(turn_w)/ms(base_w):.2f}x, RSS {max(turn_r)/max(base_r):.2f}x")
+    print(f"targets: wall <= 30 ms -> {'met' if ms(turn_w) <= 30 else 'NOT met'}; "
+          f"RSS <= 16 MiB -> {'met' if max(turn_r)/1024 <= 16 else 'NOT met'}")
+
+main()

@@ -1,0 +1,338 @@
+//! Chat Completions stream decoding: turns each SSE `data:` payload into `StreamEvent`s,
+//! accumulating tool-call fragments by index until the response finishes. Pure: no IO.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::provider::{ProviderError, StreamEvent};
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct Delta {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    refusal: Option<String>,
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    reasoning: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Accumulates one streamed response. Feed it every `data:` payload with `push`, then
+/// call `finish` once the stream ended (after `[DONE]` or end of body).
+#[derive(Default)]
+pub struct Accumulator {
+    calls: BTreeMap<u64, PartialCall>,
+    /// Index of the most recent call, for deltas that carry no index.
+    last_index: Option<u64>,
+    usage: Option<(u64, u64)>,
+    finish_reason: Option<String>,
+    done: bool,
+    generated_ids: u32,
+}
+
+impl Accumulator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True once any choice carried a finish reason.
+    pub fn saw_finish(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    /// True once `[DONE]` arrived.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Decodes one payload. Text and reasoning deltas come out at once; tool calls come
+    /// out at `finish_reason` (or from `finish`), whole.
+    pub fn push(&mut self, data: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(Vec::new());
+        }
+        if data.is_empty() {
+            return Ok(Vec::new());
+        }
+        let chunk: Chunk = serde_json::from_str(data)
+            .map_err(|e| ProviderError::Stream(format!("malformed chunk ({e}): {}", shorten(data, 200))))?;
+        if let Some(err) = chunk.error {
+            return Err(ProviderError::Api(error_text(&err)));
+        }
+        if let Some(u) = chunk.usage {
+            self.usage = Some((u.prompt_tokens.unwrap_or(0), u.completion_tokens.unwrap_or(0)));
+        }
+        let mut out = Vec::new();
+        for choice in chunk.choices {
+            if let Some(delta) = choice.delta {
+                self.apply_delta(delta, &mut out);
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason);
+                self.drain_calls(&mut out);
+            }
+        }
+        Ok(out)
+    }
+
+    fn apply_delta(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) {
+        for reasoning in [delta.reasoning_content, delta.reasoning].into_iter().flatten() {
+            if !reasoning.is_empty() {
+                out.push(StreamEvent::ReasoningDelta(reasoning));
+            }
+        }
+        for text in [delta.content, delta.refusal].into_iter().flatten() {
+            if !text.is_empty() {
+                out.push(StreamEvent::TextDelta(text));
+            }
+        }
+        for call in delta.tool_calls.unwrap_or_default() {
+            self.apply_call(call);
+        }
+    }
+
+    fn apply_call(&mut self, call: ToolCallDelta) {
+        let id = call.id.filter(|s| !s.is_empty());
+        let index = match call.index {
+            Some(i) => i,
+            // No index (Mistral): a new id starts a new call, otherwise continue the last one.
+            None => match (&id, self.last_index) {
+                (Some(id), _) => match self.calls.iter().find(|(_, c)| &c.id == id) {
+                    Some((i, _)) => *i,
+                    None => self.calls.keys().next_back().map_or(0, |k| k + 1),
+                },
+                (None, Some(last)) => last,
+                (None, None) => 0,
+            },
+        };
+        self.last_index = Some(index);
+        let slot = self.calls.entry(index).or_default();
+        if let Some(id) = id
+            && slot.id.is_empty()
+        {
+            slot.id = id;
+        }
+        if let Some(f) = call.function {
+            // Some servers repeat the whole name on every delta; the first one wins.
+            if let Some(name) = f.name.filter(|n| !n.is_empty())
+                && slot.name.is_empty()
+            {
+                slot.name = name;
+            }
+            if let Some(args) = f.arguments {
+                slot.arguments.push_str(&args);
+            }
+        }
+    }
+
+    fn drain_calls(&mut self, out: &mut Vec<StreamEvent>) {
+        for (_, call) in std::mem::take(&mut self.calls) {
+            let id = if call.id.is_empty() {
+                self.generated_ids += 1;
+                format!("call_ikigai_{}", self.generated_ids)
+            } else {
+                call.id
+            };
+            out.push(StreamEvent::ToolCall {
+                id,
+                name: call.name,
+                arguments: call.arguments,
+            });
+        }
+        self.last_index = None;
+    }
+
+    /// Ends the response: any calls not yet finalised, the usage, and `Finished`.
+    pub fn finish(&mut self) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        self.drain_calls(&mut out);
+        if let Some((input, output)) = self.usage.take() {
+            out.push(StreamEvent::Usage { input, output });
+        }
+        out.push(StreamEvent::Finished {
+            reason: self.finish_reason.take(),
+        });
+        out
+    }
+}
+
+/// The human message of an API error object (`{"message": …}` or a bare string).
+pub fn error_text(err: &Value) -> String {
+    let msg = err
+        .get("message")
+        .and_then(Value::as_str)
+        .or_else(|| err.as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| err.to_string());
+    match err.get("code").or_else(|| err.get("type")) {
+        Some(Value::String(code)) if !msg.contains(code.as_str()) => format!("{msg} ({code})"),
+        Some(Value::Number(code)) => format!("{msg} ({code})"),
+        _ => msg,
+    }
+}
+
+/// At most `max` bytes of `s`, cut at a char boundary.
+pub fn shorten(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(payloads: &[&str]) -> Vec<StreamEvent> {
+        let mut acc = Accumulator::new();
+        let mut out = Vec::new();
+        for p in payloads {
+            out.extend(acc.push(p).unwrap());
+        }
+        out.extend(acc.finish());
+        out
+    }
+
+    fn call(id: &str, name: &str, args: &str) -> StreamEvent {
+        StreamEvent::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        }
+    }
+
+    #[test]
+    fn interleaved_fragments_of_three_calls_join_by_index() {
+        let p = |i: u32, extra: &str| {
+            format!(r#"{{"choices":[{{"delta":{{"tool_calls":[{{"index":{i}{extra}}}]}}}}]}}"#)
+        };
+        let events = run(&[
+            &p(
+                0,
+                r#","id":"a","type":"function","function":{"name":"glob","arguments":""}"#,
+            ),
+            &p(
+                1,
+                r#","id":"b","function":{"name":"file_read","arguments":"{\"pa"}"#,
+            ),
+            &p(0, r#","function":{"arguments":"{\"pattern\":"}"#),
+            &p(2, r#","id":"c","function":{"name":"glob","arguments":"{}"}"#),
+            &p(1, r#","function":{"arguments":"th\":\"x\"}"}"#),
+            &p(0, r#","function":{"arguments":"\"*\"}"}"#),
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ]);
+        assert_eq!(
+            events,
+            vec![
+                call("a", "glob", r#"{"pattern":"*"}"#),
+                call("b", "file_read", r#"{"path":"x"}"#),
+                call("c", "glob", "{}"),
+                StreamEvent::Finished {
+                    reason: Some("tool_calls".into())
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_ids_are_generated_and_usage_comes_last() {
+        let events = run(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"glob","arguments":"{}"}}]}}],"usage":null}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":null}}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(
+            events,
+            vec![
+                call("call_ikigai_1", "glob", "{}"),
+                StreamEvent::Usage { input: 5, output: 0 },
+                StreamEvent::Finished { reason: None }
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_json_and_error_objects_are_errors() {
+        let mut acc = Accumulator::new();
+        let e = acc.push("{not json").unwrap_err();
+        assert!(
+            matches!(e, ProviderError::Stream(ref m) if m.contains("malformed chunk")),
+            "{e}"
+        );
+        let e = acc
+            .push(r#"{"error":{"message":"The server had an error","type":"server_error"}}"#)
+            .unwrap_err();
+        assert_eq!(
+            e,
+            ProviderError::Api("The server had an error (server_error)".into())
+        );
+    }
+
+    #[test]
+    fn shorten_respects_char_boundaries() {
+        assert_eq!(shorten("héllo", 2), "h");
+        assert_eq!(shorten("abc", 10), "abc");
+    }
+}

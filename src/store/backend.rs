@@ -1,0 +1,323 @@
+//! What the writer and the readers need from a database, written once per backend
+//! (`sqlite.rs`, `postgres.rs`), and the row ⇄ `Record` mapping both share.
+//! Knows no connection policy: retries and notices belong to `writer.rs`.
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::{Record, SessionInfo, SessionMeta, StoreError};
+use crate::message::{Kind, Message};
+
+/// How one database call failed, as the writer must react to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DbError {
+    /// A unique key was taken (another writer used this `seq`, or this event id was
+    /// already written). Retryable at once after re-reading.
+    Conflict,
+    /// The database cannot be reached or cannot write right now. Retryable later.
+    Unavailable(String),
+    /// The database refused this statement for good. Not retryable.
+    Rejected(String),
+}
+
+impl From<DbError> for StoreError {
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::Conflict => StoreError::Other("unexpected duplicate key".into()),
+            DbError::Unavailable(why) => StoreError::Unavailable(why),
+            DbError::Rejected(why) => StoreError::Other(why),
+        }
+    }
+}
+
+/// Sorts sqlx errors that are the same for every backend; database errors go to `db`.
+pub(crate) fn classify(e: sqlx::Error, db: impl Fn(&dyn sqlx::error::DatabaseError) -> DbError) -> DbError {
+    match e {
+        sqlx::Error::Database(d) if d.kind() == sqlx::error::ErrorKind::UniqueViolation => DbError::Conflict,
+        sqlx::Error::Database(d) => db(d.as_ref()),
+        e @ (sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::BeginFailed) => DbError::Unavailable(connection_text(&e)),
+        e => DbError::Rejected(e.to_string()),
+    }
+}
+
+fn connection_text(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::PoolTimedOut => "cannot connect (timed out)".into(),
+        e => e.to_string(),
+    }
+}
+
+/// One event row as the writer inserts it.
+#[derive(Debug, Clone)]
+pub(crate) struct EventRow {
+    /// A UUID chosen when the record was queued: a retried insert that had in fact
+    /// landed is recognised instead of written twice.
+    pub id: String,
+    pub session_id: String,
+    pub seq: i64,
+    pub kind: String,
+    pub content: String,
+    /// JSON; `None` is SQL NULL.
+    pub data: Option<Value>,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// Set on the session when it has none yet (first user message).
+    pub title: Option<String>,
+    /// Becomes the session's model (a `model` marker).
+    pub model: Option<String>,
+}
+
+impl EventRow {
+    pub fn new(id: String, session_id: String, record: Record, created_at: String) -> Self {
+        let (kind, content, data, title, model) = match record {
+            Record::Message(m) => {
+                let data = Some(m.data_json()).filter(|d| !d.is_null());
+                let title = (m.kind == Kind::User).then(|| title_of(&m.content)).flatten();
+                (m.kind.as_str().to_string(), m.content, data, title, None)
+            }
+            Record::Marker { kind, data } => {
+                let model = (kind == "model")
+                    .then(|| data.get("model").and_then(Value::as_str).map(str::to_string))
+                    .flatten();
+                let data = Some(data).filter(|d| !d.is_null());
+                (kind, String::new(), data, None, model)
+            }
+        };
+        EventRow {
+            id,
+            session_id,
+            seq: 0,
+            kind,
+            content,
+            data,
+            created_at,
+            title,
+            model,
+        }
+    }
+}
+
+/// One stored event as read back.
+#[derive(Debug, Clone)]
+pub(crate) struct StoredEvent {
+    pub seq: i64,
+    pub kind: String,
+    pub content: String,
+    /// The JSON text, if any.
+    pub data: Option<String>,
+}
+
+impl StoredEvent {
+    /// Back to what the agent recorded; a message whose data does not fit its kind is
+    /// damage, reported with its position.
+    pub fn into_record(self, session_id: &str) -> Result<Record, StoreError> {
+        let data: Value = match &self.data {
+            Some(text) => serde_json::from_str(text).map_err(|e| damaged(session_id, self.seq, &e))?,
+            None => Value::Null,
+        };
+        match Kind::parse(&self.kind) {
+            Some(kind) => Message::from_parts(kind, self.content, data)
+                .map(Record::Message)
+                .ok_or_else(|| damaged(session_id, self.seq, &"data does not match its kind")),
+            None => Ok(Record::Marker {
+                kind: self.kind,
+                data,
+            }),
+        }
+    }
+}
+
+fn damaged(session_id: &str, seq: i64, why: &dyn std::fmt::Display) -> StoreError {
+    StoreError::Other(format!(
+        "session {session_id}: stored event {seq} is damaged: {why}"
+    ))
+}
+
+/// Which sessions a read wants.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Select<'a> {
+    /// Every session, newest first.
+    All,
+    /// The newest session of this working directory.
+    LatestIn(&'a str),
+    /// The session with exactly this id.
+    Id(&'a str),
+    /// Up to two sessions whose id starts with this (enough to tell ambiguity).
+    Prefix(&'a str),
+}
+
+/// The canonical kinds, as SQL string literals for `kind IN (…)`.
+pub(crate) const MESSAGE_KINDS_SQL: &str = "'system','user','assistant','tool_call','tool_result'";
+
+/// `prefix` escaped for `LIKE … ESCAPE '\'`, with the trailing `%`.
+pub(crate) fn like_prefix(prefix: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + 1);
+    for c in prefix.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+/// The database side of the store.
+#[async_trait]
+pub(crate) trait Backend: Send + Sync {
+    /// Writes the session row unless it exists.
+    async fn insert_session(&self, meta: &SessionMeta, at: &str) -> Result<(), DbError>;
+    /// The highest `seq` of a session (0 when it has none).
+    async fn max_seq(&self, session_id: &str) -> Result<i64, DbError>;
+    /// Inserts the event and updates its session (updated_at, title, model) together.
+    async fn insert_event(&self, row: &EventRow) -> Result<(), DbError>;
+    /// Whether an event with this id is stored.
+    async fn event_exists(&self, id: &str) -> Result<bool, DbError>;
+    /// Sessions with their message counts, newest (last updated) first.
+    async fn sessions(&self, select: Select<'_>) -> Result<Vec<SessionInfo>, DbError>;
+    /// How many session ids start with `prefix`.
+    async fn count_prefix(&self, prefix: &str) -> Result<i64, DbError>;
+    /// A session's events in `seq` order.
+    async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError>;
+}
+
+/// Why opening a database failed.
+#[derive(Debug)]
+pub(crate) enum OpenError {
+    /// Worth retrying later (server down, folder not creatable yet, locked).
+    Unavailable(String),
+    /// Retrying cannot help (schema too new, not a database, bad URL).
+    Fatal(StoreError),
+}
+
+impl From<DbError> for OpenError {
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::Unavailable(why) => OpenError::Unavailable(why),
+            other => OpenError::Fatal(other.into()),
+        }
+    }
+}
+
+/// The newest schema version a migrator knows.
+pub(crate) fn known_version(migrator: &sqlx::migrate::Migrator) -> i64 {
+    migrator.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
+/// `TooNew` when the database has a migration newer than this binary knows.
+pub(crate) fn check_applied(
+    applied: Option<i64>,
+    migrator: &sqlx::migrate::Migrator,
+) -> Result<(), OpenError> {
+    let known = known_version(migrator);
+    match applied {
+        Some(found) if found > known => Err(OpenError::Fatal(StoreError::TooNew { found, known })),
+        _ => Ok(()),
+    }
+}
+
+/// Maps a failed migration run; `db` sorts database errors as for any statement.
+pub(crate) fn migrate_failed(
+    e: sqlx::migrate::MigrateError,
+    migrator: &sqlx::migrate::Migrator,
+    classify_db: impl Fn(sqlx::Error) -> DbError,
+) -> OpenError {
+    use sqlx::migrate::MigrateError;
+    let known = known_version(migrator);
+    match e {
+        MigrateError::VersionMissing(found) if found > known => {
+            OpenError::Fatal(StoreError::TooNew { found, known })
+        }
+        MigrateError::Execute(e) => classify_db(e).into(),
+        other => OpenError::Fatal(StoreError::Other(format!(
+            "cannot update the database schema: {other}"
+        ))),
+    }
+}
+
+/// The first non-empty line of a user message, trimmed, at most 80 characters.
+pub fn title_of(text: &str) -> Option<String> {
+    const MAX: usize = 80;
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if line.chars().count() <= MAX {
+        return Some(line.to_string());
+    }
+    let mut cut: String = line.chars().take(MAX - 1).collect();
+    cut.truncate(cut.trim_end().len());
+    cut.push('…');
+    Some(cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn title_is_first_nonempty_line_trimmed() {
+        assert_eq!(
+            title_of("\n  fix the parser  \nmore").as_deref(),
+            Some("fix the parser")
+        );
+        assert_eq!(title_of("   \n\t"), None);
+        let long = "word ".repeat(40);
+        let t = title_of(&long).unwrap();
+        assert_eq!(t.chars().count(), 80);
+        assert!(t.ends_with("word…"), "{t}");
+        let wide = "é".repeat(100);
+        assert_eq!(title_of(&wide).unwrap().chars().count(), 80);
+    }
+
+    #[test]
+    fn like_prefix_escapes_wildcards() {
+        assert_eq!(like_prefix("a%b_c\\"), "a\\%b\\_c\\\\%");
+    }
+
+    #[test]
+    fn rows_carry_title_and_model() {
+        let r = EventRow::new(
+            "e".into(),
+            "s".into(),
+            Record::Message(Message::user("hello\nworld")),
+            "t".into(),
+        );
+        assert_eq!(r.kind, "user");
+        assert_eq!(r.title.as_deref(), Some("hello"));
+        assert!(r.data.is_none());
+        let r = EventRow::new(
+            "e".into(),
+            "s".into(),
+            Record::Marker {
+                kind: "model".into(),
+                data: serde_json::json!({"model": "m2"}),
+            },
+            "t".into(),
+        );
+        assert_eq!(r.model.as_deref(), Some("m2"));
+        assert_eq!(r.content, "");
+    }
+
+    #[test]
+    fn damaged_rows_are_reported_with_their_seq() {
+        let e = StoredEvent {
+            seq: 7,
+            kind: "tool_call".into(),
+            content: "x".into(),
+            data: Some("{\"nope\":1}".into()),
+        };
+        let err = e.into_record("abc").unwrap_err().to_string();
+        assert!(err.contains("abc") && err.contains("event 7"), "{err}");
+        let e = StoredEvent {
+            seq: 8,
+            kind: "usage".into(),
+            content: String::new(),
+            data: Some("not json".into()),
+        };
+        assert!(e.into_record("abc").is_err());
+    }
+}

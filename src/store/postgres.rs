@@ -1,0 +1,253 @@
+//! The PostgreSQL backend: connects, applies the embedded migrations, and runs the
+//! store's statements (`data` as JSONB). No retry policy here.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
+use sqlx::{Connection, Row};
+
+use super::backend::{
+    Backend, DbError, EventRow, MESSAGE_KINDS_SQL, OpenError, Select, StoredEvent, check_applied, classify,
+    like_prefix, migrate_failed,
+};
+use super::{SessionInfo, SessionMeta, StoreError};
+
+/// The PostgreSQL schema, embedded in the binary.
+pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// SQLSTATE prefixes that mean "not now": connection exceptions, insufficient
+/// resources, operator intervention (shutdown), transaction rollback, system errors.
+const TRANSIENT_STATES: [&str; 5] = ["08", "53", "57", "40", "58"];
+
+fn sort(e: sqlx::Error) -> DbError {
+    classify(e, |d| {
+        let code = d.code().map(|c| c.to_string()).unwrap_or_default();
+        let text = format!("{} (SQLSTATE {code})", d.message());
+        if TRANSIENT_STATES.iter().any(|p| code.starts_with(p)) {
+            DbError::Unavailable(text)
+        } else {
+            DbError::Rejected(text)
+        }
+    })
+}
+
+/// An open PostgreSQL database.
+pub(crate) struct Postgres {
+    pool: PgPool,
+}
+
+/// Connects once directly (so a failure names its real cause), then opens the pool and
+/// brings the schema up to date.
+pub(crate) async fn connect(url: &str, timeout: Duration) -> Result<Arc<dyn Backend>, OpenError> {
+    let options: PgConnectOptions = url
+        .parse()
+        .map_err(|e| OpenError::Fatal(StoreError::Other(format!("invalid database_url: {e}"))))?;
+    let options = options.application_name("ikigai");
+    let mut first = match tokio::time::timeout(timeout, sqlx::PgConnection::connect_with(&options)).await {
+        Ok(Ok(conn)) => conn,
+        Ok(Err(e)) => return Err(sort(e).into()),
+        Err(_) => return Err(OpenError::Unavailable("cannot connect (timed out)".into())),
+    };
+    let has_table: bool = sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
+        .fetch_one(&mut first)
+        .await
+        .map_err(|e| OpenError::from(sort(e)))?;
+    let applied: Option<i64> = if has_table {
+        sqlx::query_scalar("SELECT max(version) FROM _sqlx_migrations")
+            .fetch_one(&mut first)
+            .await
+            .map_err(|e| OpenError::from(sort(e)))?
+    } else {
+        None
+    };
+    let _ = first.close().await;
+    check_applied(applied, &MIGRATOR)?;
+    let pool = PgPoolOptions::new()
+        .max_connections(4)
+        .acquire_timeout(timeout)
+        .connect_lazy_with(options);
+    MIGRATOR
+        .run(&pool)
+        .await
+        .map_err(|e| migrate_failed(e, &MIGRATOR, sort))?;
+    Ok(Arc::new(Postgres { pool }))
+}
+
+/// PostgreSQL text and JSONB cannot hold U+0000; it is stored as U+FFFD.
+fn without_nul(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\0') {
+        s.replace('\0', "\u{FFFD}").into()
+    } else {
+        s.into()
+    }
+}
+
+fn json_without_nul(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(without_nul(s).into_owned()),
+        Value::Array(a) => Value::Array(a.iter().map(json_without_nul).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (without_nul(k).into_owned(), json_without_nul(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+const TS: &str = "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'";
+
+fn session_sql(filter: &str, limit: &str) -> String {
+    format!(
+        "SELECT s.id, to_char(s.created_at AT TIME ZONE 'UTC', {TS}) AS created_at, \
+         to_char(s.updated_at AT TIME ZONE 'UTC', {TS}) AS updated_at, s.cwd, s.provider, s.model, s.title, \
+         (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind IN ({MESSAGE_KINDS_SQL})) \
+         AS messages FROM sessions s {filter} ORDER BY s.updated_at DESC, s.id DESC {limit}"
+    )
+}
+
+fn session_info(row: &PgRow) -> Result<SessionInfo, sqlx::Error> {
+    Ok(SessionInfo {
+        id: row.try_get("id")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        cwd: row.try_get("cwd")?,
+        provider: row.try_get("provider")?,
+        model: row.try_get("model")?,
+        messages: row.try_get("messages")?,
+        title: row.try_get("title")?,
+    })
+}
+
+#[async_trait]
+impl Backend for Postgres {
+    async fn insert_session(&self, meta: &SessionMeta, at: &str) -> Result<(), DbError> {
+        sqlx::query(
+            "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model) \
+             VALUES ($1, $2::timestamptz, $2::timestamptz, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(without_nul(&meta.id))
+        .bind(at)
+        .bind(without_nul(&meta.cwd))
+        .bind(without_nul(&meta.provider))
+        .bind(without_nul(&meta.model))
+        .execute(&self.pool)
+        .await
+        .map_err(sort)?;
+        Ok(())
+    }
+
+    async fn max_seq(&self, session_id: &str) -> Result<i64, DbError> {
+        let max: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM events WHERE session_id = $1")
+            .bind(without_nul(session_id))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(sort)?;
+        Ok(max.unwrap_or(0))
+    }
+
+    async fn insert_event(&self, row: &EventRow) -> Result<(), DbError> {
+        let data = row.data.as_ref().map(|d| json_without_nul(d).to_string());
+        let mut tx = self.pool.begin().await.map_err(sort)?;
+        sqlx::query(
+            "INSERT INTO events (id, session_id, seq, kind, content, data, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::timestamptz)",
+        )
+        .bind(&row.id)
+        .bind(without_nul(&row.session_id))
+        .bind(row.seq)
+        .bind(without_nul(&row.kind))
+        .bind(without_nul(&row.content))
+        .bind(data)
+        .bind(&row.created_at)
+        .execute(&mut *tx)
+        .await
+        .map_err(sort)?;
+        sqlx::query(
+            "UPDATE sessions SET updated_at = greatest(updated_at, $1::timestamptz), \
+             title = coalesce(title, $2), model = coalesce($3, model) WHERE id = $4",
+        )
+        .bind(&row.created_at)
+        .bind(row.title.as_deref().map(without_nul))
+        .bind(row.model.as_deref().map(without_nul))
+        .bind(without_nul(&row.session_id))
+        .execute(&mut *tx)
+        .await
+        .map_err(sort)?;
+        tx.commit().await.map_err(sort)
+    }
+
+    async fn event_exists(&self, id: &str) -> Result<bool, DbError> {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM events WHERE id = $1")
+            .bind(id)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(sort)?;
+        Ok(n > 0)
+    }
+
+    async fn sessions(&self, select: Select<'_>) -> Result<Vec<SessionInfo>, DbError> {
+        let (sql, arg) = match select {
+            Select::All => (session_sql("", ""), None),
+            Select::LatestIn(cwd) => (session_sql("WHERE s.cwd = $1", "LIMIT 1"), Some(cwd.to_string())),
+            Select::Id(id) => (session_sql("WHERE s.id = $1", ""), Some(id.to_string())),
+            Select::Prefix(p) => (
+                session_sql("WHERE s.id LIKE $1 ESCAPE '\\'", "LIMIT 2"),
+                Some(like_prefix(p)),
+            ),
+        };
+        let mut q = sqlx::query(&sql);
+        if let Some(arg) = arg {
+            q = q.bind(without_nul(&arg).into_owned());
+        }
+        let rows = q.fetch_all(&self.pool).await.map_err(sort)?;
+        rows.iter().map(|r| session_info(r).map_err(sort)).collect()
+    }
+
+    async fn count_prefix(&self, prefix: &str) -> Result<i64, DbError> {
+        sqlx::query_scalar("SELECT count(*) FROM sessions WHERE id LIKE $1 ESCAPE '\\'")
+            .bind(without_nul(&like_prefix(prefix)).into_owned())
+            .fetch_one(&self.pool)
+            .await
+            .map_err(sort)
+    }
+
+    async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError> {
+        let rows = sqlx::query(
+            "SELECT seq, kind, content, data::text AS data FROM events WHERE session_id = $1 ORDER BY seq",
+        )
+        .bind(without_nul(session_id))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(sort)?;
+        rows.iter()
+            .map(|r| {
+                Ok(StoredEvent {
+                    seq: r.try_get("seq")?,
+                    kind: r.try_get("kind")?,
+                    content: r.try_get("content")?,
+                    data: r.try_get("data")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(sort)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nul_is_replaced_everywhere_in_json() {
+        let v = serde_json::json!({"a\u{0}": ["x\u{0}y", 1, {"k": "\u{0}"}]});
+        let clean = json_without_nul(&v).to_string();
+        assert!(!clean.contains("\\u0000"), "{clean}");
+        assert!(clean.contains("x\u{FFFD}y"), "{clean}");
+        assert_eq!(without_nul("plain"), "plain");
+    }
+}

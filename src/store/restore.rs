@@ -1,0 +1,176 @@
+//! Turns a stored session's records back into the conversation the agent continues:
+//! messages after the last `new` marker, the last model, token usage, and results for
+//! tool calls that never got one. Pure; the caller stores the repairs.
+
+use serde_json::Value;
+
+use super::Record;
+use crate::message::{Conversation, Message};
+
+/// What a resumed session starts from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Restored {
+    /// The canonical messages after the last `new` marker, in order, repairs appended.
+    pub conversation: Conversation,
+    /// The model of the last `model` marker anywhere in the session.
+    pub model: Option<String>,
+    /// Error results added for tool calls that had none (already in `conversation`);
+    /// the caller records them so the stored session matches.
+    pub repairs: Vec<Message>,
+    /// Input and output tokens of the `usage` markers after the last `new` marker.
+    pub usage: (u64, u64),
+}
+
+/// Rebuilds a session from its records.
+pub fn rebuild(records: &[Record]) -> Restored {
+    let is = |r: &Record, name: &str| matches!(r, Record::Marker { kind, .. } if kind == name);
+    let start = records.iter().rposition(|r| is(r, "new")).map_or(0, |i| i + 1);
+    let model = records.iter().rev().find_map(|r| match r {
+        Record::Marker { kind, data } if kind == "model" => {
+            data.get("model").and_then(Value::as_str).map(str::to_string)
+        }
+        _ => None,
+    });
+    let mut conversation = Conversation::new();
+    let mut usage = (0u64, 0u64);
+    for r in &records[start..] {
+        match r {
+            Record::Message(m) => conversation.push(m.clone()),
+            Record::Marker { kind, data } if kind == "usage" => {
+                let n = |k: &str| data.get(k).and_then(Value::as_u64).unwrap_or(0);
+                usage.0 = usage.0.saturating_add(n("input"));
+                usage.1 = usage.1.saturating_add(n("output"));
+            }
+            Record::Marker { .. } => {}
+        }
+    }
+    let repairs = conversation.repair_orphans();
+    Restored {
+        conversation,
+        model,
+        repairs,
+        usage,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{INTERRUPTED_TOOL_ERROR, Kind};
+    use serde_json::json;
+
+    fn marker(kind: &str, data: Value) -> Record {
+        Record::Marker {
+            kind: kind.into(),
+            data,
+        }
+    }
+
+    fn msg(m: Message) -> Record {
+        Record::Message(m)
+    }
+
+    #[test]
+    fn empty_session_rebuilds_to_nothing() {
+        assert_eq!(rebuild(&[]), Restored::default());
+    }
+
+    #[test]
+    fn keeps_messages_in_order_and_sums_usage() {
+        let records = vec![
+            marker("model", json!({"model": "m1"})),
+            msg(Message::user("list files")),
+            msg(Message::assistant("Sure.")),
+            msg(Message::tool_call("c1", "glob", r#"{"pattern":"*"}"#)),
+            msg(Message::tool_result(
+                "c1",
+                "glob",
+                "2 files",
+                r#"{"tool_success":true}"#,
+                true,
+            )),
+            marker("usage", json!({"input": 100, "output": 20})),
+            msg(Message::assistant("Two files.")),
+            marker("usage", json!({"input": 150, "output": 5})),
+        ];
+        let r = rebuild(&records);
+        let kinds: Vec<Kind> = r.conversation.messages.iter().map(|m| m.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                Kind::User,
+                Kind::Assistant,
+                Kind::ToolCall,
+                Kind::ToolResult,
+                Kind::Assistant
+            ]
+        );
+        assert_eq!(r.model.as_deref(), Some("m1"));
+        assert_eq!(r.usage, (250, 25));
+        assert!(r.repairs.is_empty());
+    }
+
+    #[test]
+    fn orphan_tool_calls_get_interrupted_results() {
+        let records = vec![
+            msg(Message::user("run it")),
+            msg(Message::tool_call("a", "bash", r#"{"command":"sleep 100"}"#)),
+            msg(Message::tool_call("b", "glob", "{}")),
+            msg(Message::tool_result("b", "glob", "0 files", "{}", true)),
+            marker("interrupted", json!({})),
+        ];
+        let r = rebuild(&records);
+        assert_eq!(r.repairs.len(), 1);
+        let fix = r.repairs[0].as_tool_result().unwrap();
+        assert_eq!(fix.tool_call_id, "a");
+        assert_eq!(fix.name, "bash");
+        assert!(!fix.success);
+        assert_eq!(r.repairs[0].content, INTERRUPTED_TOOL_ERROR);
+        assert_eq!(r.conversation.messages.last(), Some(&r.repairs[0]));
+        assert!(r.conversation.orphan_tool_calls().is_empty());
+        // Stored repairs make the next rebuild clean.
+        let mut again = records.clone();
+        again.extend(r.repairs.iter().cloned().map(Record::Message));
+        let r2 = rebuild(&again);
+        assert!(r2.repairs.is_empty());
+        assert_eq!(r2.conversation, r.conversation);
+    }
+
+    #[test]
+    fn only_messages_after_the_last_new_marker_count() {
+        let records = vec![
+            marker("model", json!({"model": "old"})),
+            msg(Message::user("first")),
+            msg(Message::tool_call("x", "bash", "{}")),
+            marker("usage", json!({"input": 9, "output": 9})),
+            marker("new", json!({})),
+            msg(Message::user("second")),
+            marker("new", json!({})),
+            marker("model", json!({"model": "new"})),
+            msg(Message::user("third")),
+            marker("usage", json!({"input": 1, "output": 2})),
+        ];
+        let r = rebuild(&records);
+        assert_eq!(r.conversation.messages, vec![Message::user("third")]);
+        assert!(r.repairs.is_empty(), "orphans before `new` are not repaired");
+        assert_eq!(r.model.as_deref(), Some("new"));
+        assert_eq!(r.usage, (1, 2));
+        let r = rebuild(&records[..6]);
+        assert_eq!(r.conversation.messages, vec![Message::user("second")]);
+        assert_eq!(r.model.as_deref(), Some("old"));
+    }
+
+    #[test]
+    fn odd_markers_are_ignored() {
+        let records = vec![
+            marker("model", json!({"name": "no model key"})),
+            marker("usage", json!({"input": "lots"})),
+            marker("something_else", Value::Null),
+            msg(Message::user("hi")),
+        ];
+        let r = rebuild(&records);
+        assert_eq!(r.model, None);
+        assert_eq!(r.usage, (0, 0));
+        assert_eq!(r.conversation.len(), 1);
+    }
+}

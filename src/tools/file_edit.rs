@@ -1,0 +1,152 @@
+//! The `file_edit` tool: replaces an exact string in a file (once, or everywhere with
+//! `replace_all`) and writes the result atomically. Changes nothing unless the match count
+//! is what was asked for.
+
+use std::path::Path;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::fsutil::{atomic_write, describe, resolve};
+use super::params::Params;
+use super::walk;
+use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
+
+/// Largest file file_edit loads into memory.
+const MAX_EDIT_SIZE: u64 = 64 * 1024 * 1024;
+
+pub struct FileEdit;
+
+#[async_trait]
+impl Tool for FileEdit {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: "file_edit".into(),
+            description: "Replace an exact piece of text in a file.\n\
+                `old_string` must match the \
+                file exactly, including whitespace and indentation, and exactly once unless \
+                `replace_all` is true; include a few surrounding lines to make it unique. When it \
+                matches zero or several times nothing is changed and the error says how many \
+                times it matched. The write is atomic."
+                .into(),
+            parameters: vec![
+                ParamSpec::new(
+                    "path",
+                    "string",
+                    "File to edit, relative to the working directory or absolute.",
+                    true,
+                ),
+                ParamSpec::new(
+                    "old_string",
+                    "string",
+                    "The exact text to replace (not empty).",
+                    true,
+                ),
+                ParamSpec::new("new_string", "string", "The text to put in its place.", true),
+                ParamSpec::new(
+                    "replace_all",
+                    "boolean",
+                    "Replace every occurrence instead of requiring exactly one; default false.",
+                    false,
+                ),
+            ],
+        }
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let schema = self.schema();
+        let p = Params::new(&args, &schema)?;
+        let shown = p.non_empty_string("path")?.to_string();
+        let old = p.non_empty_string("old_string")?.to_string();
+        let new = p.string("new_string")?.to_string();
+        let all = p.opt_bool("replace_all")?.unwrap_or(false);
+        let path = resolve(ctx, &shown);
+        walk::run_blocking(ctx, move |_| Ok(edit(&path, &shown, &old, &new, all))).await?
+    }
+}
+
+fn edit(path: &Path, shown: &str, old: &str, new: &str, all: bool) -> ToolOutput {
+    if old == new {
+        return ToolOutput::error("old_string and new_string are identical; nothing to change");
+    }
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => return ToolOutput::error(describe(&e, "File", shown)),
+    };
+    if meta.is_dir() {
+        return ToolOutput::error(format!("Is a directory: {shown}"));
+    }
+    if !meta.is_file() {
+        return ToolOutput::error(format!("Not a regular file: {shown}"));
+    }
+    if meta.len() > MAX_EDIT_SIZE {
+        return ToolOutput::error(format!(
+            "{shown} is {} bytes; file_edit handles files up to {MAX_EDIT_SIZE} bytes",
+            meta.len()
+        ));
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(describe(&e, "File", shown)),
+    };
+    let starts = find_all(&bytes, old.as_bytes());
+    let k = starts.len();
+    if k == 0 {
+        return ToolOutput::error(format!(
+            "old_string not found in {shown} (0 matches); it must match the file exactly, \
+             including whitespace and indentation. Nothing was changed."
+        ));
+    }
+    if k > 1 && !all {
+        return ToolOutput::error(format!(
+            "old_string matches {k} times in {shown}; include more surrounding text to make it \
+             unique, or set replace_all to true. Nothing was changed."
+        ));
+    }
+    let mut out = Vec::with_capacity(bytes.len() + k * new.len());
+    let mut at = 0;
+    for s in &starts {
+        out.extend_from_slice(&bytes[at..*s]);
+        out.extend_from_slice(new.as_bytes());
+        at = s + old.len();
+    }
+    out.extend_from_slice(&bytes[at..]);
+    if let Err(e) = atomic_write(path, shown, &out) {
+        return ToolOutput::error(e.to_string());
+    }
+    let noun = if k == 1 { "occurrence" } else { "occurrences" };
+    ToolOutput::new(
+        json!({"output": format!("Replaced {k} {noun} in {shown}"), "replacements": k}),
+        format!("{k} {noun} replaced"),
+    )
+}
+
+/// Starts of the non-overlapping occurrences of `needle`, left to right.
+fn find_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
+    if let (Ok(h), Ok(n)) = (std::str::from_utf8(hay), std::str::from_utf8(needle)) {
+        return h.match_indices(n).map(|(i, _)| i).collect();
+    }
+    let mut starts = Vec::new();
+    let mut i = 0;
+    while i + needle.len() <= hay.len() {
+        if hay[i..].starts_with(needle) {
+            starts.push(i);
+            i += needle.len();
+        } else {
+            i += 1;
+        }
+    }
+    starts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_non_overlapping_matches_in_text_and_bytes() {
+        assert_eq!(find_all(b"aaaa", b"aa"), vec![0, 2]);
+        assert_eq!(find_all(b"xyz", b"q"), Vec::<usize>::new());
+        assert_eq!(find_all(b"\xffab\xffab", b"ab"), vec![1, 4]);
+    }
+}

@@ -1,0 +1,221 @@
+//! The `file_read` tool: returns a text file's contents, or a window of its lines, read in
+//! chunks and capped while reading. Refuses directories, binary and special files.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+
+use super::fsutil::{describe, resolve};
+use super::output::{CappedBuf, Total};
+use super::params::Params;
+use super::walk;
+use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
+
+/// How much of the start of a file is checked for NUL bytes.
+const SNIFF: usize = 8 * 1024;
+const CHUNK: usize = 64 * 1024;
+
+pub struct FileRead;
+
+#[async_trait]
+impl Tool for FileRead {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: "file_read".into(),
+            description: "Read a text file, or a window of its lines.\n\
+                Returns its contents exactly (no line numbers added). \
+                For a large file, read a window of lines with `offset` (first line, 1-based) and \
+                `limit` (number of lines); a result cut at the size limit says so and gives \
+                `next_offset`. Binary files are refused with their size; use list_dir for \
+                directories."
+                .into(),
+            parameters: vec![
+                ParamSpec::new(
+                    "path",
+                    "string",
+                    "File to read, relative to the working directory or absolute.",
+                    true,
+                ),
+                ParamSpec::new(
+                    "offset",
+                    "integer",
+                    "First line to return, 1-based; default 1.",
+                    false,
+                ),
+                ParamSpec::new(
+                    "limit",
+                    "integer",
+                    "Most lines to return; default: to the end of the file.",
+                    false,
+                ),
+            ],
+        }
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let schema = self.schema();
+        let p = Params::new(&args, &schema)?;
+        let shown = p.non_empty_string("path")?.to_string();
+        let offset = p.opt_u64("offset", 1)?.unwrap_or(1);
+        let limit = p.opt_u64("limit", 1)?;
+        let path = resolve(ctx, &shown);
+        let cap = ctx.max_output_size;
+        walk::run_blocking(ctx, move |_| read(&path, &shown, offset, limit, cap)).await?
+    }
+}
+
+fn read(
+    path: &Path,
+    shown: &str,
+    offset: u64,
+    limit: Option<u64>,
+    cap: usize,
+) -> Result<ToolOutput, ToolError> {
+    let fail = |e: io::Error| Ok(ToolOutput::error(describe(&e, "File", shown)));
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => return fail(e),
+    };
+    if meta.is_dir() {
+        return Ok(ToolOutput::error(format!(
+            "Is a directory: {shown} (use list_dir)"
+        )));
+    }
+    if !meta.is_file() {
+        return Ok(ToolOutput::error(format!("Not a regular file: {shown}")));
+    }
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => return fail(e),
+    };
+    let mut chunk = vec![0u8; CHUNK];
+    let mut filled = 0;
+    // The first read may be short; fill the sniff window before deciding.
+    while filled < SNIFF {
+        match file.read(&mut chunk[filled..SNIFF]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return fail(e),
+        }
+    }
+    if chunk[..filled].contains(&0) {
+        return Ok(ToolOutput::error(format!(
+            "Binary file: {shown} ({} bytes); file_read shows text files only",
+            meta.len()
+        )));
+    }
+
+    let mut window = Window::new(offset, limit, cap);
+    let mut more = window.feed(&chunk[..filled]);
+    while more {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return fail(e),
+        };
+        more = window.feed(&chunk[..n]);
+    }
+    let stopped_early = !more;
+    if offset > 1 && window.out.total() == 0 {
+        let lines = if window.at_line_start {
+            window.line - 1
+        } else {
+            window.line
+        };
+        return Ok(ToolOutput::error(format!(
+            "offset {offset} is past the end of {shown} ({lines} lines)"
+        )));
+    }
+    let next_line = offset + window.kept_newlines();
+    let whole_file = offset == 1 && limit.is_none();
+    let total = if whole_file {
+        Total::Exact(meta.len())
+    } else if stopped_early && window.out.is_full() {
+        Total::AtLeast(window.out.total())
+    } else {
+        Total::Exact(window.out.total())
+    };
+    let capped = window.out.finish_with(total);
+    let shown_lines = next_line - offset;
+    let mut result = Map::new();
+    result.insert("output".into(), Value::String(capped.text.clone()));
+    capped.mark(&mut result);
+    let mut summary = if shown_lines == 1 {
+        "1 line".to_string()
+    } else {
+        format!("{shown_lines} lines")
+    };
+    if capped.truncated {
+        result.insert("next_offset".into(), json!(next_line));
+        summary.push_str(" (truncated)");
+    }
+    if capped.lossy {
+        result.insert(
+            "note".into(),
+            json!("The file is not valid UTF-8; invalid bytes are shown as U+FFFD."),
+        );
+        summary.push_str(" (not UTF-8)");
+    }
+    Ok(ToolOutput::new(Value::Object(result), summary))
+}
+
+/// Picks the requested lines out of a stream of chunks into a capped buffer.
+struct Window {
+    offset: u64,
+    /// One past the last line wanted.
+    end: Option<u64>,
+    /// The line the next byte belongs to.
+    line: u64,
+    at_line_start: bool,
+    out: CappedBuf,
+}
+
+impl Window {
+    fn new(offset: u64, limit: Option<u64>, cap: usize) -> Self {
+        Window {
+            offset,
+            end: limit.map(|l| offset.saturating_add(l)),
+            line: 1,
+            at_line_start: true,
+            out: CappedBuf::new(cap),
+        }
+    }
+
+    /// Takes the next chunk; returns false when nothing more is wanted.
+    fn feed(&mut self, mut bytes: &[u8]) -> bool {
+        while !bytes.is_empty() {
+            if self.end.is_some_and(|e| self.line >= e) {
+                return false;
+            }
+            let (piece, rest, ends_line) = match bytes.iter().position(|&b| b == b'\n') {
+                Some(i) => (&bytes[..=i], &bytes[i + 1..], true),
+                None => (bytes, &[][..], false),
+            };
+            if self.line >= self.offset && !self.out.push(piece) {
+                return false;
+            }
+            self.at_line_start = ends_line;
+            if ends_line {
+                self.line += 1;
+            }
+            bytes = rest;
+        }
+        self.end.is_none_or(|e| self.line < e)
+    }
+
+    /// Newlines among the kept bytes (a cut partial line is read again from `next_offset`).
+    fn kept_newlines(&self) -> u64 {
+        let kept = self.out.kept();
+        let n = kept.iter().filter(|&&b| b == b'\n').count() as u64;
+        if !kept.is_empty() && !kept.ends_with(b"\n") && !self.out.is_full() {
+            n + 1
+        } else {
+            n
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! The `grep` tool: searches file contents with a regex like ripgrep does (grep-searcher,
+//! grep-regex, the `ignore` walker): ignored and binary files are skipped, results are
+//! `path:line: text`, sorted by path, capped while collected.
+
+use std::io;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use globset::{GlobBuilder, GlobMatcher};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use ignore::WalkState;
+use serde_json::{Map, Value, json};
+
+use super::fsutil::{describe, resolve};
+use super::output::{SortedCapped, content_limit};
+use super::params::Params;
+use super::walk::{self, Stop};
+use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
+
+/// Longest line shown; the rest of a longer line (minified code) is elided.
+const MAX_LINE: usize = 1000;
+
+pub struct Grep;
+
+#[async_trait]
+impl Tool for Grep {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: "grep".into(),
+            description: "Search file contents with a regular expression, like ripgrep.\n\
+                Rust regex syntax. Returns matching lines as `path:line: text`, sorted by path, and the \
+                number of matching lines. Searches `path` recursively (a file or a directory), \
+                skipping binary files, files ignored by .gitignore/.ignore and the .git \
+                directory. Lines longer than 1000 bytes are shortened."
+                .into(),
+            parameters: vec![
+                ParamSpec::new(
+                    "pattern",
+                    "string",
+                    "Regular expression, e.g. `fn\\s+main` or `TODO|FIXME`.",
+                    true,
+                ),
+                ParamSpec::new(
+                    "path",
+                    "string",
+                    "File or directory to search; default: the working directory.",
+                    false,
+                ),
+                ParamSpec::new(
+                    "glob",
+                    "string",
+                    "Only search files matching this glob, e.g. `*.rs` (matched against the file \
+                     name) or `src/**/*.ts` (matched against the path under `path`).",
+                    false,
+                ),
+                ParamSpec::new(
+                    "case_insensitive",
+                    "boolean",
+                    "Ignore case; default false.",
+                    false,
+                ),
+            ],
+        }
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let schema = self.schema();
+        let p = Params::new(&args, &schema)?;
+        let pattern = p.non_empty_string("pattern")?.to_string();
+        let given = p.opt_string("path")?.map(str::to_string);
+        let file_glob = p.opt_string("glob")?.map(str::to_string);
+        let case_insensitive = p.opt_bool("case_insensitive")?.unwrap_or(false);
+        let shown = given.clone().unwrap_or_else(|| ".".into());
+        let base = resolve(ctx, &shown);
+
+        let matcher = match RegexMatcherBuilder::new()
+            .case_insensitive(case_insensitive)
+            .line_terminator(Some(b'\n'))
+            .build(&pattern)
+        {
+            Ok(m) => m,
+            Err(e) => return Ok(ToolOutput::error(format!("Invalid regex {pattern:?}: {e}"))),
+        };
+        let filter = match file_glob.as_deref().map(FileFilter::new).transpose() {
+            Ok(f) => f,
+            Err(e) => return Ok(ToolOutput::error(e)),
+        };
+        let meta = match std::fs::metadata(&base) {
+            Ok(m) => m,
+            Err(e) => return Ok(ToolOutput::error(describe(&e, "Path", &shown))),
+        };
+
+        let cap = ctx.max_output_size;
+        let (found, totals, stopped, text_file) = walk::run_blocking(ctx, move |stop| {
+            let job = Job {
+                matcher,
+                filter,
+                cap,
+                found: Mutex::new(SortedCapped::new(cap)),
+                lines: AtomicU64::new(0),
+                files: AtomicU64::new(0),
+            };
+            let mut text_file = true;
+            if meta.is_dir() {
+                job.walk(&base, given.as_deref(), stop);
+            } else {
+                text_file = job.search_file(&mut searcher(), &base, shown.clone());
+            }
+            let totals = (
+                job.lines.load(Ordering::Relaxed),
+                job.files.load(Ordering::Relaxed),
+            );
+            let found = job.found.into_inner().unwrap_or_else(|e| e.into_inner());
+            (found, totals, stop.timed_out(), text_file)
+        })
+        .await?;
+        if !text_file {
+            let shown = p.opt_string("path")?.unwrap_or(".");
+            return Ok(ToolOutput::error(format!(
+                "Binary file: {shown} (grep searches text files only)"
+            )));
+        }
+        let capped = found.finish(cap, stopped);
+        if stopped {
+            return Err(walk::timeout_error(ctx, capped.text));
+        }
+        let (lines, files) = totals;
+        let mut result = Map::new();
+        result.insert("output".into(), Value::String(capped.text.clone()));
+        result.insert("count".into(), json!(lines));
+        capped.mark(&mut result);
+        let summary = match (lines, files) {
+            (0, _) => "no matches".to_string(),
+            (1, _) => "1 match".to_string(),
+            (n, 1) => format!("{n} matches in 1 file"),
+            (n, f) => format!("{n} matches in {f} files"),
+        };
+        Ok(ToolOutput::new(Value::Object(result), summary))
+    }
+}
+
+/// The `glob` parameter: a pattern with a `/` is matched against the path under the base,
+/// one without against the file name (as `rg -g` does).
+struct FileFilter {
+    matcher: GlobMatcher,
+    whole_path: bool,
+}
+
+impl FileFilter {
+    fn new(glob: &str) -> Result<Self, String> {
+        let glob = glob.trim_start_matches("./");
+        let g = GlobBuilder::new(glob)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("Invalid glob {glob:?}: {e}"))?;
+        Ok(FileFilter {
+            matcher: g.compile_matcher(),
+            whole_path: glob.contains('/'),
+        })
+    }
+
+    fn accepts(&self, rel: &Path) -> bool {
+        if self.whole_path {
+            self.matcher.is_match(rel)
+        } else {
+            rel.file_name().is_some_and(|n| self.matcher.is_match(n))
+        }
+    }
+}
+
+fn searcher() -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        .build()
+}
+
+struct Job {
+    matcher: RegexMatcher,
+    filter: Option<FileFilter>,
+    cap: usize,
+    found: Mutex<SortedCapped>,
+    lines: AtomicU64,
+    files: AtomicU64,
+}
+
+impl Job {
+    fn walk(&self, base: &Path, given: Option<&str>, stop: &Stop) {
+        walk::builder(base).build_parallel().run(|| {
+            let mut searcher = searcher();
+            Box::new(move |entry| {
+                if stop.should_stop() {
+                    return WalkState::Quit;
+                }
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                if walk::is_git_dir(&entry) {
+                    return WalkState::Skip;
+                }
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    return WalkState::Continue;
+                }
+                let rel = entry.path().strip_prefix(base).unwrap_or(entry.path());
+                if self.filter.as_ref().is_some_and(|f| !f.accepts(rel)) {
+                    return WalkState::Continue;
+                }
+                let _ = self.search_file(&mut searcher, entry.path(), walk::display_join(given, rel));
+                WalkState::Continue
+            })
+        });
+    }
+
+    /// Searches one file; returns false when it turned out to be binary.
+    fn search_file(&self, searcher: &mut Searcher, path: &Path, shown: String) -> bool {
+        let mut sink = Collect {
+            shown: &shown,
+            text: String::new(),
+            limit: content_limit(self.cap),
+            total: 0,
+            count: 0,
+            binary: false,
+        };
+        // Unreadable files are skipped, as ripgrep does when walking.
+        if searcher.search_path(&self.matcher, path, &mut sink).is_err() || sink.binary || sink.count == 0 {
+            return !sink.binary;
+        }
+        self.lines.fetch_add(sink.count, Ordering::Relaxed);
+        self.files.fetch_add(1, Ordering::Relaxed);
+        let (text, total) = (sink.text, sink.total);
+        if let Ok(mut found) = self.found.lock() {
+            found.insert(shown, text, total);
+        }
+        true
+    }
+}
+
+/// Collects one file's matches as `path:line: text` lines, up to the output limit.
+struct Collect<'a> {
+    shown: &'a str,
+    text: String,
+    limit: usize,
+    total: u64,
+    count: u64,
+    binary: bool,
+}
+
+impl Sink for Collect<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.count += 1;
+        let mut line = mat.bytes();
+        while let [rest @ .., b'\n' | b'\r'] = line {
+            line = rest;
+        }
+        let number = mat.line_number().unwrap_or(0);
+        let cut = if line.len() > MAX_LINE {
+            super::output::utf8_floor(&line[..MAX_LINE])
+        } else {
+            line.len()
+        };
+        let elided = if cut < line.len() {
+            format!(" […{} more bytes]", line.len() - cut)
+        } else {
+            String::new()
+        };
+        let len = self.shown.len() + digits(number) + 3 + cut + elided.len() + 1;
+        self.total += len as u64;
+        if self.text.len() < self.limit {
+            self.text.push_str(self.shown);
+            self.text.push(':');
+            self.text.push_str(&number.to_string());
+            self.text.push_str(": ");
+            self.text.push_str(&String::from_utf8_lossy(&line[..cut]));
+            self.text.push_str(&elided);
+            self.text.push('\n');
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _offset: u64) -> Result<bool, io::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_filter_matches_names_or_paths() {
+        let f = FileFilter::new("*.rs").unwrap();
+        assert!(f.accepts(Path::new("src/deep/a.rs")));
+        assert!(!f.accepts(Path::new("src/a.txt")));
+        let f = FileFilter::new("src/*.rs").unwrap();
+        assert!(f.accepts(Path::new("src/a.rs")));
+        assert!(!f.accepts(Path::new("src/deep/a.rs")));
+        assert!(FileFilter::new("a[").is_err());
+        assert_eq!(digits(0), 1);
+        assert_eq!(digits(9), 1);
+        assert_eq!(digits(10), 2);
+    }
+}

@@ -36,8 +36,18 @@ fn conversation(n: usize) -> Vec<Message> {
     let mut i = 0;
     while h.len() < n {
         h.push(Message::user(format!("question number {i}: what does parse do?")));
-        h.push(Message::tool_call(format!("c{i}"), "glob", r#"{"pattern":"*.rs"}"#));
-        h.push(Message::tool_result(format!("c{i}"), "glob", "3 files", out.clone(), true));
+        h.push(Message::tool_call(
+            format!("c{i}"),
+            "glob",
+            r#"{"pattern":"*.rs"}"#,
+        ));
+        h.push(Message::tool_result(
+            format!("c{i}"),
+            "glob",
+            "3 files",
+            out.clone(),
+            true,
+        ));
         h.push(Message::assistant(ANSWER));
         i += 1;
     }
@@ -59,11 +69,15 @@ fn benches(c: &mut Criterion) {
                 Instant::now(),
             );
             let mut screen = Screen::new(TestBackend::new(100, 40), 3).unwrap_or_else(|e| panic!("{e}"));
-            screen.render(&mut a, Instant::now()).unwrap_or_else(|e| panic!("{e}"));
+            screen
+                .render(&mut a, Instant::now())
+                .unwrap_or_else(|e| panic!("{e}"));
         })
     });
 
-    let big: String = (0..16_000).map(|i| format!("{i:>8} some tool output text here\n")).collect();
+    let big: String = (0..16_000)
+        .map(|i| format!("{i:>8} some tool output text here\n"))
+        .collect();
     let mb = serde_json::json!({"tool_success": true, "result": {"output": big}}).to_string();
     let mut g = c.benchmark_group("tool_output");
     g.throughput(Throughput::Bytes(mb.len() as u64));
@@ -71,13 +85,27 @@ fn benches(c: &mut Criterion) {
     g.bench_function("tool_output_1mb_to_scrollback", |b| {
         b.iter(|| {
             let mut a = app();
-            a.on_agent_event(Event::ToolCallStarted { id: "c".into(), name: "bash".into(), arguments: "{}".into() }, Instant::now());
             a.on_agent_event(
-                Event::ToolCallFinished { id: "c".into(), summary: "exit 0".into(), output: mb.clone(), success: true },
+                Event::ToolCallStarted {
+                    id: "c".into(),
+                    name: "bash".into(),
+                    arguments: "{}".into(),
+                },
+                Instant::now(),
+            );
+            a.on_agent_event(
+                Event::ToolCallFinished {
+                    id: "c".into(),
+                    summary: "exit 0".into(),
+                    output: mb.clone(),
+                    success: true,
+                },
                 Instant::now(),
             );
             let mut screen = Screen::new(TestBackend::new(100, 40), 3).unwrap_or_else(|e| panic!("{e}"));
-            screen.render(&mut a, Instant::now()).unwrap_or_else(|e| panic!("{e}"));
+            screen
+                .render(&mut a, Instant::now())
+                .unwrap_or_else(|e| panic!("{e}"));
         })
     });
     g.finish();
@@ -91,7 +119,9 @@ fn benches(c: &mut Criterion) {
     c.bench_function("live_frame_100x40", |b| {
         b.iter(|| {
             a.on_agent_event(Event::TextDelta { text: "word ".into() }, Instant::now());
-            screen.render(&mut a, Instant::now()).unwrap_or_else(|e| panic!("{e}"));
+            screen
+                .render(&mut a, Instant::now())
+                .unwrap_or_else(|e| panic!("{e}"));
         })
     });
 
@@ -106,13 +136,25 @@ fn benches(c: &mut Criterion) {
         let tokens: Vec<&str> = ANSWER.split_inclusive(' ').collect();
         let mut i = 0usize;
         b.iter(|| {
-            a.on_agent_event(Event::TextDelta { text: tokens[i % tokens.len()].to_string() }, Instant::now());
+            a.on_agent_event(
+                Event::TextDelta {
+                    text: tokens[i % tokens.len()].to_string(),
+                },
+                Instant::now(),
+            );
             i += 1;
             if i % 2000 == 0 {
-                a.on_agent_event(Event::TurnEnded { reason: ikigai::protocol::TurnEndReason::Done }, Instant::now());
+                a.on_agent_event(
+                    Event::TurnEnded {
+                        reason: ikigai::protocol::TurnEndReason::Done,
+                    },
+                    Instant::now(),
+                );
                 a.on_agent_event(Event::TurnStarted, Instant::now());
             }
-            screen.render(&mut a, Instant::now()).unwrap_or_else(|e| panic!("{e}"));
+            screen
+                .render(&mut a, Instant::now())
+                .unwrap_or_else(|e| panic!("{e}"));
         })
     });
     g.finish();

@@ -228,6 +228,7 @@ impl App {
                 }
                 self.session_id = id;
             }
+            Event::ModelChanged { model } => self.model = model,
             Event::TurnStarted => {
                 if self.turn.is_none() {
                     self.turn = Some(Turn::new(now));

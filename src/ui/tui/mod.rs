@@ -116,6 +116,8 @@ pub async fn run(
 
     let _ = agent.ops.send(Op::Shutdown);
     let _ = tokio::time::timeout(Duration::from_secs(2), agent.task).await;
-    result?;
-    Ok(())
+    match result? {
+        event_loop::Stop::AgentGone => Err(AppError::Runtime("the agent stopped unexpectedly".into())),
+        event_loop::Stop::User | event_loop::Stop::Signal => Ok(()),
+    }
 }

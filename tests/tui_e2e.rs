@@ -1,0 +1,284 @@
+//! The real binary's TUI in tmux against the loopback fake vendor: a streamed answer and a
+//! tool call, Ctrl+C on a slow stream, input history and a resumed session across runs,
+//! the terminal restored at exit, and (reported, not asserted) CPU use while idle.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::fake_provider::{FakeProvider, Reply};
+
+const DEADLINE: Duration = Duration::from_secs(40);
+
+/// A private tmux server (own socket) running one ikigai in a 100x30 window.
+struct Tmux {
+    socket: PathBuf,
+}
+
+impl Tmux {
+    fn start(home: &Path, base_url: &str, args: &str) -> Tmux {
+        let ok = Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            ok,
+            "tmux is needed for this test: run `make deps` or install tmux"
+        );
+        let socket = home.join("tmux.sock");
+        let bin = env!("CARGO_BIN_EXE_ikigai");
+        let env = format!(
+            "env -u OPENAI_API_KEY -u IKIGAI_CONFIG -u IKIGAI_MODEL -u IKIGAI_DATABASE_URL -u NO_COLOR \
+             HOME={h} XDG_CONFIG_HOME={h}/.config XDG_DATA_HOME={h}/.local/share \
+             OPENAI_BASE_URL={base_url} OPENAI_API_KEY=test-key",
+            h = home.display()
+        );
+        let script = format!(
+            "cd {h} && printf 'before ikigai\\n' && {env} {bin} {args}; echo EXITED:$?; \
+             echo TTY: $(stty -a | tr ' ;' '\\n\\n' | grep -x -e '-\\?icanon' -e '-\\?echo'); sleep 600",
+            h = home.display()
+        );
+        let status = Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(["new-session", "-d", "-x", "100", "-y", "30", "-s", "t", &script])
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux new-session failed");
+        Tmux { socket }
+    }
+
+    fn tmux(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.arg("-S").arg(&self.socket);
+        c
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let s = self
+            .tmux()
+            .args(["send-keys", "-t", "t"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(s.success());
+    }
+
+    fn type_text(&self, text: &str) {
+        let s = self
+            .tmux()
+            .args(["send-keys", "-t", "t", "-l", text])
+            .status()
+            .unwrap();
+        assert!(s.success());
+    }
+
+    /// The screen plus the scrollback history of the pane.
+    fn capture(&self) -> String {
+        let o = self
+            .tmux()
+            .args(["capture-pane", "-p", "-J", "-S", "-500", "-t", "t"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Polls the pane until `pred` holds; panics with the pane's text at the deadline.
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let end = Instant::now() + DEADLINE;
+        loop {
+            let s = self.capture();
+            if pred(&s) {
+                return s;
+            }
+            assert!(Instant::now() < end, "timed out waiting for {what}; pane:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_text(&self, text: &str) -> String {
+        self.wait_for(text, |s| s.contains(text))
+    }
+
+    /// The ikigai process: the pane shell's child.
+    fn ikigai_pid(&self) -> Option<u32> {
+        let o = self
+            .tmux()
+            .args(["list-panes", "-t", "t", "-F", "#{pane_pid}"])
+            .output()
+            .ok()?;
+        let shell: u32 = String::from_utf8_lossy(&o.stdout).trim().parse().ok()?;
+        std::fs::read_dir("/proc")
+            .ok()?
+            .filter_map(Result::ok)
+            .find_map(|e| {
+                let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+                let after = stat.rsplit_once(')')?.1;
+                let ppid: u32 = after.split_whitespace().nth(1)?.parse().ok()?;
+                let comm = stat.split_once('(')?.1.split_once(')')?.0;
+                (ppid == shell && comm == "ikigai").then_some(pid)
+            })
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux().arg("kill-server").status();
+    }
+}
+
+/// utime + stime of a process, in clock ticks.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+fn restored(pane: &str) -> bool {
+    pane.lines().any(|l| l.trim() == "TTY: icanon echo")
+}
+
+/// Waits for the exit and the terminal-mode line printed after it.
+fn wait_exit(t: &Tmux) -> String {
+    t.wait_for("exit and the tty line", |s| {
+        s.contains("EXITED:0") && s.contains("TTY:")
+    })
+}
+
+#[test]
+fn streams_an_answer_with_a_tool_call_and_restores_the_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls_after(
+        "Let me check.",
+        &[("call_1", "bash", r#"{"command":"echo hi-from-the-tool"}"#)],
+    ));
+    fake.push(Reply::text(
+        "The tool printed **hi**.\n\n```rust\nfn main() {}\n```\n\nDone now.",
+    ));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.type_text("please run echo");
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("Done now.");
+    assert!(
+        pane.contains("before ikigai"),
+        "the shell's output stays above:\n{pane}"
+    );
+    assert!(pane.contains("› please run echo"), "{pane}");
+    assert!(pane.contains("Let me check."), "{pane}");
+    assert!(
+        pane.contains("● bash(command=\"echo hi-from-the-tool\")"),
+        "{pane}"
+    );
+    assert!(
+        pane.contains("    hi-from-the-tool"),
+        "the tool's output is shown:\n{pane}"
+    );
+    assert!(
+        pane.contains("The tool printed hi."),
+        "markdown is rendered:\n{pane}"
+    );
+    assert!(pane.contains("fn main() {}"), "{pane}");
+    assert!(!pane.contains("```"), "{pane}");
+    assert!(
+        pane.contains("tools 1/50"),
+        "status line counts tool calls:\n{pane}"
+    );
+
+    // Idle: no timer runs, so the process should use (almost) no CPU. Reported only.
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    if let Some(pid) = t.ikigai_pid() {
+        std::thread::sleep(Duration::from_millis(300));
+        let before = cpu_ticks(pid);
+        std::thread::sleep(Duration::from_secs(2));
+        if let (Some(a), Some(b)) = (before, cpu_ticks(pid)) {
+            eprintln!(
+                "idle CPU over 2 s: {} clock ticks (utime+stime; 100 ticks = 1 s)",
+                b - a
+            );
+        }
+    }
+
+    t.keys(&["C-d"]);
+    let pane = wait_exit(&t);
+    assert!(restored(&pane), "raw mode is off after exit:\n{pane}");
+    assert!(
+        pane.contains("Done now."),
+        "the conversation stays in the scrollback:\n{pane}"
+    );
+    let history = std::fs::read_to_string(home.path().join(".local/share/ikigai/history")).unwrap();
+    assert_eq!(history, "\"please run echo\"\n");
+}
+
+#[test]
+fn ctrl_c_interrupts_a_slow_stream_and_the_next_turn_works() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let words: String = (1..=60).map(|i| format!("w{i} ")).collect();
+    fake.push(Reply::text(&format!("start {words}FINAL-WORD")).paced(Duration::from_millis(150)));
+    fake.push(Reply::text("Second answer arrived."));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.type_text("go slowly");
+    t.keys(&["Enter"]);
+    t.wait_text("w2 ");
+    // Typed while the model works: queued, sent after the turn ends.
+    t.type_text("and then this");
+    t.keys(&["Enter"]);
+    t.wait_text("queued: and then this");
+    t.keys(&["C-c"]);
+    let pane = t.wait_text("Second answer arrived.");
+    assert!(pane.contains("■ interrupted"), "{pane}");
+    assert!(!pane.contains("FINAL-WORD"), "{pane}");
+    assert!(pane.contains("› and then this"), "{pane}");
+    // Ctrl+C twice on an empty prompt exits.
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    t.keys(&["C-c"]);
+    t.wait_text("Press Ctrl+C again to exit");
+    t.keys(&["C-c"]);
+    let pane = wait_exit(&t);
+    assert!(restored(&pane), "{pane}");
+}
+
+#[test]
+fn history_and_sessions_carry_over_to_the_next_run() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("Noted: the word is pineapple."));
+    {
+        let t = Tmux::start(home.path(), &fake.base_url, "");
+        t.wait_text("Ask anything");
+        t.type_text("remember pineapple");
+        t.keys(&["Enter"]);
+        t.wait_text("Noted: the word is pineapple.");
+        t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+        t.type_text("/exit");
+        t.keys(&["Enter"]);
+        t.wait_text("EXITED:0");
+    }
+    fake.push(Reply::text("It was pineapple."));
+    let t = Tmux::start(home.path(), &fake.base_url, "--continue");
+    let pane = t.wait_text("Resumed session");
+    let shown = t.wait_text("Noted: the word is pineapple.");
+    assert!(shown.contains("› remember pineapple"), "{pane}");
+    // Up recalls the input typed in the previous run.
+    t.keys(&["Up"]);
+    t.wait_text("› remember pineapple\n");
+    t.keys(&["C-u"]);
+    t.type_text("/sessions");
+    t.keys(&["Enter"]);
+    t.type_text("what was it?");
+    t.keys(&["Enter"]);
+    t.wait_text("It was pineapple.");
+    // The model got the earlier turn as history.
+    let last = fake.requests().last().cloned().unwrap();
+    let sent = serde_json::to_string(last.messages()).unwrap();
+    assert!(sent.contains("remember pineapple") && sent.contains("Noted: the word is pineapple."));
+    t.keys(&["C-d"]);
+    t.wait_text("EXITED:0");
+}

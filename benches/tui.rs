@@ -143,7 +143,7 @@ fn benches(c: &mut Criterion) {
                 Instant::now(),
             );
             i += 1;
-            if i % 2000 == 0 {
+            if i.is_multiple_of(2000) {
                 a.on_agent_event(
                     Event::TurnEnded {
                         reason: ikigai::protocol::TurnEndReason::Done,

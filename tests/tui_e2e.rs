@@ -282,3 +282,30 @@ fn history_and_sessions_carry_over_to_the_next_run() {
     t.keys(&["C-d"]);
     t.wait_text("EXITED:0");
 }
+
+#[test]
+fn sigterm_and_sighup_restore_the_terminal() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    for sig in [Signal::SIGTERM, Signal::SIGHUP] {
+        let home = tempfile::tempdir().unwrap();
+        let fake = FakeProvider::start();
+        let t = Tmux::start(home.path(), &fake.base_url, "");
+        t.wait_text("Ask anything");
+        t.type_text("typed but not sent");
+        t.wait_text("typed but not sent");
+        let end = Instant::now() + DEADLINE;
+        let pid = loop {
+            if let Some(p) = t.ikigai_pid() {
+                break p;
+            }
+            assert!(Instant::now() < end, "ikigai process not found");
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        kill(Pid::from_raw(pid as i32), sig).unwrap();
+        let pane = t.wait_for("exit and the tty line", |s| {
+            s.contains("EXITED:") && s.contains("TTY:")
+        });
+        assert!(restored(&pane), "{sig}: terminal modes restored:\n{pane}");
+    }
+}

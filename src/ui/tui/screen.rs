@@ -223,7 +223,7 @@ impl<B: Anchor> Screen<B> {
         }
         let width = size.width.max(1);
         let lines = app.take_scrollback(usize::from(width));
-        let layout = view::layout(app, &mut self.cache, width, now);
+        let layout = view::layout(app, &mut self.cache, width, usize::from(size.height), now);
         let want = u16::try_from(layout.height())
             .unwrap_or(u16::MAX)
             .clamp(1, size.height.max(1));

@@ -48,8 +48,9 @@ fn spinner_frame(app: &App, now: Instant) -> &'static str {
     SPINNER[i]
 }
 
-/// Builds the viewport content at `width` columns.
-pub fn layout(app: &App, cache: &mut LiveCache, width: u16, now: Instant) -> Layout {
+/// Builds the viewport content at `width` columns; the live part keeps at most its last
+/// `max_live` lines (the screen cannot show more).
+pub fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usize, now: Instant) -> Layout {
     let width = usize::from(width.max(1));
     let t = &app.theme;
     let spin = spinner_frame(app, now);
@@ -67,7 +68,7 @@ pub fn layout(app: &App, cache: &mut LiveCache, width: u16, now: Instant) -> Lay
         if !live.is_empty() {
             live.push(Line::default());
         }
-        live.extend(live_markdown(app, cache, width));
+        live.extend(live_markdown(app, cache, width, max_live));
     }
     for tool in &app.tools {
         if !live.is_empty() {
@@ -77,6 +78,9 @@ pub fn layout(app: &App, cache: &mut LiveCache, width: u16, now: Instant) -> Lay
     }
     if !live.is_empty() && app.inserted_any() {
         live.insert(0, Line::default());
+    }
+    if live.len() > max_live {
+        live.drain(..live.len() - max_live);
     }
 
     let mut below = Vec::new();
@@ -135,7 +139,7 @@ pub fn layout(app: &App, cache: &mut LiveCache, width: u16, now: Instant) -> Lay
     }
 }
 
-fn live_markdown(app: &App, cache: &mut LiveCache, width: usize) -> Vec<Line<'static>> {
+fn live_markdown(app: &App, cache: &mut LiveCache, width: usize, max: usize) -> Vec<Line<'static>> {
     let text = &app.live_text;
     let stable = markdown::stable_prefix_len(text);
     if cache.width != width || cache.prefix != text[..stable] {
@@ -143,14 +147,21 @@ fn live_markdown(app: &App, cache: &mut LiveCache, width: usize) -> Vec<Line<'st
         cache.prefix = text[..stable].to_string();
         cache.lines = markdown::render(&cache.prefix, width, &app.theme);
     }
-    let mut out = cache.lines.clone();
     let tail = &text[stable..];
+    let mut tail_lines = Vec::new();
     if !tail.trim().is_empty() {
-        if !out.is_empty() {
-            out.push(Line::default());
+        if !cache.lines.is_empty() {
+            tail_lines.push(Line::default());
         }
-        out.extend(markdown::render(tail, width, &app.theme));
+        tail_lines.extend(markdown::render(tail, width, &app.theme));
     }
+    // Only the lines the screen can show are copied from the cached prefix.
+    let from = cache
+        .lines
+        .len()
+        .saturating_sub(max.saturating_sub(tail_lines.len()));
+    let mut out = cache.lines[from..].to_vec();
+    out.extend(tail_lines);
     out
 }
 

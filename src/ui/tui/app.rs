@@ -477,11 +477,15 @@ impl App {
 
     fn command(&mut self, cmd: Command, text: &str) {
         match cmd {
-            Command::Help => self.push(Cell::Lines(info::help(&self.theme))),
+            Command::Help => {
+                for cell in info::help() {
+                    self.push(cell);
+                }
+            }
             Command::Exit => self.quit(),
             Command::Tools => self.push(Cell::Lines(info::tools(&self.ctx.registry, &self.theme))),
             Command::Tool(name) => self.push(info::tool(&self.ctx.registry, name.as_deref(), &self.theme)),
-            Command::Config => self.push(Cell::Lines(info::config(&self.ctx.config, &self.theme))),
+            Command::Config => self.push(info::config(&self.ctx.config)),
             Command::Agent(full) => {
                 self.push(Cell::User(text.trim().to_string()));
                 self.outbox.push(Op::Command(full));

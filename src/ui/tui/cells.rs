@@ -83,8 +83,15 @@ pub enum Cell {
     Notice(NoticeLevel, String),
     /// A note from the TUI itself (e.g. "queued", "interrupted").
     Marker(String),
-    /// Pre-styled lines (help, tools, config), word-wrapped when shown.
+    /// Pre-styled lines (welcome, tools, a schema), word-wrapped when shown.
     Lines(Vec<Line<'static>>),
+    /// A titled two-column list (keys, commands, settings): side by side when wide enough,
+    /// else each description under its key.
+    Columns {
+        title: String,
+        rows: Vec<(String, String)>,
+        notes: Vec<String>,
+    },
 }
 
 /// How cells are drawn besides the width.
@@ -135,6 +142,7 @@ impl Cell {
                 )
             }
             Cell::Marker(text) => wrap::wrap_text(text, t.warning, width, &[], &[], Mode::Words),
+            Cell::Columns { title, rows, notes } => columns(title, rows, notes, width, t),
             Cell::Lines(lines) => lines
                 .iter()
                 .flat_map(|l| {
@@ -150,6 +158,55 @@ impl Cell {
                 .collect(),
         }
     }
+}
+
+fn columns(
+    title: &str,
+    rows: &[(String, String)],
+    notes: &[String],
+    width: usize,
+    t: &Theme,
+) -> Vec<Line<'static>> {
+    let mut out = vec![Line::styled(title.to_string(), t.heading)];
+    let kw = rows.iter().map(|(k, _)| wrap::str_width(k)).max().unwrap_or(0) + 2;
+    let side_by_side = width >= kw + 2 + 24;
+    for (k, v) in rows {
+        if side_by_side {
+            let pad = kw - wrap::str_width(k);
+            let first = [Span::styled(format!("  {k}{}", " ".repeat(pad)), t.accent)];
+            let rest = [Span::raw(" ".repeat(kw + 2))];
+            out.extend(wrap::wrap_text(
+                v,
+                Style::new(),
+                width,
+                &first,
+                &rest,
+                Mode::Words,
+            ));
+        } else {
+            out.extend(wrap::wrap_text(
+                k,
+                t.accent,
+                width,
+                &[Span::raw("  ")],
+                &[Span::raw("  ")],
+                Mode::Words,
+            ));
+            let ind = [Span::raw("    ")];
+            out.extend(wrap::wrap_text(v, Style::new(), width, &ind, &ind, Mode::Words));
+        }
+    }
+    for n in notes {
+        out.extend(wrap::wrap_text(
+            n,
+            t.dim,
+            width,
+            &[Span::raw("  ")],
+            &[Span::raw("  ")],
+            Mode::Words,
+        ));
+    }
+    out
 }
 
 fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'static>> {

@@ -49,32 +49,32 @@ pub fn welcome(app: &App) -> Vec<Line<'static>> {
     out
 }
 
-pub fn help(t: &Theme) -> Vec<Line<'static>> {
-    let mut out = vec![styled("Keys", t.heading)];
-    for (k, what) in KEYS {
-        out.push(Line::from(vec![
-            Span::styled(format!("  {k:<34}"), t.accent),
-            Span::raw(*what),
-        ]));
-    }
-    out.push(Line::default());
-    out.push(styled("Commands", t.heading));
-    for (name, arg, what) in COMMANDS {
-        let usage = if arg.is_empty() {
-            name.to_string()
-        } else {
-            format!("{name} {arg}")
-        };
-        out.push(Line::from(vec![
-            Span::styled(format!("  {usage:<16}"), t.accent),
-            Span::raw(*what),
-        ]));
-    }
-    out.push(styled(
-        "  Start a message with // to send a leading slash.",
-        t.dim,
-    ));
-    out
+/// The /help cells: keys, then commands.
+pub fn help() -> Vec<Cell> {
+    let keys = KEYS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let commands = COMMANDS
+        .iter()
+        .map(|(name, arg, what)| {
+            let usage = if arg.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name} {arg}")
+            };
+            (usage, what.to_string())
+        })
+        .collect();
+    vec![
+        Cell::Columns {
+            title: "Keys".into(),
+            rows: keys,
+            notes: Vec::new(),
+        },
+        Cell::Columns {
+            title: "Commands".into(),
+            rows: commands,
+            notes: vec!["Start a message with // to send a leading slash.".into()],
+        },
+    ]
 }
 
 pub fn tools(registry: &Registry, t: &Theme) -> Vec<Line<'static>> {
@@ -132,15 +132,10 @@ pub fn tool(registry: &Registry, name: Option<&str>, t: &Theme) -> Cell {
     }
 }
 
-pub fn config(c: &Config, t: &Theme) -> Vec<Line<'static>> {
-    let rows = c.describe();
-    let w = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    let mut out = vec![styled("Settings", t.heading)];
-    for (k, v) in rows {
-        out.push(Line::from(vec![
-            Span::styled(format!("  {k:<w$}  "), t.accent),
-            Span::raw(v),
-        ]));
+pub fn config(c: &Config) -> Cell {
+    Cell::Columns {
+        title: "Settings".into(),
+        rows: c.describe(),
+        notes: Vec::new(),
     }
-    out
 }

@@ -545,3 +545,42 @@ async fn event_loop_stops_on_signal_and_when_agent_goes() {
     .await;
     assert_eq!(stop.unwrap(), event_loop::Stop::AgentGone);
 }
+
+#[test]
+fn help_at_forty_columns_puts_descriptions_under_keys() {
+    let mut h = Harness::new(40, 60, &[]);
+    h.typed("/help").enter().draw();
+    let t = h.text();
+    assert!(
+        t.contains("  /resume ID\n    resume a stored session (a unique id\n    prefix is enough)"),
+        "{t}"
+    );
+    for line in t.lines() {
+        assert!(super::wrap::str_width(line) <= 40, "{line:?}");
+    }
+}
+
+#[test]
+fn no_color_theme_renders_without_colours() {
+    let mut app = App::new(context(&[]), Theme::new(false), History::load(None), "~".into());
+    let mut screen = Screen::new(TestBackend::new(60, 20), 3).unwrap();
+    app.on_agent_event(
+        Event::TextDelta {
+            text: "```rust\nfn x() {}\n```\n**b** `c`".into(),
+        },
+        Instant::now(),
+    );
+    app.on_agent_event(
+        Event::TurnEnded {
+            reason: TurnEndReason::Done,
+        },
+        Instant::now(),
+    );
+    screen.render(&mut app, Instant::now()).unwrap();
+    let b = screen.backend();
+    for buf in [b.scrollback(), b.buffer()] {
+        for cell in &buf.content {
+            assert_eq!(cell.fg, ratatui::style::Color::Reset, "{:?}", cell.symbol());
+        }
+    }
+}

@@ -53,6 +53,12 @@ fn synthetic(text_chunks: usize, arg_fragments: usize) -> (Vec<u8>, Vec<String>)
     (body, payloads)
 }
 
+/// The body as a network would deliver it (16 KiB reads), through SSE framing and decoding.
+fn decode_body(body: &[u8]) -> ikigai::provider::EventStream {
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = body.chunks(16 * 1024).map(|c| Ok(c.to_vec())).collect();
+    decode(sse_data_from(futures_util::stream::iter(chunks), Duration::from_secs(60)))
+}
+
 fn bench(c: &mut Criterion) {
     let (body, payloads) = synthetic(20_000, 2_000);
     let rt = tokio::runtime::Builder::new_current_thread()

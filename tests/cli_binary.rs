@@ -245,3 +245,33 @@ fn usage_errors_exit_2_and_version_prints() {
     assert_eq!(out.status.code(), Some(2));
     assert!(s(&out.stderr).contains("max_tool_turns"));
 }
+
+#[test]
+fn an_empty_prompt_is_a_usage_error_and_binary_stdin_is_read_lossily() {
+    let h = home();
+    let out = run(h.path(), &["-p", "  "], &[("OPENAI_API_KEY", "k")], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(s(&out.stderr).contains("empty"), "{}", s(&out.stderr));
+
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("got it"));
+    let mut cmd = common::ikigai(h.path());
+    cmd.args(["--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", "k")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"caf\xe9 \x00 bytes\r\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert_eq!(
+        fake.requests()[0].messages()[1]["content"],
+        "caf\u{fffd} \u{0} bytes"
+    );
+}

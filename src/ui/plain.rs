@@ -212,7 +212,10 @@ pub async fn run(
     };
     let mut failed = false;
     let mut cancelled = false;
-    while !cancelled {
+    // Output that can no longer be written (a closed pipe) stops the run, but the agent
+    // still shuts down in order so the session is stored whole.
+    let mut output_error: Option<std::io::Error> = None;
+    'turns: while !cancelled {
         let text = match (&mut stdin, prompt.take()) {
             (_, Some(p)) => p,
             (Some(reader), None) => match next_line(reader).await? {
@@ -232,7 +235,11 @@ pub async fn run(
                     let Some(ev) = ev else {
                         return Err(AppError::Runtime("the agent stopped unexpectedly".into()));
                     };
-                    r.render(&ev)?;
+                    if let Err(e) = r.render(&ev) {
+                        output_error = Some(e);
+                        let _ = agent.ops.send(Op::Cancel);
+                        break 'turns;
+                    }
                     if let Event::TurnEnded { reason } = ev {
                         failed |= matches!(reason, TurnEndReason::Error | TurnEndReason::Interrupted);
                         break;
@@ -252,13 +259,23 @@ pub async fn run(
         tokio::select! {
             _ = &mut task => break,
             ev = events.recv() => match ev {
-                Some(ev) => r.render(&ev)?,
+                Some(ev) if output_error.is_none() => {
+                    if let Err(e) = r.render(&ev) {
+                        output_error = Some(e);
+                    }
+                }
+                Some(_) => {}
                 None => break,
             },
         }
     }
     while let Ok(ev) = events.try_recv() {
-        r.render(&ev)?;
+        if output_error.is_none() {
+            let _ = r.render(&ev);
+        }
+    }
+    if let Some(e) = output_error {
+        return Err(AppError::Io(e));
     }
     Ok(if cancelled {
         130

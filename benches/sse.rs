@@ -53,6 +53,16 @@ fn synthetic(text_chunks: usize, arg_fragments: usize) -> (Vec<u8>, Vec<String>)
     (body, payloads)
 }
 
+/// The body as a network would deliver it (16 KiB reads), through SSE framing and decoding.
+fn decode_body(body: &[u8]) -> ikigai::provider::EventStream {
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        body.chunks(16 * 1024).map(|c| Ok(c.to_vec())).collect();
+    decode(sse_data_from(
+        futures_util::stream::iter(chunks),
+        Duration::from_secs(60),
+    ))
+}
+
 fn bench(c: &mut Criterion) {
     let (body, payloads) = synthetic(20_000, 2_000);
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -66,10 +76,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("parse_and_accumulate_bytes", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
-                    body.chunks(16 * 1024).map(|c| Ok(c.to_vec())).collect();
-                let data = sse_data_from(futures_util::stream::iter(chunks), Duration::from_secs(60));
-                let mut events = decode(data);
+                let mut events = decode_body(&body);
                 let mut calls = 0;
                 while let Some(e) = events.next().await {
                     if let Ok(StreamEvent::ToolCall { .. }) = e {
@@ -97,14 +104,7 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(payloads.len() as u64));
     g.measurement_time(Duration::from_secs(8));
     g.bench_function("parse_and_accumulate_per_event", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
-                    body.chunks(16 * 1024).map(|c| Ok(c.to_vec())).collect();
-                let data = sse_data_from(futures_util::stream::iter(chunks), Duration::from_secs(60));
-                decode(data).count().await
-            })
-        })
+        b.iter(|| rt.block_on(decode_body(&body).count()))
     });
     g.finish();
 }

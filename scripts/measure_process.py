@@ -1,22 +1,25 @@
 #!/usr/bin/env python3
 """Whole-process cost of one `ikigai -p` turn with one tool call against a loopback fake
-vendor: wall time and peak RSS per run (os.wait4 rusage), against a baseline measured in
-the same run (`ikigai --version`: process start and exit only)."""
+vendor: wall time per run, and peak RSS per run from /usr/bin/time (a small parent, so
+the number is ikigai's own), against a baseline measured in the same run
+(`ikigai --version`: process start and exit only)."""
 import os, statistics, subprocess, sys, tempfile, time
+
+def run(argv, env, cwd):
+    p = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        sys.exit(f"run failed ({p.returncode}): {argv}\n{p.stderr.decode(errors='replace')}")
+    return p.stderr.decode(errors="replace")
 
 def measure(argv, env, cwd, runs):
     walls, rss = [], []
     for _ in range(runs):
         t0 = time.perf_counter()
-        p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, ru = os.wait4(p.pid, 0)
+        run(argv, env, cwd)
         walls.append(time.perf_counter() - t0)
-        rss.append(ru.ru_maxrss)  # KiB on Linux
-        err = p.stderr.read().decode(errors="replace")
-        p.stderr.close()
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"run failed ({status}): {argv}\n{err}")
+        err = run(["/usr/bin/time", "-f", "%M", *argv], env, cwd)
+        rss.append(int(err.strip().splitlines()[-1]))  # KiB
     return walls, rss
 
 def main():

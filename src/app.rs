@@ -77,6 +77,9 @@ pub fn setup_hint(config: &Config) -> Vec<String> {
 /// scripted front end.
 async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     use std::io::IsTerminal;
+    if cli.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        return Err(AppError::Usage("the prompt given with -p is empty".into()));
+    }
     let cwd = std::env::current_dir()?;
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();

@@ -18,6 +18,8 @@ fn main() -> ExitCode {
     runtime.shutdown_background();
     match result {
         Ok(code) => ExitCode::from(code),
+        // Whoever read our output stopped reading (`ikigai -p … | head`): nothing to say.
+        Err(ikigai::app::AppError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ikigai: {e}");
             ExitCode::from(e.exit_code())

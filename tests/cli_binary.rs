@@ -245,3 +245,58 @@ fn usage_errors_exit_2_and_version_prints() {
     assert_eq!(out.status.code(), Some(2));
     assert!(s(&out.stderr).contains("max_tool_turns"));
 }
+
+#[test]
+fn an_empty_prompt_is_a_usage_error_and_binary_stdin_is_read_lossily() {
+    let h = home();
+    let out = run(h.path(), &["-p", "  "], &[("OPENAI_API_KEY", "k")], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(s(&out.stderr).contains("empty"), "{}", s(&out.stderr));
+
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("got it"));
+    let mut cmd = common::ikigai(h.path());
+    cmd.args(["--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", "k")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"caf\xe9 \x00 bytes\r\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert_eq!(
+        fake.requests()[0].messages()[1]["content"],
+        "caf\u{fffd} \u{0} bytes"
+    );
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_and_the_session_is_still_stored() {
+    let fake = FakeProvider::start();
+    let long: String = (0..20_000).map(|i| format!("word{i} ")).collect();
+    fake.push(Reply::text(&long));
+    let h = home();
+    let mut cmd = common::ikigai(h.path());
+    cmd.args(["-p", "talk a lot", "--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", "k")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    // Read a little, then close the pipe like `| head -c 10` would.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert_eq!(s(&out.stderr), "");
+    let listed = common::ikigai(h.path()).arg("sessions").output().unwrap();
+    assert!(s(&listed.stdout).contains("talk a lot"), "{}", s(&listed.stdout));
+}

@@ -180,6 +180,19 @@ pub fn result_text(envelope: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The next line of input without its line ending; bytes that are not UTF-8 are
+/// replaced (U+FFFD) rather than failing the run.
+async fn next_line<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<Option<String>> {
+    let mut buf = Vec::new();
+    if reader.read_until(b'\n', &mut buf).await? == 0 {
+        return Ok(None);
+    }
+    while matches!(buf.last(), Some(b'\n' | b'\r')) {
+        buf.pop();
+    }
+    Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
+}
+
 /// Runs the turns, rendering to stdout/stderr. Exit code: 0 when every turn finished,
 /// 1 when one failed, 130 when the user pressed Ctrl-C.
 pub async fn run(
@@ -190,7 +203,7 @@ pub async fn run(
 ) -> Result<u8, AppError> {
     let mut r = Renderer::new(std::io::stdout(), std::io::stderr(), opts);
     let mut stdin = match input {
-        Input::Stdin => Some(BufReader::new(tokio::io::stdin()).lines()),
+        Input::Stdin => Some(BufReader::new(tokio::io::stdin())),
         Input::Prompt(_) => None,
     };
     let mut prompt = match input {
@@ -199,10 +212,13 @@ pub async fn run(
     };
     let mut failed = false;
     let mut cancelled = false;
-    while !cancelled {
+    // Output that can no longer be written (a closed pipe) stops the run, but the agent
+    // still shuts down in order so the session is stored whole.
+    let mut output_error: Option<std::io::Error> = None;
+    'turns: while !cancelled {
         let text = match (&mut stdin, prompt.take()) {
             (_, Some(p)) => p,
-            (Some(lines), None) => match lines.next_line().await? {
+            (Some(reader), None) => match next_line(reader).await? {
                 None => break,
                 Some(l) if l.trim().is_empty() => continue,
                 Some(l) if l.trim() == "/exit" => break,
@@ -219,7 +235,11 @@ pub async fn run(
                     let Some(ev) = ev else {
                         return Err(AppError::Runtime("the agent stopped unexpectedly".into()));
                     };
-                    r.render(&ev)?;
+                    if let Err(e) = r.render(&ev) {
+                        output_error = Some(e);
+                        let _ = agent.ops.send(Op::Cancel);
+                        break 'turns;
+                    }
                     if let Event::TurnEnded { reason } = ev {
                         failed |= matches!(reason, TurnEndReason::Error | TurnEndReason::Interrupted);
                         break;
@@ -239,13 +259,23 @@ pub async fn run(
         tokio::select! {
             _ = &mut task => break,
             ev = events.recv() => match ev {
-                Some(ev) => r.render(&ev)?,
+                Some(ev) if output_error.is_none() => {
+                    if let Err(e) = r.render(&ev) {
+                        output_error = Some(e);
+                    }
+                }
+                Some(_) => {}
                 None => break,
             },
         }
     }
     while let Ok(ev) = events.try_recv() {
-        r.render(&ev)?;
+        if output_error.is_none() {
+            let _ = r.render(&ev);
+        }
+    }
+    if let Some(e) = output_error {
+        return Err(AppError::Io(e));
     }
     Ok(if cancelled {
         130
@@ -343,6 +373,18 @@ mod tests {
             lines[1],
             serde_json::json!({"type": "usage", "input": 1, "output": 2})
         );
+    }
+
+    #[tokio::test]
+    async fn stdin_lines_tolerate_crlf_and_invalid_utf8() {
+        let mut input: &[u8] = b"one\r\ntw\xffo\nlast";
+        assert_eq!(next_line(&mut input).await.unwrap().as_deref(), Some("one"));
+        assert_eq!(
+            next_line(&mut input).await.unwrap().as_deref(),
+            Some("tw\u{fffd}o")
+        );
+        assert_eq!(next_line(&mut input).await.unwrap().as_deref(), Some("last"));
+        assert_eq!(next_line(&mut input).await.unwrap(), None);
     }
 
     #[test]

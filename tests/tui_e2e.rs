@@ -279,6 +279,28 @@ fn history_and_sessions_carry_over_to_the_next_run() {
     let last = fake.requests().last().cloned().unwrap();
     let sent = serde_json::to_string(last.messages()).unwrap();
     assert!(sent.contains("remember pineapple") && sent.contains("Noted: the word is pineapple."));
+    // /new, then /resume by the id prefix shown, brings the history back on screen.
+    let id = pane
+        .split("Resumed session ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    t.type_text("/new");
+    t.keys(&["Enter"]);
+    t.wait_text("New session");
+    t.type_text(&format!("/resume {id}"));
+    t.keys(&["Enter"]);
+    t.wait_for("a second resume", |s| s.matches("Resumed session").count() == 2);
+    let pane = t.wait_for("the history again", |s| {
+        s.matches("It was pineapple.").count() == 2
+    });
+    let after = pane.rsplit("Resumed session").next().unwrap();
+    assert!(
+        after.contains("› what was it?") && after.contains("Noted: the word is pineapple."),
+        "{pane}"
+    );
     t.keys(&["C-d"]);
     t.wait_text("EXITED:0");
 }

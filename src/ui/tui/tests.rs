@@ -584,3 +584,25 @@ fn no_color_theme_renders_without_colours() {
         }
     }
 }
+
+#[test]
+fn a_long_input_shows_a_window_around_the_cursor() {
+    let mut h = Harness::new(40, 12, &[]);
+    let text: String = (1..=30).map(|i| format!("row {i}\n")).collect();
+    h.app.on_terminal_event(TermEvent::Paste(text), h.t0);
+    h.draw();
+    let t = h.text();
+    assert!(t.contains("row 30"), "{t}");
+    assert!(h.screen.viewport_height() <= 12);
+    for _ in 0..29 {
+        h.key(KeyCode::Up, KeyModifiers::NONE);
+    }
+    h.draw();
+    let screen = h.text();
+    let visible = screen.split("═══ screen ═══").nth(1).unwrap();
+    assert!(
+        visible.contains("› row 1\n") || visible.contains("  row 1\n"),
+        "{visible}"
+    );
+    assert!(!visible.contains("row 30"), "{visible}");
+}

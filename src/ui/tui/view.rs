@@ -114,9 +114,17 @@ pub fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usize, now
 
     let text_width = width.saturating_sub(2).max(1);
     let (rows, row, col) = app.editor.layout(text_width);
+    // A long input shows a window of rows around the cursor (half the screen at most).
+    let max_rows = (max_live / 2).max(3);
+    let first = row
+        .saturating_sub(max_rows - 1)
+        .min(rows.len().saturating_sub(max_rows));
+    let row = row - first;
     let mut input: Vec<Line<'static>> = rows
         .into_iter()
         .enumerate()
+        .skip(first)
+        .take(max_rows)
         .map(|(i, r)| {
             let prompt = if i == 0 {
                 Span::styled("› ", t.user)

@@ -306,10 +306,10 @@ fn history_and_sessions_carry_over_to_the_next_run() {
 }
 
 #[test]
-fn sigterm_and_sighup_restore_the_terminal() {
+fn sigterm_sighup_and_sigint_restore_the_terminal() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
-    for sig in [Signal::SIGTERM, Signal::SIGHUP] {
+    for sig in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
         let home = tempfile::tempdir().unwrap();
         let fake = FakeProvider::start();
         let t = Tmux::start(home.path(), &fake.base_url, "");

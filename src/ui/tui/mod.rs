@@ -74,15 +74,18 @@ pub fn display_path(path: &std::path::Path, home: Option<&str>) -> String {
     path.display().to_string()
 }
 
-/// Resolves on SIGTERM or SIGHUP.
+/// Resolves on SIGTERM or SIGHUP (or a SIGINT sent with `kill`: in raw mode the Ctrl+C key
+/// is a key, not a signal).
 fn shutdown_signals() -> std::io::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
+    let mut int = signal(SignalKind::interrupt())?;
     Ok(async move {
         tokio::select! {
             _ = term.recv() => {}
             _ = hup.recv() => {}
+            _ = int.recv() => {}
         }
     })
 }

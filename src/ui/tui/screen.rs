@@ -210,6 +210,10 @@ impl<B: Anchor> Screen<B> {
         self.term.backend()
     }
 
+    pub fn backend_mut(&mut self) -> &mut B {
+        self.term.backend_mut()
+    }
+
     pub fn viewport_height(&self) -> u16 {
         self.height
     }

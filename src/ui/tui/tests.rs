@@ -606,3 +606,28 @@ fn a_long_input_shows_a_window_around_the_cursor() {
     );
     assert!(!visible.contains("row 30"), "{visible}");
 }
+
+#[test]
+fn a_resize_rewraps_the_live_area() {
+    let mut h = Harness::new(80, 20, &[]);
+    h.typed("go").enter();
+    h.ev(Event::TurnStarted);
+    h.ev(Event::TextDelta {
+        text: "A sentence long enough to need wrapping once the terminal gets narrow, with 日本語 too."
+            .into(),
+    });
+    h.draw();
+    h.screen.backend_mut().resize(40, 20);
+    h.draw();
+    let screen = h.text();
+    let visible = screen.split("═══ screen ═══").nth(1).unwrap();
+    assert!(
+        visible.contains(
+            "A sentence long enough to need wrapping\nonce the terminal gets narrow, with\n日本語 too.\n"
+        ),
+        "{visible}"
+    );
+    for line in visible.lines() {
+        assert!(super::wrap::str_width(line) <= 40, "{line:?}");
+    }
+}

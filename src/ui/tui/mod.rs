@@ -20,6 +20,8 @@ pub mod wrap;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_input;
 
 use std::time::Duration;
 

@@ -1,6 +1,8 @@
 //! file_read and list_dir on real files: shapes, line windows, the output cap on a 10 MB
 //! file, binary and non-UTF-8 content, symlink loops, permissions and every error.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod tools_util;
 
 use std::ffi::OsStr;
@@ -108,7 +110,12 @@ async fn file_read_caps_a_10mb_file_while_reading() {
     let next = r["next_offset"].as_u64().unwrap();
     assert!(next > 10_000 && next < 10_500, "{next}");
     // Reading on from next_offset continues exactly where the complete lines ended.
-    let e = run("file_read", json!({"path": "big.txt", "offset": next, "limit": 1}), &c).await;
+    let e = run(
+        "file_read",
+        json!({"path": "big.txt", "offset": next, "limit": 1}),
+        &c,
+    )
+    .await;
     assert_eq!(output(&e), line);
     assert_eq!(e.summary, "1 line");
 
@@ -137,13 +144,33 @@ async fn file_read_permission_denied() {
     let secret = write(d.path(), "secret.txt", "hidden\n");
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
     let out = if is_root() {
-        ikigai(d.path(), &["tool", "file_read"], r#"{"path":"secret.txt"}"#, None, &["runuser", "-u", "nobody", "--"])
+        ikigai(
+            d.path(),
+            &["tool", "file_read"],
+            r#"{"path":"secret.txt"}"#,
+            None,
+            &["runuser", "-u", "nobody", "--"],
+        )
     } else {
         std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
-        ikigai(d.path(), &["tool", "file_read"], r#"{"path":"secret.txt"}"#, None, &[])
+        ikigai(
+            d.path(),
+            &["tool", "file_read"],
+            r#"{"path":"secret.txt"}"#,
+            None,
+            &[],
+        )
     };
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(stdout_json(&out), json!({"error": "Permission denied: secret.txt"}));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout_json(&out),
+        json!({"error": "Permission denied: secret.txt"})
+    );
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! glob and grep on real trees: result shapes, ordering, ignore files, binary files,
 //! non-UTF-8 names, symlink loops, caps and every error they report.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod tools_util;
 
 use std::ffi::OsStr;
@@ -35,7 +37,10 @@ async fn glob_finds_sorted_relative_paths() {
 
     // `*` does not cross directories; a base path is shown as given.
     let e = run("glob", json!({"pattern": "*.rs", "path": "src"}), &c).await;
-    assert_eq!(result(&e), &json!({"output": "src/lib.rs\nsrc/main.rs\n", "count": 2}));
+    assert_eq!(
+        result(&e),
+        &json!({"output": "src/lib.rs\nsrc/main.rs\n", "count": 2})
+    );
     let e = run("glob", json!({"pattern": "src/*.{rs,toml}"}), &c).await;
     assert_eq!(result(&e)["count"], 2);
     let e = run("glob", json!({"pattern": "*.toml"}), &c).await;
@@ -63,7 +68,11 @@ async fn glob_errors() {
     let d = tree();
     let c = ctx(d.path());
     let e = run("glob", json!({"pattern": "src/[a"}), &c).await;
-    assert!(op_error(&e).starts_with("Invalid glob pattern \"src/[a\""), "{}", op_error(&e));
+    assert!(
+        op_error(&e).starts_with("Invalid glob pattern \"src/[a\""),
+        "{}",
+        op_error(&e)
+    );
     let e = run("glob", json!({"pattern": "*.rs", "path": "missing"}), &c).await;
     assert_eq!(op_error(&e), "Path not found: missing");
     let e = run("glob", json!({"pattern": "*.rs", "path": "Cargo.toml"}), &c).await;
@@ -122,7 +131,12 @@ async fn grep_shapes_and_options() {
 
     let e = run("grep", json!({"pattern": "TODO", "glob": "*.md"}), &c).await;
     assert_eq!(output(&e), "README.md:2: TODO docs\n");
-    let e = run("grep", json!({"pattern": "todo", "glob": "src/*.rs", "case_insensitive": true}), &c).await;
+    let e = run(
+        "grep",
+        json!({"pattern": "todo", "glob": "src/*.rs", "case_insensitive": true}),
+        &c,
+    )
+    .await;
     assert_eq!(output(&e), "src/lib.rs:2: // TODO tidy\n");
 
     let e = run("grep", json!({"pattern": "helper", "path": "src/main.rs"}), &c).await;
@@ -142,7 +156,10 @@ async fn grep_errors() {
     let e = run("grep", json!({"pattern": "fn ("}), &c).await;
     let msg = op_error(&e);
     assert!(msg.starts_with("Invalid regex \"fn (\": "), "{msg}");
-    assert!(msg.contains("unclosed group"), "the regex engine's message is quoted: {msg}");
+    assert!(
+        msg.contains("unclosed group"),
+        "the regex engine's message is quoted: {msg}"
+    );
     let e = run("grep", json!({"pattern": "x", "path": "nope"}), &c).await;
     assert_eq!(op_error(&e), "Path not found: nope");
     let e = run("grep", json!({"pattern": "x", "glob": "{a"}), &c).await;
@@ -164,7 +181,10 @@ async fn grep_skips_binary_files() {
     let e = run("grep", json!({"pattern": "TODO"}), &c).await;
     assert!(!output(&e).contains("blob.bin"));
     let e = run("grep", json!({"pattern": "TODO", "path": "blob.bin"}), &c).await;
-    assert_eq!(op_error(&e), "Binary file: blob.bin (grep searches text files only)");
+    assert_eq!(
+        op_error(&e),
+        "Binary file: blob.bin (grep searches text files only)"
+    );
 }
 
 #[tokio::test]
@@ -226,8 +246,17 @@ async fn long_results_are_capped_as_a_sorted_prefix() {
     assert!(out.contains("[output truncated: "));
 
     // A line longer than 1000 bytes is shortened.
-    write(d.path(), "long.js", format!("{}needle{}\n", "a".repeat(10), "b".repeat(5000)));
-    let e = run("grep", json!({"pattern": "needle", "path": "long.js"}), &ctx(d.path())).await;
+    write(
+        d.path(),
+        "long.js",
+        format!("{}needle{}\n", "a".repeat(10), "b".repeat(5000)),
+    );
+    let e = run(
+        "grep",
+        json!({"pattern": "needle", "path": "long.js"}),
+        &ctx(d.path()),
+    )
+    .await;
     let out = output(&e);
     assert!(out.ends_with(" […4016 more bytes]\n"), "{out}");
 }

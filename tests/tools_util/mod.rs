@@ -1,6 +1,6 @@
 //! Helpers shared by the tools_* integration tests: a tool context in a temp dir, running a
 //! built-in tool through the registry, running the real `ikigai` binary, and process checks.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -41,12 +41,19 @@ pub fn output(e: &Executed) -> String {
 /// The `{"error": …}` message of an operation failure.
 pub fn op_error(e: &Executed) -> String {
     assert!(!e.success, "expected an operation error: {}", e.envelope);
-    result(e)["error"].as_str().expect("error is a string").to_string()
+    result(e)["error"]
+        .as_str()
+        .expect("error is a string")
+        .to_string()
 }
 
 /// The envelope of a tool failure, checking its code.
 pub fn tool_failure(e: &Executed, code: &str) -> String {
-    assert_eq!(e.envelope["tool_success"], false, "expected a tool failure: {}", e.envelope);
+    assert_eq!(
+        e.envelope["tool_success"], false,
+        "expected a tool failure: {}",
+        e.envelope
+    );
     assert_eq!(e.envelope["error_code"], code, "{}", e.envelope);
     e.envelope["error"].as_str().unwrap().to_string()
 }
@@ -93,7 +100,8 @@ pub fn ikigai(cwd: &Path, args: &[&str], stdin: &str, config: Option<&Path>, as_
         None => cmd.env_remove("IKIGAI_CONFIG"),
     };
     let mut child = cmd.spawn().expect("spawn ikigai");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    // The process may exit without reading its stdin (usage errors).
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
     child.wait_with_output().unwrap()
 }
 
@@ -105,7 +113,9 @@ pub fn stdout_json(out: &Output) -> Value {
 pub fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     // /proc/self belongs to the effective user.
-    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+    std::fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false)
 }
 
 /// True when the process no longer runs: gone, or a zombie nobody has reaped yet.

@@ -79,6 +79,8 @@ async fn glob_errors() {
     assert_eq!(op_error(&e), "Not a directory: Cargo.toml");
     let e = run("glob", json!({"pattern": "/etc/*"}), &c).await;
     assert!(op_error(&e).contains("must be relative"));
+    let e = run("glob", json!({"pattern": "../*.rs"}), &c).await;
+    assert!(op_error(&e).contains("must not contain `..`"));
     let e = run("glob", json!({}), &c).await;
     assert!(tool_failure(&e, "INVALID_PARAMS").contains("missing required parameter `pattern`"));
     let e = run("glob", json!({"pattern": 3}), &c).await;

@@ -28,7 +28,10 @@ fn make_tree(root: &Path, dirs: usize, files: usize) {
                 if n % 97 == 0 {
                     text.push_str(&format!("// needle_marker {n}\n"));
                 } else {
-                    text.push_str(&format!("fn item_{d}_{f}_{l}() {{ let value = {}; }}\n", n * 7919 % 10007));
+                    text.push_str(&format!(
+                        "fn item_{d}_{f}_{l}() {{ let value = {}; }}\n",
+                        n * 7919 % 10007
+                    ));
                 }
             }
             std::fs::write(dir.join(format!("f{f:03}.{ext}")), text).unwrap_or_else(|e| panic!("write: {e}"));
@@ -66,7 +69,9 @@ fn search(c: &mut Criterion) {
     g.sample_size(20);
     g.bench_function("grep_marker", |b| {
         b.to_async(&rt).iter(|| async {
-            let e = registry.execute("grep", r#"{"pattern":"needle_marker \\d+"}"#, &ctx).await;
+            let e = registry
+                .execute("grep", r#"{"pattern":"needle_marker \\d+"}"#, &ctx)
+                .await;
             assert!(e.success);
         })
     });

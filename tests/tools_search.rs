@@ -262,3 +262,15 @@ async fn long_results_are_capped_as_a_sorted_prefix() {
     let out = output(&e);
     assert!(out.ends_with(" […4016 more bytes]\n"), "{out}");
 }
+
+#[tokio::test]
+async fn searches_that_run_out_of_time_are_timeouts() {
+    let d = tree();
+    let mut c = ctx(d.path());
+    c.timeout = std::time::Duration::ZERO;
+    let e = run("glob", json!({"pattern": "**/*.rs"}), &c).await;
+    assert!(tool_failure(&e, "TOOL_TIMEOUT").starts_with("Search timed out after 0s"));
+    assert!(e.envelope["partial_output"].is_string());
+    let e = run("grep", json!({"pattern": "TODO"}), &c).await;
+    assert!(tool_failure(&e, "TOOL_TIMEOUT").contains("narrow the path or pattern"));
+}

@@ -72,7 +72,7 @@ fn running_a_tool_prints_its_own_result() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(stdout_json(&out), json!({"output": "a.rs\nb.rs\n", "count": 2}));
+    assert_eq!(stdout_json(&out), json!({"output": "a.rs\nb.rs", "count": 2}));
     assert!(out.stderr.is_empty());
 
     // An operation error is still the tool's own result: exit 0.

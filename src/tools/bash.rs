@@ -6,11 +6,11 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
 use nix::unistd::Pid;
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncReadExt;
@@ -55,13 +55,24 @@ impl Tool for Bash {
     }
 }
 
-/// Kills the process group when dropped: on return, on timeout and on cancel.
-struct GroupGuard(Pid);
+/// Kills the process group when dropped (on cancel). The group is always killed while the
+/// main process is still unreaped, so its id cannot have been reused by then.
+struct GroupGuard {
+    pgid: Pid,
+    armed: bool,
+}
 
 impl GroupGuard {
-    fn kill(&self) {
-        // ESRCH: the group is already gone.
-        let _ = killpg(self.0, Signal::SIGKILL);
+    fn kill(&mut self) {
+        if self.armed {
+            // ESRCH: every member has already exited.
+            let _ = killpg(self.pgid, Signal::SIGKILL);
+        }
+    }
+
+    /// Called once the main process is reaped: its id may now be reused.
+    fn disarm(&mut self) {
+        self.armed = false;
     }
 }
 
@@ -69,6 +80,19 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Resolves when `pid` has exited, without reaping it (the zombie keeps the group id taken).
+async fn exited(pid: Pid) {
+    let waited = tokio::task::spawn_blocking(move || {
+        loop {
+            match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+                Err(Errno::EINTR) => continue,
+                _ => return,
+            }
+        }
+    });
+    let _ = waited.await;
 }
 
 fn crashed(what: &str, e: io::Error) -> ToolError {
@@ -104,7 +128,11 @@ async fn run(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> 
     let pid = child
         .id()
         .ok_or_else(|| ToolError::Crashed("bash exited before it could be watched".into()))?;
-    let group = GroupGuard(Pid::from_raw(pid as i32));
+    let pid = Pid::from_raw(pid as i32);
+    let mut group = GroupGuard {
+        pgid: pid,
+        armed: true,
+    };
     let mut rx = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
         .map_err(|e| crashed("cannot watch the output pipe", e))?;
 
@@ -113,7 +141,9 @@ async fn run(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> 
     let mut eof = false;
     let deadline = tokio::time::sleep(ctx.timeout);
     tokio::pin!(deadline);
-    let status = loop {
+    let main_exit = exited(pid);
+    tokio::pin!(main_exit);
+    let finished = loop {
         tokio::select! {
             r = rx.read(&mut chunk), if !eof => match r {
                 Ok(0) => eof = true,
@@ -123,8 +153,8 @@ async fn run(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> 
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => eof = true,
             },
-            s = child.wait() => break Some(s),
-            _ = &mut deadline => break None,
+            () = &mut main_exit => break true,
+            _ = &mut deadline => break false,
         }
     };
     // Background jobs and grandchildren go with the main process; then take what they wrote.
@@ -132,10 +162,10 @@ async fn run(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> 
     if !eof {
         drain(&rx, &mut out, &mut chunk);
     }
+    let status = child.wait().await;
+    group.disarm();
 
-    let Some(status) = status else {
-        // Reap the main process (it was just killed) so it leaves no zombie.
-        let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
+    if !finished {
         let capped = out.finish();
         return Err(ToolError::Timeout {
             message: format!(

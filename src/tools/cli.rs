@@ -1,7 +1,7 @@
 //! `ikigai tool …`: list, describe or run a tool through the external-tool protocol. This
 //! is a front end: it prints the tool's JSON on stdout (and nothing else).
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 
 use serde_json::Value;
 
@@ -40,10 +40,15 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, AppError> {
     if args.schema {
         return print_json(&tool.schema().to_protocol_json()).map(|()| 0);
     }
+    // Arguments come on stdin; a terminal there means none were piped in.
     let mut input = String::new();
-    std::io::stdin()
-        .read_to_string(&mut input)
-        .map_err(|e| AppError::Usage(format!("ikigai tool: cannot read arguments from stdin: {e}")))?;
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        stdin
+            .lock()
+            .read_to_string(&mut input)
+            .map_err(|e| AppError::Usage(format!("ikigai tool: cannot read arguments from stdin: {e}")))?;
+    }
     let ctx = ToolContext {
         cwd: std::env::current_dir()?,
         max_output_size: config.max_output_size,

@@ -59,6 +59,11 @@ impl Tool for Glob {
                 "Glob pattern must be relative ({pattern}); put the directory in `path`"
             )));
         }
+        if pattern.split('/').any(|c| c == "..") {
+            return Ok(ToolOutput::error(format!(
+                "Glob pattern must not contain `..` ({pattern}); put the directory in `path`"
+            )));
+        }
         let pattern = pattern.trim_start_matches("./").to_string();
         let matcher = match GlobBuilder::new(&pattern).literal_separator(true).build() {
             Ok(g) => g.compile_matcher(),

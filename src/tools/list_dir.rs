@@ -74,7 +74,7 @@ fn list(path: &Path, shown: &str, cap: usize) -> ToolOutput {
         out.push(format!("{:<5} {:>10}  {}\n", e.kind, size, e.name).as_bytes());
     }
     let count = entries.len();
-    let capped = out.finish();
+    let capped = out.finish().lines();
     let mut result = Map::new();
     result.insert("output".into(), Value::String(capped.text.clone()));
     result.insert("count".into(), json!(count));

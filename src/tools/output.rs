@@ -28,6 +28,16 @@ pub struct Capped {
 }
 
 impl Capped {
+    /// One entry per line, `"a\nb"`: no newline after the last entry.
+    pub fn lines(mut self) -> Capped {
+        if !self.truncated && self.text.ends_with('\n') {
+            self.text.pop();
+        }
+        self
+    }
+}
+
+impl Capped {
     /// Adds `"truncated": true` to a result object when the text was cut.
     pub fn mark(&self, result: &mut Map<String, Value>) {
         if self.truncated {
@@ -207,11 +217,12 @@ impl SortedCapped {
             buf.push(text.as_bytes());
         }
         let total = self.total.max(buf.total());
-        if stopped_early {
+        let capped = if stopped_early {
             buf.finish_with(Total::AtLeast(total))
         } else {
             buf.finish_with(Total::Exact(total))
-        }
+        };
+        capped.lines()
     }
 }
 

@@ -98,3 +98,46 @@ pub fn parse_arguments(arguments: &str) -> Result<Value, ToolError> {
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_offers_every_tool_with_a_valid_schema() {
+        let r = Registry::builtin();
+        let names: Vec<String> = r.schemas().into_iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            [
+                "glob",
+                "file_read",
+                "grep",
+                "file_write",
+                "file_edit",
+                "list_dir",
+                "bash"
+            ]
+        );
+        for s in r.schemas() {
+            let js = s.to_json_schema();
+            assert_eq!(js["type"], "object");
+            for req in js["required"].as_array().unwrap() {
+                assert!(
+                    js["properties"].get(req.as_str().unwrap()).is_some(),
+                    "{}",
+                    s.name
+                );
+            }
+            let first = s.description.lines().next().unwrap();
+            assert!(first.ends_with('.') && first.len() < 80, "{}: {first}", s.name);
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_invalid_params() {
+        assert_eq!(parse_arguments("").unwrap(), serde_json::json!({}));
+        assert_eq!(parse_arguments("[]").unwrap_err().code(), "INVALID_PARAMS");
+        assert_eq!(parse_arguments("{").unwrap_err().code(), "INVALID_PARAMS");
+    }
+}

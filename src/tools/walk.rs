@@ -48,7 +48,8 @@ pub fn display_join(given: Option<&str>, rel: &Path) -> String {
 pub struct Stop {
     cancelled: AtomicBool,
     timed_out: AtomicBool,
-    deadline: Instant,
+    /// `None` when the timeout is too far away to represent.
+    deadline: Option<Instant>,
 }
 
 impl Stop {
@@ -57,7 +58,7 @@ impl Stop {
         if self.cancelled.load(Ordering::Relaxed) || self.timed_out.load(Ordering::Relaxed) {
             return true;
         }
-        if Instant::now() >= self.deadline {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.timed_out.store(true, Ordering::Relaxed);
             return true;
         }
@@ -86,7 +87,7 @@ where
     let stop = Arc::new(Stop {
         cancelled: AtomicBool::new(false),
         timed_out: AtomicBool::new(false),
-        deadline: Instant::now() + ctx.timeout,
+        deadline: Instant::now().checked_add(ctx.timeout),
     });
     let guard = CancelOnDrop(stop.clone());
     let result = tokio::task::spawn_blocking(move || f(&stop)).await;

@@ -1,0 +1,88 @@
+//! Criterion benches for the built-in tools: bash overhead per call (spawn to result, with
+//! `true`), and grep/glob over a generated tree. The rg comparison is scripts/bench-compare.sh.
+
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ikigai::tools::{Registry, ToolContext};
+
+fn ctx(dir: &Path) -> ToolContext {
+    ToolContext {
+        cwd: dir.to_path_buf(),
+        max_output_size: 1024 * 1024,
+        timeout: Duration::from_secs(60),
+    }
+}
+
+/// A deterministic tree: `dirs` × `files` small source files, some with a marker.
+fn make_tree(root: &Path, dirs: usize, files: usize) {
+    for d in 0..dirs {
+        let dir = root.join(format!("d{d:03}"));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("mkdir: {e}"));
+        for f in 0..files {
+            let ext = ["rs", "txt", "md"][f % 3];
+            let mut text = String::new();
+            for l in 0..20 {
+                let n = d * 1_000_000 + f * 100 + l;
+                if n % 97 == 0 {
+                    text.push_str(&format!("// needle_marker {n}\n"));
+                } else {
+                    text.push_str(&format!(
+                        "fn item_{d}_{f}_{l}() {{ let value = {}; }}\n",
+                        n * 7919 % 10007
+                    ));
+                }
+            }
+            std::fs::write(dir.join(format!("f{f:03}.{ext}")), text).unwrap_or_else(|e| panic!("write: {e}"));
+        }
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"))
+}
+
+fn bash_overhead(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let ctx = ctx(dir.path());
+    let registry = Registry::builtin();
+    let rt = runtime();
+    c.bench_function("bash_true_per_call", |b| {
+        b.to_async(&rt).iter(|| async {
+            let e = registry.execute("bash", r#"{"command":"true"}"#, &ctx).await;
+            assert!(e.success);
+        })
+    });
+}
+
+fn search(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    make_tree(dir.path(), 50, 100);
+    let ctx = ctx(dir.path());
+    let registry = Registry::builtin();
+    let rt = runtime();
+    let mut g = c.benchmark_group("search_5k_files");
+    g.sample_size(20);
+    g.bench_function("grep_marker", |b| {
+        b.to_async(&rt).iter(|| async {
+            let e = registry
+                .execute("grep", r#"{"pattern":"needle_marker \\d+"}"#, &ctx)
+                .await;
+            assert!(e.success);
+        })
+    });
+    g.bench_function("glob_rs", |b| {
+        b.to_async(&rt).iter(|| async {
+            let e = registry.execute("glob", r#"{"pattern":"**/*.rs"}"#, &ctx).await;
+            assert!(e.success);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bash_overhead, search);
+criterion_main!(benches);

@@ -58,21 +58,6 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
     }
 }
 
-/// A few lines on how to point ikigai at a model, shown when no key is configured.
-pub fn setup_hint(config: &Config) -> Vec<String> {
-    vec![
-        format!("No API key found in ${}. To talk to a model:", config.api_key_env),
-        format!("  OpenAI:        export {}=sk-...", config.api_key_env),
-        "  Other vendor:  ikigai --base-url https://api.example.com/v1  (any OpenAI-compatible API; \
-         key in $OPENAI_API_KEY or the variable named by api_key_env)"
-            .to_string(),
-        "  Local server:  ikigai --base-url http://127.0.0.1:8080/v1  (llama.cpp, vLLM, LM Studio; \
-         Ollama: http://127.0.0.1:11434/v1)"
-            .to_string(),
-        "  Settings live in ~/.config/ikigai/config.toml (see config.example.toml).".to_string(),
-    ]
-}
-
 /// Chat mode: the TUI when stdin and stdout are terminals and no -p was given, else the
 /// scripted front end.
 async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
@@ -83,9 +68,9 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let cwd = std::env::current_dir()?;
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let no_key = config.api_key.is_none() && config.is_default_endpoint();
+    let no_key = config.needs_key();
     if no_key && !interactive {
-        return Err(AppError::Usage(setup_hint(&config).join("\n")));
+        return Err(AppError::Usage(config.setup_hint().join("\n")));
     }
     let provider = OpenAiChat::new(&config).map_err(|e| AppError::Provider(e.to_string()))?;
     let registry = Registry::builtin();
@@ -116,7 +101,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     };
     let agent = crate::agent::spawn(setup, events_tx);
     if interactive {
-        let welcome_notes = if no_key { setup_hint(&config) } else { Vec::new() };
+        let welcome_notes = if no_key { config.setup_hint() } else { Vec::new() };
         let ctx = TuiContext {
             config,
             registry,

@@ -289,6 +289,25 @@ impl Config {
         self.base_url == DEFAULT_BASE_URL
     }
 
+    /// True when nothing could be sent: OpenAI's own endpoint and no key.
+    pub fn needs_key(&self) -> bool {
+        self.api_key.is_none() && self.is_default_endpoint()
+    }
+
+    /// A few lines (each under 80 columns) on how to point ikigai at a model.
+    pub fn setup_hint(&self) -> Vec<String> {
+        let var = &self.api_key_env;
+        vec![
+            format!("No API key in ${var}. To talk to a model, choose one:"),
+            format!("  OpenAI:        export {var}=sk-..."),
+            "  Other vendor:  ikigai --base-url https://api.example.com/v1 (key in the same".to_string(),
+            "                 variable, or name another with api_key_env in the config)".to_string(),
+            "  Local server:  ikigai --base-url http://127.0.0.1:8080/v1 (llama.cpp, vLLM;".to_string(),
+            "                 Ollama: http://127.0.0.1:11434/v1) - no key needed".to_string(),
+            "  Config file:   ~/.config/ikigai/config.toml (see config.example.toml)".to_string(),
+        ]
+    }
+
     /// The effective settings as TOML-ish lines, secrets redacted (for `/config`).
     pub fn describe(&self) -> Vec<(String, String)> {
         let key = match &self.api_key {

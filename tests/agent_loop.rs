@@ -543,3 +543,24 @@ async fn cancel_kills_a_running_tool_and_answers_its_call() {
         assert!(env["error"].as_str().unwrap().contains("interrupted"), "{env}");
     }
 }
+
+#[tokio::test]
+async fn without_a_key_for_openai_a_turn_explains_the_setup_at_once() {
+    let fake = FakeProvider::start();
+    let dir = project();
+    let mut cfg = config_for(&fake);
+    cfg.api_key = None;
+    cfg.base_url = ikigai::config::DEFAULT_BASE_URL.to_string();
+    let mut agent = TestAgent::start(cfg, dir.path());
+    let events = agent.turn("hello").await;
+    assert_eq!(turn_end(&events), Some(TurnEndReason::Error));
+    let msg = notices(&events).join("\n");
+    assert!(
+        msg.contains("export OPENAI_API_KEY") && msg.contains("--base-url"),
+        "{msg}"
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Retrying { .. })),
+        "nothing was sent"
+    );
+}

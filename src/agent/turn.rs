@@ -23,6 +23,11 @@ struct Call {
 pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     st.emit(Event::TurnStarted);
     st.append(Message::user(text));
+    if st.config.needs_key() {
+        // Nothing would answer; say how to fix it instead of waiting on a doomed request.
+        st.notice(NoticeLevel::Error, st.config.setup_hint().join("\n"));
+        return TurnEndReason::Error;
+    }
     let limit = st.config.max_tool_turns;
     let mut executed: u32 = 0;
     let mut limit_reached = false;

@@ -108,7 +108,11 @@ pub(crate) async fn connect(path: &Path, timeout: Duration) -> Result<Arc<dyn Ba
     loop {
         match MIGRATOR.run(&pool).await {
             Ok(()) => break,
-            Err(sqlx::migrate::MigrateError::Execute(_)) if attempt < 5 => {
+            // The loser's error is `ExecuteMigration` ("table … already exists") or, while
+            // the winner holds the write lock, a busy `Execute`.
+            Err(
+                sqlx::migrate::MigrateError::Execute(_) | sqlx::migrate::MigrateError::ExecuteMigration(..),
+            ) if attempt < 8 => {
                 attempt += 1;
                 tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
             }

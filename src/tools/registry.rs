@@ -20,6 +20,8 @@ pub struct Executed {
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
+    /// `tools[i]`'s name, so lookups do not rebuild schemas.
+    names: Vec<String>,
 }
 
 impl Registry {
@@ -40,14 +42,19 @@ impl Registry {
         r
     }
 
+    /// Adds a tool; one of the same name is replaced.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         let name = tool.schema().name;
-        self.tools.retain(|t| t.schema().name != name);
+        if let Some(i) = self.names.iter().position(|n| *n == name) {
+            self.names.remove(i);
+            self.tools.remove(i);
+        }
+        self.names.push(name);
         self.tools.push(tool);
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.schema().name == name)
+        self.names.iter().position(|n| n == name).map(|i| &self.tools[i])
     }
 
     pub fn tools(&self) -> &[Arc<dyn Tool>] {
@@ -132,6 +139,21 @@ mod tests {
             let first = s.description.lines().next().unwrap();
             assert!(first.ends_with('.') && first.len() < 80, "{}: {first}", s.name);
         }
+    }
+
+    #[test]
+    fn registering_a_name_again_replaces_that_tool_in_place_of_the_old() {
+        let mut r = Registry::builtin();
+        r.register(Arc::new(super::super::glob::Glob));
+        assert_eq!(r.tools().len(), 7);
+        assert_eq!(
+            r.schemas().last().map(|s| s.name.clone()).as_deref(),
+            Some("glob")
+        );
+        for name in ["glob", "bash", "file_read"] {
+            assert_eq!(r.get(name).map(|t| t.schema().name).as_deref(), Some(name));
+        }
+        assert!(r.get("nope").is_none());
     }
 
     #[test]

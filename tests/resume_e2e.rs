@@ -19,6 +19,17 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// The MSGS column of the first session in `ikigai sessions` output (right-aligned under
+/// its header).
+fn messages_in_first_row(listing: &str) -> Option<u32> {
+    let mut lines = listing.lines();
+    let header = lines.next()?;
+    let row = lines.next()?;
+    let end = header.find("MSGS")? + "MSGS".len();
+    let start = header[..end - 4].rfind("  ").map_or(0, |i| i + 2);
+    row.get(start..end)?.trim().parse().ok()
+}
+
 #[test]
 fn killed_mid_tool_then_continued_with_a_complete_valid_history() {
     let home = tempfile::tempdir().unwrap();
@@ -48,14 +59,11 @@ fn killed_mid_tool_then_continued_with_a_complete_valid_history() {
             Instant::now() < deadline,
             "the tool never started or nothing was stored"
         );
-        let listed = run(common::ikigai(h).arg("sessions"));
-        let stored_two = text(&listed.stdout).lines().nth(1).is_some_and(|l| {
-            l.split_whitespace()
-                .any(|w| w.parse::<u32>().is_ok_and(|n| n >= 3))
-        });
+        let listed = text(&run(common::ikigai(h).arg("sessions")).stdout);
+        let stored_call = messages_in_first_row(&listed).is_some_and(|n| n >= 3);
         let pid_written =
             std::fs::read_to_string(h.join("tool.pid")).is_ok_and(|p| p.trim().parse::<i32>().is_ok());
-        if pid_written && stored_two {
+        if pid_written && stored_call {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));

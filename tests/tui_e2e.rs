@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::fake_provider::{FakeProvider, Reply};
+use common::fake_provider::{End, FakeProvider, Reply};
 
 const DEADLINE: Duration = Duration::from_secs(40);
 
@@ -220,7 +220,12 @@ fn ctrl_c_interrupts_a_slow_stream_and_the_next_turn_works() {
     let home = tempfile::tempdir().unwrap();
     let fake = FakeProvider::start();
     let words: String = (1..=60).map(|i| format!("w{i} ")).collect();
-    fake.push(Reply::text(&format!("start {words}FINAL-WORD")).paced(Duration::from_millis(150)));
+    // A few words, then the stream stalls: only Ctrl+C can end this turn.
+    fake.push(
+        Reply::text(&format!("start {words}FINAL-WORD"))
+            .truncated(10)
+            .ending(End::Stall),
+    );
     fake.push(Reply::text("Second answer arrived."));
     let t = Tmux::start(home.path(), &fake.base_url, "");
     t.wait_text("Ask anything");

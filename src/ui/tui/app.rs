@@ -19,7 +19,7 @@ use super::info;
 use super::theme::Theme;
 
 /// How long a second Ctrl+C has to exit.
-pub const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
+pub const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
 
 /// What the turn in flight is doing.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -19,8 +19,7 @@ deps:
 test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
-	$(CARGO) test --all-targets
-	$(CARGO) test --doc
+	@bash scripts/run-tests.sh
 
 bench: deps
 	$(CARGO) build --release

@@ -75,16 +75,15 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let provider = OpenAiChat::new(&config).map_err(|e| AppError::Provider(e.to_string()))?;
     let registry = Registry::builtin();
     let (events_tx, events_rx) = unbounded_channel();
-    let sessions: Option<Arc<dyn Sessions>> = Some(crate::store::open(&config, events_tx.clone()));
+    let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
     let which = match (&cli.resume, cli.continue_session) {
         (Some(id), _) => Some(Resume::Id(id.clone())),
         (None, true) => Some(Resume::LatestInCwd),
         (None, false) => None,
     };
-    let resumed = match (which, &sessions) {
-        (None, _) => None,
-        (Some(which), Some(store)) => Some(crate::agent::resume::load(store.as_ref(), &which, &cwd).await?),
-        (Some(_), None) => return Err(AppError::Usage("sessions are not stored in this run".into())),
+    let resumed = match which {
+        None => None,
+        Some(which) => Some(crate::agent::resume::load(sessions.as_ref(), &which, &cwd).await?),
     };
     let system_prompt = config
         .system_prompt
@@ -94,7 +93,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         config: config.clone(),
         provider: Arc::new(provider),
         registry: registry.clone(),
-        sessions,
+        sessions: Some(sessions),
         cwd: cwd.clone(),
         system_prompt,
         resumed,

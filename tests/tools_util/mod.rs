@@ -2,6 +2,9 @@
 //! built-in tool through the registry, running the real `ikigai` binary, and process checks.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../common/env.rs"]
+mod env;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -87,11 +90,9 @@ pub fn ikigai(cwd: &Path, args: &[&str], stdin: &str, config: Option<&Path>, as_
         c.args(&as_user[1..]).arg(bin);
         c
     };
+    env::isolate(&mut cmd, cwd);
     cmd.args(args)
         .current_dir(cwd)
-        .env_remove("OPENAI_API_KEY")
-        .env("HOME", cwd)
-        .env("XDG_CONFIG_HOME", cwd.join("no-such-config-dir"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -23,11 +23,6 @@ struct Call {
 pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     st.emit(Event::TurnStarted);
     st.append(Message::user(text));
-    if st.config.needs_key() {
-        // Nothing would answer; say how to fix it instead of waiting on a doomed request.
-        st.notice(NoticeLevel::Error, st.config.setup_hint().join("\n"));
-        return TurnEndReason::Error;
-    }
     let limit = st.config.max_tool_turns;
     let mut executed: u32 = 0;
     let mut limit_reached = false;
@@ -169,6 +164,7 @@ async fn request(st: &AgentState) -> Result<EventStream, ProviderError> {
 /// The error as the user should read it, with what to do about it.
 fn describe(st: &AgentState, e: &ProviderError) -> String {
     match e {
+        ProviderError::MissingKey { .. } => st.config.setup_hint().join("\n"),
         ProviderError::Auth { .. } if st.config.api_key.is_none() => format!(
             "{e}\nSet it with `export {}=...`, or point ikigai at another server with --base-url.",
             st.config.api_key_env

@@ -49,6 +49,9 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderErr
 /// A provider failure. `is_retryable` says which ones the agent retries.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ProviderError {
+    /// No key is configured for an endpoint that needs one; nothing was sent. Not retryable.
+    #[error("no API key in ${env_var}")]
+    MissingKey { env_var: String },
     /// 401/403. Not retryable.
     #[error("authentication failed ({status}): check the API key in ${env_var}{detail}")]
     Auth {

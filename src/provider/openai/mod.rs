@@ -18,6 +18,8 @@ use stream::Accumulator;
 /// A Chat Completions endpoint.
 pub struct OpenAiChat {
     client: reqwest::Client,
+    /// OpenAI's own endpoint with no key: every request would be refused.
+    needs_key: bool,
     base_url: String,
     api_key: Option<Secret>,
     api_key_env: String,
@@ -28,6 +30,7 @@ impl OpenAiChat {
     pub fn new(config: &Config) -> Result<Self, ProviderError> {
         Ok(OpenAiChat {
             client: http::client(Duration::from_secs(config.connect_timeout_secs))?,
+            needs_key: config.needs_key(),
             base_url: config.base_url.trim_end_matches('/').to_string(),
             api_key: config.api_key.clone(),
             api_key_env: config.api_key_env.clone(),
@@ -47,6 +50,11 @@ impl Provider for OpenAiChat {
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
+        if self.needs_key {
+            return Err(ProviderError::MissingKey {
+                env_var: self.api_key_env.clone(),
+            });
+        }
         let url = self.url();
         let body = serde_json::to_vec(&request::body(&request)).map_err(|e| ProviderError::Rejected {
             status: 0,

@@ -1,4 +1,4 @@
-//! Every Chat-Completions-shaped recorded stream in ../shared/fixtures/sse, served over
+//! Every Chat-Completions-shaped recorded stream in tests/fixtures/sse, served over
 //! real HTTP on 127.0.0.1 and decoded by the OpenAI provider into canonical events.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

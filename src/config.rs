@@ -307,7 +307,8 @@ impl Config {
             "                 variable, or name another with api_key_env in the config)".to_string(),
             "  Local server:  ikigai --base-url http://127.0.0.1:8080/v1 (llama.cpp, vLLM;".to_string(),
             "                 Ollama: http://127.0.0.1:11434/v1) - no key needed".to_string(),
-            "  Config file:   ~/.config/ikigai/config.toml (see config.example.toml)".to_string(),
+            "  Config file:   $XDG_CONFIG_HOME/ikigai/config.toml (default".to_string(),
+            "                 ~/.config/ikigai/config.toml; see config.example.toml)".to_string(),
         ]
     }
 

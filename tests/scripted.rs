@@ -427,3 +427,41 @@ fn flags_win_on_resume_and_the_token_count_carries_over() {
     );
     assert_eq!(fake.requests()[3].body["model"], "env-model");
 }
+
+#[test]
+fn xdg_config_home_is_honoured_and_documented() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("ok"));
+    let h = tempfile::tempdir().unwrap();
+    let xdg = h.path().join("elsewhere");
+    std::fs::create_dir_all(xdg.join("ikigai")).unwrap();
+    std::fs::write(xdg.join("ikigai/config.toml"), "model = \"xdg-model\"\n").unwrap();
+    let xdg_s = xdg.to_str().unwrap();
+    let mut child = spawn(
+        h.path(),
+        &["-p", "hi", "--base-url", &fake.base_url],
+        &[("XDG_CONFIG_HOME", xdg_s)],
+    );
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert_eq!(fake.requests()[0].body["model"], "xdg-model");
+
+    let help = common::ikigai(h.path()).arg("--help").output().unwrap();
+    assert!(
+        s(&help.stdout).contains("$XDG_CONFIG_HOME/ikigai/config.toml"),
+        "{}",
+        s(&help.stdout)
+    );
+    let no_key = common::ikigai(h.path())
+        .args(["-p", "hi"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(no_key.status.code(), Some(2));
+    assert!(
+        s(&no_key.stderr).contains("$XDG_CONFIG_HOME/ikigai/config.toml"),
+        "{}",
+        s(&no_key.stderr)
+    );
+}

@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             let text = e.to_string();
-            eprintln!("ikigai: {}", ikigai::redact::global().scrub(&text));
+            eprintln!("ikigai: {}", ikigai::redact::global().scrub_notice(&text));
             ExitCode::from(e.exit_code())
         }
     }

@@ -1,7 +1,7 @@
 //! Keeps secrets out of everything ikigai emits or keeps: the value of every configured
-//! key becomes `[redacted]` (also without a vendor prefix such as `sk-`), and passwords in
-//! URLs (`user:pw@`, `?password=`, `?token=`, any parameter naming a pass/secret/key) are
-//! hidden. Built once from the config (`Config::redactor`); pure string work, no IO.
+//! key becomes `[redacted]` (also without a vendor prefix such as `sk-`) everywhere, and in
+//! ikigai's own messages passwords in URLs (`user:pw@`, `?password=`, `?token=`, any
+//! parameter naming a pass/secret/key) are hidden. Built once from the config (`Config::redactor`); pure string work, no IO.
 
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, OnceLock};
@@ -58,23 +58,35 @@ impl Redactor {
         Redactor { values, matcher }
     }
 
-    /// `text` with every secret and URL password replaced.
+    /// `text` with every secret value replaced. Tool output and model text get only this:
+    /// rewriting URLs in a file the model reads would corrupt its edits.
     pub fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut out = Cow::Borrowed(text);
-        if let Some(m) = &self.matcher
-            && m.is_match(text)
-        {
-            out = Cow::Owned(m.replace_all(text, &vec![REDACTED; self.values.len()]));
+        match &self.matcher {
+            Some(m) if m.is_match(text) => {
+                Cow::Owned(m.replace_all(text, &vec![REDACTED; self.values.len()]))
+            }
+            _ => Cow::Borrowed(text),
         }
-        match scrub_urls(&out) {
-            Cow::Borrowed(_) => out,
-            Cow::Owned(s) => Cow::Owned(s),
+    }
+
+    /// ikigai's own messages (notices, retries, errors): secret values and URL passwords.
+    pub fn scrub_notice<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match self.scrub(text) {
+            Cow::Borrowed(t) => scrub_urls(t),
+            Cow::Owned(t) => Cow::Owned(scrub_urls(&t).into_owned()),
         }
     }
 
     /// Scrubs `text` in place.
     pub fn scrub_in_place(&self, text: &mut String) {
         if let Cow::Owned(s) = self.scrub(text) {
+            *text = s;
+        }
+    }
+
+    /// Scrubs one of ikigai's own messages in place (see `scrub_notice`).
+    pub fn scrub_notice_in_place(&self, text: &mut String) {
+        if let Cow::Owned(s) = self.scrub_notice(text) {
             *text = s;
         }
     }
@@ -157,16 +169,16 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
     use crate::protocol::Event;
     match ev {
         Event::SessionStarted { history, .. } => history.iter_mut().for_each(|m| scrub_message(r, m)),
-        Event::UserMessage { text }
-        | Event::TextDelta { text }
-        | Event::ReasoningDelta { text }
-        | Event::Notice { text, .. } => r.scrub_in_place(text),
+        Event::UserMessage { text } | Event::TextDelta { text } | Event::ReasoningDelta { text } => {
+            r.scrub_in_place(text)
+        }
+        Event::Notice { text, .. } => r.scrub_notice_in_place(text),
         Event::ToolCallStarted { arguments, .. } => r.scrub_in_place(arguments),
         Event::ToolCallFinished { summary, output, .. } => {
             r.scrub_in_place(summary);
             r.scrub_in_place(output);
         }
-        Event::Retrying { reason, .. } => r.scrub_in_place(reason),
+        Event::Retrying { reason, .. } => r.scrub_notice_in_place(reason),
         Event::ModelChanged { .. }
         | Event::TurnStarted
         | Event::Usage { .. }
@@ -216,18 +228,23 @@ mod tests {
     fn url_passwords_are_hidden() {
         let r = Redactor::default();
         assert_eq!(
-            r.scrub("postgres://u:hunter2@h/db failed"),
+            r.scrub_notice("postgres://u:hunter2@h/db failed"),
             "postgres://u:redacted@h/db failed"
         );
         assert_eq!(
-            r.scrub("postgres://u@h/db?sslmode=require&password=supersecretpw&x=1"),
+            r.scrub_notice("postgres://u@h/db?sslmode=require&password=supersecretpw&x=1"),
             "postgres://u@h/db?sslmode=require&password=redacted&x=1"
         );
         assert_eq!(
-            r.scrub("http://h/v1?api_key=abc&sslpassword=p&token=t"),
+            r.scrub_notice("http://h/v1?api_key=abc&sslpassword=p&token=t"),
             "http://h/v1?api_key=redacted&sslpassword=redacted&token=redacted"
         );
-        assert_eq!(r.scrub("a=b and http://h/x?page=2"), "a=b and http://h/x?page=2");
+        assert_eq!(
+            r.scrub_notice("a=b and http://h/x?page=2"),
+            "a=b and http://h/x?page=2"
+        );
+        // Tool output and model text keep their URLs (a file the model edits stays intact).
+        assert_eq!(r.scrub("http://u:pw@h/?token=t"), "http://u:pw@h/?token=t");
     }
 
     #[test]

@@ -135,6 +135,8 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         }
         other => other.clone(),
     };
+    // The TUI's header shows the model the session continues with.
+    let session_model = resumed.as_ref().and_then(|r| r.model.clone());
     let system_prompt = config
         .system_prompt
         .clone()
@@ -155,6 +157,10 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     }
     if interactive {
         let welcome_notes = if no_key { config.setup_hint() } else { Vec::new() };
+        let mut config = config;
+        if let Some(m) = session_model {
+            config.model = m;
+        }
         let ctx = TuiContext {
             config,
             registry,

@@ -27,7 +27,8 @@ pub struct Cli {
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
 
-    /// Config file (default: $IKIGAI_CONFIG or ~/.config/ikigai/config.toml).
+    /// Config file (default: $IKIGAI_CONFIG, else $XDG_CONFIG_HOME/ikigai/config.toml, else
+    /// ~/.config/ikigai/config.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 

@@ -353,6 +353,9 @@ impl Config {
         if self.max_output_size < 1024 {
             return Err(invalid("max_output_size", "must be at least 1024 bytes"));
         }
+        if let Some(url) = &self.database_url {
+            check_database_url(url.expose()).map_err(|m| invalid("database_url", &m))?;
+        }
         for (key, v) in [
             ("tool_timeout_secs", self.tool_timeout_secs),
             ("connect_timeout_secs", self.connect_timeout_secs),
@@ -429,14 +432,59 @@ fn check_url(url: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Hides the password of a `scheme://user:password@host/db` URL.
-pub fn redact_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("redacted"));
-            u.to_string()
+/// Checks a `database_url` before anything opens it: a known scheme (`postgres://`,
+/// `postgresql://`, `sqlite:`, or a plain file path), and for PostgreSQL a host that parses
+/// and a valid `sslmode`. The message never shows a password.
+fn check_database_url(url: &str) -> Result<(), String> {
+    let url = url.trim();
+    let lower = url.to_ascii_lowercase();
+    let shown = redact_url(url);
+    if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("{e}: {shown}"))?;
+        let socket = parsed.query_pairs().any(|(k, _)| k == "host");
+        if parsed.host_str().is_none_or(str::is_empty) && !socket {
+            return Err(format!("no host in {shown}"));
         }
-        _ => url.to_string(),
+        const SSLMODES: [&str; 6] = [
+            "disable",
+            "allow",
+            "prefer",
+            "require",
+            "verify-ca",
+            "verify-full",
+        ];
+        for (k, v) in parsed.query_pairs() {
+            if k == "sslmode" && !SSLMODES.contains(&v.as_ref()) {
+                return Err(format!("sslmode `{v}` is not one of {}", SSLMODES.join(", ")));
+            }
+        }
+        return Ok(());
+    }
+    if lower.starts_with("sqlite:") || !url.contains("://") {
+        return Ok(());
+    }
+    Err(format!(
+        "unknown scheme in {shown}: use postgres://…, sqlite://PATH or a file path"
+    ))
+}
+
+/// Hides the passwords of a URL: `user:password@` and password-like query parameters.
+pub fn redact_url(url: &str) -> String {
+    crate::redact::scrub_urls(url).into_owned()
+}
+
+impl Config {
+    /// The redactor for everything this run emits or keeps: every configured key and the
+    /// database URL's password (see `redact`).
+    pub fn redactor(&self) -> crate::redact::Redactor {
+        let mut secrets: Vec<String> = self.api_key.iter().map(|k| k.expose().to_string()).collect();
+        if let Some(db) = &self.database_url
+            && let Ok(u) = reqwest::Url::parse(db.expose())
+            && let Some(pw) = u.password()
+        {
+            secrets.push(pw.to_string());
+        }
+        crate::redact::Redactor::new(secrets)
     }
 }
 
@@ -463,6 +511,30 @@ mod tests {
         let p = dir.path().join("config.toml");
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    #[test]
+    fn invalid_database_urls_are_configuration_errors() {
+        for (url, says) in [
+            ("mysql://u:pw@h/db", "unknown scheme"),
+            ("postgres://u@h/db?sslmode=bogus", "sslmode `bogus`"),
+            ("postgres://u:pw@[::1/db", "invalid"),
+            ("postgres:///db", "no host"),
+        ] {
+            let e = check_database_url(url).unwrap_err();
+            assert!(e.contains(says), "{url}: {e}");
+            assert!(!e.contains(":pw@"), "{e}");
+        }
+        for ok in [
+            "postgres://u:pw@localhost:5432/db?sslmode=require",
+            "postgresql://h/db",
+            "postgres:///db?host=/run/postgresql",
+            "sqlite:///tmp/x.db",
+            "sqlite:x.db",
+            "/tmp/x.db",
+        ] {
+            assert_eq!(check_database_url(ok), Ok(()), "{ok}");
+        }
     }
 
     #[test]

@@ -6,7 +6,6 @@ use std::path::Path;
 use super::Resume;
 use super::state::AgentState;
 use crate::message::{Conversation, Message};
-use crate::protocol::Event;
 use crate::store::{Record, SessionInfo, Sessions, StoreError};
 
 /// A stored session ready to continue.
@@ -44,20 +43,12 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
 
 /// Makes `resumed` the current session and shows its history.
 pub fn install(st: &mut AgentState, resumed: Resumed) {
-    st.session_id = resumed.id;
-    st.session_begun = true;
-    st.conversation = resumed.conversation;
-    st.partial.clear();
-    st.usage = resumed.usage;
+    st.switch_session(resumed.id, true, resumed.conversation, resumed.usage);
     if let Some(m) = resumed.model {
         st.model = m;
     }
     for m in resumed.repairs {
         st.record(Record::Message(m));
     }
-    st.emit(Event::SessionStarted {
-        id: Some(st.session_id.clone()),
-        model: st.model.clone(),
-        history: st.conversation.messages.clone(),
-    });
+    st.announce_session(st.conversation.messages.clone());
 }

@@ -82,11 +82,11 @@ impl EventRow {
                 (m.kind.as_str().to_string(), m.content, data, title, None)
             }
             Record::Marker { kind, data } => {
-                let model = (kind == "model")
+                let model = (kind == super::MarkerKind::Model)
                     .then(|| data.get("model").and_then(Value::as_str).map(str::to_string))
                     .flatten();
                 let data = Some(data).filter(|d| !d.is_null());
-                (kind, String::new(), data, None, model)
+                (kind.as_str().to_string(), String::new(), data, None, model)
             }
         };
         EventRow {
@@ -126,7 +126,7 @@ impl StoredEvent {
                 .map(Record::Message)
                 .ok_or_else(|| damaged(session_id, self.seq, &"data does not match its kind")),
             None => Ok(Record::Marker {
-                kind: self.kind,
+                kind: super::MarkerKind::parse(&self.kind),
                 data,
             }),
         }
@@ -293,7 +293,7 @@ mod tests {
             "e".into(),
             "s".into(),
             Record::Marker {
-                kind: "model".into(),
+                kind: super::super::MarkerKind::Model,
                 data: serde_json::json!({"model": "m2"}),
             },
             "t".into(),

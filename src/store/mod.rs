@@ -24,9 +24,57 @@ use crate::message::Message;
 pub enum Record {
     /// A canonical message, stored as its own event.
     Message(Message),
-    /// A non-message event a restore needs but no model is sent (kinds: `model`, `usage`,
-    /// `interrupted`, `new`); `data` is its JSON payload.
-    Marker { kind: String, data: Value },
+    /// A non-message event a restore needs but no model is sent; `data` is its JSON payload.
+    Marker { kind: MarkerKind, data: Value },
+}
+
+/// What a marker event records. Stored as its `as_str` name in the `kind` column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MarkerKind {
+    /// `/model NAME` (or a flag on resume) switched the model: `{model}`.
+    Model,
+    /// Tokens one response used: `{input, output}`.
+    Usage,
+    /// A turn was cut short (cancel, broken stream): `{reason?}`.
+    Interrupted,
+    /// `/new` started over in a fresh session: `{previous}`.
+    New,
+    /// A kind this binary does not know (written by a newer ikigai); kept, ignored.
+    Other(String),
+}
+
+impl MarkerKind {
+    pub fn as_str(&self) -> &str {
+        match self {
+            MarkerKind::Model => "model",
+            MarkerKind::Usage => "usage",
+            MarkerKind::Interrupted => "interrupted",
+            MarkerKind::New => "new",
+            MarkerKind::Other(s) => s,
+        }
+    }
+
+    pub fn parse(s: &str) -> MarkerKind {
+        match s {
+            "model" => MarkerKind::Model,
+            "usage" => MarkerKind::Usage,
+            "interrupted" => MarkerKind::Interrupted,
+            "new" => MarkerKind::New,
+            other => MarkerKind::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<&str> for MarkerKind {
+    fn from(s: &str) -> Self {
+        MarkerKind::parse(s)
+    }
+}
+
+impl std::fmt::Display for MarkerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The row written when a session begins.
@@ -38,19 +86,8 @@ pub struct SessionMeta {
     pub model: String,
 }
 
-/// One line of `ikigai sessions`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SessionInfo {
-    pub id: String,
-    /// RFC 3339.
-    pub created_at: String,
-    pub updated_at: String,
-    pub cwd: String,
-    pub provider: String,
-    pub model: String,
-    pub messages: i64,
-    pub title: Option<String>,
-}
+/// One line of `ikigai sessions`; defined with the protocol, which carries it to front ends.
+pub use crate::protocol::SessionInfo;
 
 /// A store failure. `Unavailable` is transient (the writer retries); the rest are final.
 #[derive(Debug, thiserror::Error)]

@@ -79,7 +79,7 @@ pub fn open_with(
         over_limit: false,
         refused: false,
         closed: false,
-        backoff: options.retry_min,
+        failures: 0,
         pending: pending.clone(),
         options: options.clone(),
     };
@@ -171,7 +171,8 @@ struct Writer {
     refused: bool,
     /// Every handle is gone.
     closed: bool,
-    backoff: Duration,
+    /// Failed attempts in a row; the next pause is `backoff::delay(failures, …)`.
+    failures: u32,
     pending: Arc<AtomicUsize>,
     options: Options,
 }
@@ -364,7 +365,14 @@ impl Writer {
 
     /// Waits out the backoff while still taking new commands.
     async fn pause(&mut self) {
-        let deadline = tokio::time::Instant::now() + self.backoff;
+        self.failures = self.failures.saturating_add(1);
+        let wait = crate::backoff::delay(
+            self.failures,
+            self.options.retry_min,
+            self.options.retry_max,
+            None,
+        );
+        let deadline = tokio::time::Instant::now() + wait;
         loop {
             match tokio::time::timeout_at(deadline, self.rx.recv()).await {
                 Ok(Some(c)) => self.enqueue(c),
@@ -375,7 +383,6 @@ impl Writer {
                 Err(_) => break,
             }
         }
-        self.backoff = (self.backoff * 2).min(self.options.retry_max);
     }
 
     /// `n` queued Begin or Event commands left the queue (written, rejected or dropped).
@@ -392,7 +399,7 @@ impl Writer {
     }
 
     fn recovered(&mut self, db: Arc<dyn Backend>) {
-        self.backoff = self.options.retry_min;
+        self.failures = 0;
         if self.down {
             self.down = false;
             self.over_limit = false;

@@ -154,6 +154,7 @@ fn session(h: &mut Harness) {
         id: Some("0193f2a4-aaaa-bbbb".into()),
         model: "gpt-5-mini".into(),
         history: vec![],
+        tokens: 0,
     });
 }
 
@@ -361,6 +362,7 @@ fn resumed_history_is_shown() {
             ),
             Message::assistant("There are **2** entries."),
         ],
+        tokens: 0,
     });
     h.draw();
     let t = h.text();

@@ -60,7 +60,7 @@ async fn sessions(st: &mut AgentState) {
     match store.list().await {
         Ok(list) => {
             let home = std::env::var("HOME").ok();
-            let table = crate::store::cli::format_sessions(&list, home.as_deref(), &chrono::Local);
+            let table = crate::ui::sessions::format_sessions(&list, home.as_deref(), &chrono::Local);
             st.notice(NoticeLevel::Info, table.trim_end());
         }
         Err(e) => st.notice(NoticeLevel::Error, e.to_string()),

@@ -108,7 +108,10 @@ async fn sqlite_unreachable_at_start_then_back() {
     store.flush().await;
     let (level, text) = next_notice(&mut rx).await;
     assert_eq!(level, NoticeLevel::Warning);
-    assert!(text.contains("5 events could not be saved") && text.contains("kept in"), "{text}");
+    assert!(
+        text.contains("5 events could not be saved") && text.contains("kept in"),
+        "{text}"
+    );
     let files: Vec<_> = std::fs::read_dir(&spool).unwrap().flatten().collect();
     assert_eq!(files.len(), 1, "one spool file");
     for i in 5..8 {
@@ -120,7 +123,10 @@ async fn sqlite_unreachable_at_start_then_back() {
     // The spooled writes come first, then the newer ones; the spool says it was saved.
     let (level, text) = next_notice(&mut rx).await;
     assert_eq!(level, NoticeLevel::Info);
-    assert!(text.contains("saved 5 events") && text.contains("spool"), "{text}");
+    assert!(
+        text.contains("saved 5 events") && text.contains("spool"),
+        "{text}"
+    );
     assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0, "spool emptied");
     store.flush().await;
     let (_, records) = store.load("s1").await.unwrap();

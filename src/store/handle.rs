@@ -252,7 +252,9 @@ impl Sessions for Store {
         let mut state = self.state.clone();
         let grace = self.grace;
         let give_up = async move {
-            let _ = state.wait_for(|c| matches!(c, Conn::Down(_) | Conn::Failed(_))).await;
+            let _ = state
+                .wait_for(|c| matches!(c, Conn::Down(_) | Conn::Failed(_)))
+                .await;
             tokio::time::sleep(grace).await;
         };
         tokio::select! {

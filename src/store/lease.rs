@@ -251,7 +251,11 @@ impl PgLocks {
     }
 }
 
-async fn unlock(c: &mut PgConnection, session_id: &str, sort: fn(sqlx::Error) -> DbError) -> Result<(), DbError> {
+async fn unlock(
+    c: &mut PgConnection,
+    session_id: &str,
+    sort: fn(sqlx::Error) -> DbError,
+) -> Result<(), DbError> {
     sqlx::query("SELECT pg_advisory_unlock($1, hashtext($2))")
         .bind(LOCK_CLASS)
         .bind(session_id)

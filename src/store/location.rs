@@ -92,7 +92,10 @@ pub fn secure_data_dir(env: &dyn Fn(&str) -> Option<String>) {
     let Some(dir) = xdg_dir(env, "XDG_DATA_HOME", ".local/share").map(|d| d.join("ikigai")) else {
         return;
     };
-    let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir);
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir);
     // An older folder made with the default mode is ours to tighten.
     if let Ok(meta) = std::fs::metadata(&dir)
         && meta.mode() & 0o077 != 0

@@ -27,7 +27,10 @@ struct Header {
 /// Writes `items` for `database` to a new spool file (complete or not at all); returns
 /// its path.
 pub(crate) fn write(dir: &Path, database: &str, items: &[Write]) -> std::io::Result<PathBuf> {
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
     let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     let name = format!(
         "{:013}-{}-{}",

@@ -65,7 +65,11 @@ fn file_id(path: &Path) -> Option<(u64, u64)> {
 /// Creates the folder (0700) and file (0600) when missing, opens the pool in WAL mode
 /// and brings the schema up to date. `me` holds sessions through lease rows, refreshed
 /// by a heartbeat task while this backend lives.
-pub(crate) async fn connect(path: &Path, timeout: Duration, me: &Holder) -> Result<Arc<dyn Backend>, OpenError> {
+pub(crate) async fn connect(
+    path: &Path,
+    timeout: Duration,
+    me: &Holder,
+) -> Result<Arc<dyn Backend>, OpenError> {
     let db = open(path, timeout, me).await?;
     Ok(db)
 }
@@ -188,11 +192,7 @@ async fn insert_event(tx: &mut sqlx::SqliteConnection, row: &EventRow) -> Result
     Ok(())
 }
 
-async fn insert_session(
-    c: &mut sqlx::SqliteConnection,
-    meta: &SessionMeta,
-    at: &str,
-) -> Result<(), DbError> {
+async fn insert_session(c: &mut sqlx::SqliteConnection, meta: &SessionMeta, at: &str) -> Result<(), DbError> {
     sqlx::query(
         "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model) \
          VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
@@ -384,10 +384,12 @@ impl Backend for Sqlite {
                 let _ = std::fs::remove_file(PathBuf::from(p));
             }
         }
-        let fresh = open(&self.path, self.timeout, &self.me).await.map_err(|e| match e {
-            OpenError::Unavailable(why) => DbError::Unavailable(why),
-            OpenError::Fatal(e) => DbError::Rejected(e.to_string()),
-        })?;
+        let fresh = open(&self.path, self.timeout, &self.me)
+            .await
+            .map_err(|e| match e {
+                OpenError::Unavailable(why) => DbError::Unavailable(why),
+                OpenError::Fatal(e) => DbError::Rejected(e.to_string()),
+            })?;
         let mut tx = fresh.pool.begin().await.map_err(sort)?;
         for d in &dumps {
             restore_dump(&mut tx, d).await?;
@@ -435,10 +437,10 @@ impl Backend for Sqlite {
         let rows = sqlx::query(
             "SELECT id, seq, kind, content, data, created_at FROM events WHERE session_id = ? ORDER BY seq",
         )
-                .bind(session_id)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(sort)?;
+        .bind(session_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(sort)?;
         rows.iter()
             .map(|r| {
                 Ok(StoredEvent {

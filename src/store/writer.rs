@@ -63,7 +63,11 @@ pub fn open(config: &Config, notices: mpsc::UnboundedSender<Event>) -> Arc<dyn S
 }
 
 /// `open` with explicit timings and limits.
-pub fn open_with(config: &Config, notices: mpsc::UnboundedSender<Event>, options: Options) -> Arc<dyn Sessions> {
+pub fn open_with(
+    config: &Config,
+    notices: mpsc::UnboundedSender<Event>,
+    options: Options,
+) -> Arc<dyn Sessions> {
     let (tx, rx) = mpsc::unbounded_channel();
     let (state_tx, state_rx) = watch::channel(Conn::Connecting);
     let pending = Arc::new(AtomicUsize::new(0));
@@ -110,7 +114,14 @@ pub fn open_with(config: &Config, notices: mpsc::UnboundedSender<Event>, options
         }
         Err(_) => writer.fail(Fatal::Other("no async runtime to write sessions from".into())),
     }
-    Arc::new(Store::new(tx, state_rx, pending, notices, name, options.flush_grace))
+    Arc::new(Store::new(
+        tx,
+        state_rx,
+        pending,
+        notices,
+        name,
+        options.flush_grace,
+    ))
 }
 
 /// What the handle sends.
@@ -127,11 +138,17 @@ pub(crate) enum Cmd {
 /// What the queue holds.
 enum Item {
     /// `counted`: the handle counts it as pending (replayed spool writes are not).
-    Write { write: Write, counted: bool },
+    Write {
+        write: Write,
+        counted: bool,
+    },
     Sync(oneshot::Sender<()>),
     Flush(oneshot::Sender<()>),
     /// Every write of this spool file (`n` of them) is done: remove it and say so.
-    SpoolDone { path: PathBuf, n: usize },
+    SpoolDone {
+        path: PathBuf,
+        n: usize,
+    },
 }
 
 pub(crate) fn now() -> String {
@@ -174,6 +191,15 @@ struct Writer {
 
 impl Writer {
     async fn run(mut self) {
+        self.work().await;
+        // Every handle is gone: let go of the session (a process that simply exits
+        // leaves a lease whose pid is dead, or a closed lock connection, instead).
+        if let (Some(db), Some(id)) = (&self.db, &self.held) {
+            let _ = db.release(id).await;
+        }
+    }
+
+    async fn work(&mut self) {
         loop {
             self.drain();
             self.answer_leading();
@@ -269,7 +295,9 @@ impl Writer {
                     DbError::Conflict => "duplicate key".into(),
                 };
                 self.db = None;
-                self.went_down(&format!("the file was deleted and cannot be created again: {why}"));
+                self.went_down(&format!(
+                    "the file was deleted and cannot be created again: {why}"
+                ));
                 self.spool_if_flushing();
                 None
             }
@@ -400,7 +428,9 @@ impl Writer {
                 }
             }
         }
-        Err(DbError::Rejected("another writer kept taking the next position".into()))
+        Err(DbError::Rejected(
+            "another writer kept taking the next position".into(),
+        ))
     }
 
     /// A new session is held by this store from its first write on.
@@ -539,7 +569,9 @@ impl Writer {
         let events = writes.iter().filter(|w| matches!(w, Write::Event(_))).count();
         let result = match &self.spool_dir {
             Some(dir) => spool::write(dir, &self.name, &writes),
-            None => Err(std::io::Error::other("no spool folder: set HOME or XDG_STATE_HOME")),
+            None => Err(std::io::Error::other(
+                "no spool folder: set HOME or XDG_STATE_HOME",
+            )),
         };
         match result {
             Ok(path) => {
@@ -561,7 +593,10 @@ impl Writer {
             }
             Err(e) => {
                 self.done(n, counted);
-                let text = format!("{events} events are lost: {} is unavailable and the spool failed: {e}", self.name);
+                let text = format!(
+                    "{events} events are lost: {} is unavailable and the spool failed: {e}",
+                    self.name
+                );
                 self.notice(NoticeLevel::Error, text);
             }
         }
@@ -579,7 +614,10 @@ impl Writer {
             self.queue.push_front(Item::SpoolDone { path: t.path, n });
             for write in t.items.into_iter().rev() {
                 self.queued += 1;
-                self.queue.push_front(Item::Write { write, counted: false });
+                self.queue.push_front(Item::Write {
+                    write,
+                    counted: false,
+                });
             }
         }
     }
@@ -636,7 +674,8 @@ impl Writer {
             );
             self.notice(NoticeLevel::Warning, text);
         }
-        self.state.send_replace(Conn::Down(format!("{}: {why}", self.name)));
+        self.state
+            .send_replace(Conn::Down(format!("{}: {why}", self.name)));
     }
 
     fn fail(&mut self, fatal: Fatal) {

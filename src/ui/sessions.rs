@@ -32,7 +32,12 @@ pub enum ExportFormat {
 
 /// Opens the store for a subcommand. Its notices (a spool replayed at start) are shown
 /// on stderr when the command ends; failures are the command's error instead.
-fn open(config: &Config) -> (std::sync::Arc<dyn Sessions>, tokio::sync::mpsc::UnboundedReceiver<Event>) {
+fn open(
+    config: &Config,
+) -> (
+    std::sync::Arc<dyn Sessions>,
+    tokio::sync::mpsc::UnboundedReceiver<Event>,
+) {
     let (notices, rx) = tokio::sync::mpsc::unbounded_channel();
     (crate::store::open(config, notices), rx)
 }
@@ -151,7 +156,13 @@ pub fn markdown(info: &SessionInfo, events: &[EventInfo]) -> String {
         out.push_str(&format!("- forked from: `{from}`\n"));
     }
     for e in events {
-        let s = |k: &str| e.data.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let s = |k: &str| {
+            e.data
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         match e.kind.as_str() {
             "system" => out.push_str(&format!("\n## System\n\n{}\n", e.content)),
             "user" => out.push_str(&format!("\n## User\n\n{}\n", e.content)),
@@ -378,8 +389,14 @@ ID          WHEN              DIRECTORY     MODEL       MSGS  TITLE
         );
         assert!(md.starts_with("# list files\n"), "{md}");
         assert!(md.contains("## User\n\nlist files"), "{md}");
-        assert!(md.contains("### Tool call: glob (`c1`)\n\n```json\n{\n  \"pattern\": \"*\"\n}\n```"), "{md}");
-        assert!(md.contains("### Tool result: glob (`c1`) ok\n\n```\na.rs\n```"), "{md}");
+        assert!(
+            md.contains("### Tool call: glob (`c1`)\n\n```json\n{\n  \"pattern\": \"*\"\n}\n```"),
+            "{md}"
+        );
+        assert!(
+            md.contains("### Tool result: glob (`c1`) ok\n\n```\na.rs\n```"),
+            "{md}"
+        );
         assert!(md.contains("_[interrupted]_"), "{md}");
         assert_eq!(fence("", "a ``` b"), "````\na ``` b\n````");
     }

@@ -95,8 +95,34 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
     crate::redact::install(Arc::new(config.redactor()));
     match &cli.command {
         Some(Command::Tool(args)) => Ok(crate::ui::tool_cmd::run(args, &config).await?),
-        Some(Command::Sessions) => crate::store::cli::list(&config).await,
+        Some(Command::Sessions(args)) => sessions(args, &config).await,
+        Some(Command::Export(args)) => {
+            let format = match args.format {
+                crate::cli::ExportFormatArg::Md => crate::ui::sessions::ExportFormat::Markdown,
+                crate::cli::ExportFormatArg::Jsonl => crate::ui::sessions::ExportFormat::Jsonl,
+            };
+            let r = crate::ui::sessions::export(&config, &args.id, format).await;
+            r.map_err(AppError::from)
+        }
         None => chat(&cli, config).await,
+    }
+}
+
+async fn sessions(args: &crate::cli::SessionsArgs, config: &Config) -> Result<u8, AppError> {
+    use crate::cli::SessionsAction;
+    let r = match &args.action {
+        None => crate::ui::sessions::list(config, args.json).await,
+        Some(SessionsAction::Rm { id }) => crate::ui::sessions::remove(config, id).await,
+    };
+    r.map_err(AppError::from)
+}
+
+impl From<crate::ui::sessions::SessionsError> for AppError {
+    fn from(e: crate::ui::sessions::SessionsError) -> Self {
+        match e {
+            crate::ui::sessions::SessionsError::Store(e) => AppError::Store(e),
+            crate::ui::sessions::SessionsError::Io(e) => AppError::Io(e),
+        }
     }
 }
 

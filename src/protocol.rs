@@ -118,6 +118,8 @@ pub struct SessionInfo {
     pub model: String,
     pub messages: i64,
     pub title: Option<String>,
+    /// The session this one was forked from (when another process held it).
+    pub forked_from: Option<String>,
 }
 
 /// Writes `text` as the JSON value it holds, or as a string when it is not JSON.

@@ -213,7 +213,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             Event::Sessions { sessions } => {
                 // TODO(store): `crate::ui::sessions::format_sessions` once it moves there.
                 let home = std::env::var("HOME").ok();
-                let table = crate::store::cli::format_sessions(sessions, home.as_deref(), &chrono::Local);
+                let table = crate::ui::sessions::format_sessions(sessions, home.as_deref(), &chrono::Local);
                 self.print(&table)?;
             }
             Event::Usage { input, output } if self.opts.verbose => {

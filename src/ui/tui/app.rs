@@ -314,7 +314,7 @@ impl App {
             Event::Sessions { sessions } => {
                 // TODO(tui): render as a table cell; `ui::sessions::format_sessions` once it lands.
                 let home = std::env::var("HOME").ok();
-                let table = crate::store::cli::format_sessions(&sessions, home.as_deref(), &chrono::Local);
+                let table = crate::ui::sessions::format_sessions(&sessions, home.as_deref(), &chrono::Local);
                 self.push(Cell::Notice(NoticeLevel::Info, table.trim_end().to_string()));
             }
         }

@@ -10,6 +10,20 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-5-mini";
 pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
 
+/// Key variables of the well-known vendors: never passed to a tool process, whatever
+/// `tool_env_pass` says (see `Config::provider_key_vars`).
+pub const VENDOR_KEY_VARS: [&str; 9] = [
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "XAI_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "MISTRAL_API_KEY",
+];
+
 /// A configuration problem; always the user's to fix (exit code 2), never retryable.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -69,6 +83,21 @@ pub struct FileConfig {
     pub system_prompt_file: Option<PathBuf>,
     pub database_url: Option<String>,
     pub tool_result_lines: Option<usize>,
+    pub tool_env_pass: Option<Vec<String>>,
+    pub tool_env_exclude: Option<Vec<String>>,
+    pub tool_dirs: Option<ToolDirs>,
+}
+
+/// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDirs {
+    /// Default: `<binary dir>/../libexec/ikigai`, then `PREFIX/libexec/ikigai`.
+    pub system: Option<PathBuf>,
+    /// Default: `~/.ikigai/tools`.
+    pub user: Option<PathBuf>,
+    /// Default: `.ikigai/tools` in the working directory (a relative path is relative to it).
+    pub project: Option<PathBuf>,
 }
 
 /// Values given on the command line; they win over everything.
@@ -105,6 +134,12 @@ pub struct Config {
     pub database_url: Option<Secret>,
     /// Lines of a tool result the TUI shows; 0 = all.
     pub tool_result_lines: usize,
+    /// Variables passed to tool processes although their names look secret.
+    pub tool_env_pass: Vec<String>,
+    /// More variables kept from tool processes: case-insensitive globs on the name.
+    pub tool_env_exclude: Vec<String>,
+    /// Where external tools are looked for.
+    pub tool_dirs: ToolDirs,
 }
 
 impl Default for Config {
@@ -126,6 +161,9 @@ impl Default for Config {
             system_prompt: None,
             database_url: None,
             tool_result_lines: 0,
+            tool_env_pass: Vec::new(),
+            tool_env_exclude: Vec::new(),
+            tool_dirs: ToolDirs::default(),
         }
     }
 }
@@ -202,6 +240,17 @@ impl Config {
         set(&mut self.max_retries, f.max_retries);
         set(&mut self.retry_base_delay_ms, f.retry_base_delay_ms);
         set(&mut self.tool_result_lines, f.tool_result_lines);
+        set(&mut self.tool_env_pass, f.tool_env_pass);
+        set(&mut self.tool_env_exclude, f.tool_env_exclude);
+        if let Some(mut dirs) = f.tool_dirs {
+            // Relative system and user folders are relative to the config file.
+            for d in [&mut dirs.system, &mut dirs.user].into_iter().flatten() {
+                if let (true, Some(parent)) = (d.is_relative(), path.parent()) {
+                    *d = parent.join(&*d);
+                }
+            }
+            self.tool_dirs = dirs;
+        }
         if let Some(url) = f.database_url {
             self.database_url = Some(Secret::new(url));
         }
@@ -281,7 +330,26 @@ impl Config {
                 return Err(invalid(key, "must be at least 1"));
             }
         }
+        for pattern in &self.tool_env_exclude {
+            globset::GlobBuilder::new(pattern)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| invalid("tool_env_exclude", &e.to_string()))?;
+        }
         Ok(())
+    }
+
+    /// Environment variables that hold provider keys: the configured `api_key_env` and
+    /// every well-known vendor's. Tool processes never get them, even when named in
+    /// `tool_env_pass`. A provider factory with more presets extends this list.
+    pub fn provider_key_vars(&self) -> Vec<String> {
+        let mut vars = vec![self.api_key_env.clone()];
+        for v in VENDOR_KEY_VARS {
+            if !vars.iter().any(|x| x == v) {
+                vars.push(v.to_string());
+            }
+        }
+        vars
     }
 
     /// True when requests go to OpenAI itself, which needs a key.

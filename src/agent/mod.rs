@@ -12,7 +12,6 @@ pub mod turn;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
@@ -61,11 +60,7 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
     let st = AgentState {
         model: setup.config.model.clone(),
         schemas: setup.registry.schemas(),
-        tool_ctx: ToolContext {
-            cwd: setup.cwd.clone(),
-            max_output_size: setup.config.max_output_size,
-            timeout: Duration::from_secs(setup.config.tool_timeout_secs),
-        },
+        tool_ctx: ToolContext::from_config(setup.cwd.clone(), &setup.config),
         config: setup.config,
         provider: setup.provider,
         registry: setup.registry,

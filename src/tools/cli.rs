@@ -49,11 +49,7 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, AppError> {
             .read_to_string(&mut input)
             .map_err(|e| AppError::Usage(format!("ikigai tool: cannot read arguments from stdin: {e}")))?;
     }
-    let ctx = ToolContext {
-        cwd: std::env::current_dir()?,
-        max_output_size: config.max_output_size,
-        timeout: std::time::Duration::from_secs(config.tool_timeout_secs),
-    };
+    let ctx = ToolContext::from_config(std::env::current_dir()?, config);
     let outcome = match parse_arguments(&input) {
         Ok(args) => tool.call(args, &ctx).await,
         Err(e) => Err(e),

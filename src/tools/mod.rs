@@ -4,6 +4,7 @@
 pub mod bash;
 pub mod cli;
 pub mod envelope;
+pub mod environment;
 pub mod file_edit;
 pub mod file_read;
 pub mod file_write;
@@ -13,15 +14,18 @@ pub mod grep;
 pub mod list_dir;
 pub mod output;
 pub mod params;
+pub mod process;
 pub mod registry;
 pub mod walk;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
+pub use environment::EnvPolicy;
 pub use registry::{Executed, Registry};
 
 /// What every tool call may rely on.
@@ -33,6 +37,31 @@ pub struct ToolContext {
     pub max_output_size: usize,
     /// How long a tool may run before its process group is killed.
     pub timeout: Duration,
+    /// Which environment variables reach tool processes.
+    pub env: Arc<EnvPolicy>,
+}
+
+impl ToolContext {
+    /// A context with the default environment policy (provider keys and secret-looking
+    /// variables removed).
+    pub fn new(cwd: PathBuf, max_output_size: usize, timeout: Duration) -> Self {
+        ToolContext {
+            cwd,
+            max_output_size,
+            timeout,
+            env: Arc::new(EnvPolicy::default()),
+        }
+    }
+
+    /// The context a config asks for.
+    pub fn from_config(cwd: PathBuf, config: &crate::config::Config) -> Self {
+        ToolContext {
+            cwd,
+            max_output_size: config.max_output_size,
+            timeout: Duration::from_secs(config.tool_timeout_secs),
+            env: Arc::new(EnvPolicy::from_config(config)),
+        }
+    }
 }
 
 /// One parameter of a tool, as the external-tool protocol describes it.

@@ -16,6 +16,8 @@ pub enum Op {
     Command(String),
     /// Finish and stop the agent task.
     Shutdown,
+    /// Rescan the tool folders now; the new set is offered from the next request.
+    RefreshTools,
 }
 
 /// How a turn ended.

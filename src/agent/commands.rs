@@ -19,8 +19,38 @@ pub async fn handle(st: &mut AgentState, line: &str) {
         "/new" => new_session(st),
         "/sessions" => sessions(st).await,
         "/resume" => resume(st, arg).await,
+        "/refresh" => refresh_tools(st).await,
+        "/tools" => list_tools(st),
         _ => st.notice(NoticeLevel::Error, format!("Unknown command: {cmd}")),
     }
+}
+
+/// Rescans the tool folders; the new set goes with the next request.
+pub async fn refresh_tools(st: &mut AgentState) {
+    let n = st.registry.refresh().await;
+    for text in st.registry.take_notices() {
+        st.notice(NoticeLevel::Warning, text);
+    }
+    st.notice(
+        NoticeLevel::Info,
+        format!("Tools refreshed. {n} tools available."),
+    );
+}
+
+/// Every tool with its origin, and the files skipped (for front ends without their own).
+fn list_tools(st: &mut AgentState) {
+    let mut lines = Vec::new();
+    for tool in st.registry.tools() {
+        let from = match tool.source() {
+            crate::tools::ToolSource::Builtin => "built-in".to_string(),
+            crate::tools::ToolSource::External(p) => p.display().to_string(),
+        };
+        lines.push(format!("{}  [{from}]", tool.schema().name));
+    }
+    for s in st.registry.skipped() {
+        lines.push(format!("skipped {}: {}", s.path.display(), s.reason));
+    }
+    st.notice(NoticeLevel::Info, lines.join("\n"));
 }
 
 fn model(st: &mut AgentState, name: &str) {

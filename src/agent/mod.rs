@@ -74,6 +74,15 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
         partial: String::new(),
         usage: (0, 0),
     };
+    // What the background tool discovery skipped or overrode, once it is done.
+    let registry = st.registry.clone();
+    let notices = st.events.clone();
+    tokio::spawn(async move {
+        registry.discovered().await;
+        for text in registry.take_notices() {
+            let _ = notices.send(Event::notice(NoticeLevel::Warning, text));
+        }
+    });
     let task = tokio::spawn(drive(st, setup.resumed, rx));
     AgentHandle { ops, task }
 }
@@ -115,6 +124,12 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
                                         format!("{c}: wait until the current turn ends (or cancel it)"),
                                     ));
                                 }
+                                Some(Op::RefreshTools) => {
+                                    let _ = events.send(Event::notice(
+                                        NoticeLevel::Warning,
+                                        "/refresh: wait until the current turn ends (or cancel it)",
+                                    ));
+                                }
                                 Some(Op::Shutdown) | None => {
                                     shutdown = true;
                                     break None;
@@ -134,6 +149,7 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
             }
             Op::Cancel => {}
             Op::Command(line) => commands::handle(&mut st, &line).await,
+            Op::RefreshTools => commands::refresh_tools(&mut st).await,
             Op::Shutdown => shutdown = true,
         }
     }

@@ -36,6 +36,7 @@ impl Tool for Bash {
                 "The command line, e.g. `cargo test 2>&1 | tail -n 50`.",
                 true,
             )],
+            json_schema: None,
         }
     }
 
@@ -60,6 +61,7 @@ async fn run(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> 
         stdin: None,
         stderr: StderrMode::Merged,
         stdout_cap: ctx.max_output_size,
+        stop_when_full: false,
         timeout: ctx.timeout,
     };
     let finished = match process::run(spec).await {
@@ -81,6 +83,8 @@ async fn run(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> 
             partial_output: finished.stdout.finish().text,
         }),
         Outcome::Exited(status) => Ok(finish(status, finished.stdout)),
+        // Not asked for: bash reads on to count what it left out.
+        Outcome::OutputFull => Err(ToolError::Crashed("bash: output stopped early".into())),
     }
 }
 

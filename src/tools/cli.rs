@@ -5,8 +5,9 @@ use std::io::{IsTerminal, Read, Write};
 
 use serde_json::Value;
 
+use super::discovery::DiscoverySpec;
 use super::registry::parse_arguments;
-use super::{Registry, ToolContext, envelope};
+use super::{Registry, ToolContext, ToolSource, envelope};
 use crate::app::AppError;
 use crate::cli::ToolArgs;
 use crate::config::Config;
@@ -15,15 +16,30 @@ use crate::config::Config;
 /// 1 when the tool itself failed (the failure envelope is printed), 2 for usage errors.
 pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, AppError> {
     let registry = Registry::builtin();
+    let cwd = std::env::current_dir()?;
+    registry
+        .discover_now(DiscoverySpec::from_config(config, &cwd))
+        .await;
     if args.list {
         if args.name.is_some() {
             return Err(AppError::Usage("ikigai tool: --list takes no tool name".into()));
         }
+        // Skips and overrides go to stderr, so stdout stays the list.
+        for notice in registry.take_notices() {
+            eprintln!("{notice}");
+        }
         let mut text = String::new();
-        let width = registry.schemas().iter().map(|s| s.name.len()).max().unwrap_or(0);
-        for s in registry.schemas() {
+        let tools = registry.tools();
+        let width = tools.iter().map(|t| t.schema().name.len()).max().unwrap_or(0);
+        for tool in tools {
+            let s = tool.schema();
             let first = s.description.lines().next().unwrap_or("");
-            text.push_str(&format!("{:<width$}  {first}\n", s.name));
+            match tool.source() {
+                ToolSource::Builtin => text.push_str(&format!("{:<width$}  {first}\n", s.name)),
+                ToolSource::External(p) => {
+                    text.push_str(&format!("{:<width$}  {first} [{}]\n", s.name, p.display()))
+                }
+            }
         }
         return print(&text).map(|()| 0);
     }
@@ -49,7 +65,7 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, AppError> {
             .read_to_string(&mut input)
             .map_err(|e| AppError::Usage(format!("ikigai tool: cannot read arguments from stdin: {e}")))?;
     }
-    let ctx = ToolContext::from_config(std::env::current_dir()?, config);
+    let ctx = ToolContext::from_config(cwd, config);
     let outcome = match parse_arguments(&input) {
         Ok(args) => tool.call(args, &ctx).await,
         Err(e) => Err(e),

@@ -52,6 +52,7 @@ impl Tool for FileRead {
                     false,
                 ),
             ],
+            json_schema: None,
         }
     }
 

@@ -3,8 +3,10 @@
 
 pub mod bash;
 pub mod cli;
+pub mod discovery;
 pub mod envelope;
 pub mod environment;
+pub mod external;
 pub mod file_edit;
 pub mod file_read;
 pub mod file_write;
@@ -90,12 +92,21 @@ impl ParamSpec {
 pub struct ToolSchema {
     pub name: String,
     pub description: String,
+    /// The top-level parameters (for display and argument checks). Lossy for a full JSON
+    /// Schema: `json_schema` keeps that intact.
     pub parameters: Vec<ParamSpec>,
+    /// A full JSON Schema of the arguments object, when the tool declared one; it is what
+    /// the model gets, untouched (nested objects, enums, array items).
+    pub json_schema: Option<Value>,
 }
 
 impl ToolSchema {
-    /// The protocol form: `{name, description, parameters: {param: {type, description, required}}}`.
+    /// The protocol form: `{name, description, parameters: {param: {type, description, required}}}`,
+    /// or `parameters` as the tool's own JSON Schema.
     pub fn to_protocol_json(&self) -> Value {
+        if let Some(schema) = &self.json_schema {
+            return json!({"name": self.name, "description": self.description, "parameters": schema});
+        }
         let mut params = Map::new();
         for p in &self.parameters {
             params.insert(
@@ -108,6 +119,9 @@ impl ToolSchema {
 
     /// JSON Schema of the arguments object, as model APIs take it.
     pub fn to_json_schema(&self) -> Value {
+        if let Some(schema) = &self.json_schema {
+            return schema.clone();
+        }
         let mut props = Map::new();
         for p in &self.parameters {
             let mut prop = json!({"type": p.param_type, "description": p.description});

@@ -52,6 +52,9 @@ pub struct Spec {
     pub stderr: StderrMode,
     /// Cap on stdout (plus stderr when merged), applied while reading.
     pub stdout_cap: usize,
+    /// Stop (and kill everything) as soon as stdout fills its cap, instead of reading on
+    /// to count what was left out.
+    pub stop_when_full: bool,
     pub timeout: Duration,
 }
 
@@ -61,6 +64,8 @@ pub enum Outcome {
     Exited(ExitStatus),
     /// It ran past the timeout; the group and its descendants were killed.
     TimedOut,
+    /// stdout filled its cap with `stop_when_full`; everything was killed.
+    OutputFull,
 }
 
 /// A finished run.
@@ -202,7 +207,9 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
             r = out_rx.read(&mut chunk), if !out_eof => match r {
                 Ok(0) => out_eof = true,
                 Ok(n) => {
-                    out.push(&chunk[..n]);
+                    if !out.push(&chunk[..n]) && spec.stop_when_full {
+                        break Some(Outcome::OutputFull);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => out_eof = true,
@@ -218,8 +225,8 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
                 Err(_) => err_eof = true,
             },
             () = &mut feed, if !fed => fed = true,
-            () = &mut main_exit => break true,
-            _ = &mut deadline => break false,
+            () = &mut main_exit => break None,
+            _ = &mut deadline => break Some(Outcome::TimedOut),
         }
     };
     // Background jobs and escaped descendants go with the main process; then take what
@@ -237,10 +244,9 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     if !killed.is_empty() {
         let _ = tokio::task::spawn_blocking(move || reap(&killed, pid)).await;
     }
-    let outcome = if finished {
-        Outcome::Exited(status?)
-    } else {
-        Outcome::TimedOut
+    let outcome = match finished {
+        None => Outcome::Exited(status?),
+        Some(stopped) => stopped,
     };
     Ok(Finished {
         outcome,

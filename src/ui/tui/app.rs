@@ -486,6 +486,10 @@ impl App {
             Command::Tools => self.push(Cell::Lines(info::tools(&self.ctx.registry, &self.theme))),
             Command::Tool(name) => self.push(info::tool(&self.ctx.registry, name.as_deref(), &self.theme)),
             Command::Config => self.push(info::config(&self.ctx.config)),
+            Command::Refresh => {
+                self.push(Cell::User(text.trim().to_string()));
+                self.outbox.push(Op::RefreshTools);
+            }
             Command::Agent(full) => {
                 self.push(Cell::User(text.trim().to_string()));
                 self.outbox.push(Op::Command(full));

@@ -14,6 +14,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/model", "[NAME]", "show or switch the model"),
     ("/tools", "", "list the tools the model may call"),
     ("/tool", "NAME", "show a tool's schema"),
+    ("/refresh", "", "rescan the tool folders"),
     ("/config", "", "show the effective settings (secrets redacted)"),
     ("/exit", "", "quit (also /quit, Ctrl+D)"),
     ("/quit", "", "quit"),
@@ -26,6 +27,8 @@ pub enum Command {
     Exit,
     Tools,
     Tool(Option<String>),
+    /// Rescan the tool folders (the agent does it).
+    Refresh,
     Config,
     /// Handled by the agent; carries the full text.
     Agent(String),
@@ -52,6 +55,7 @@ pub fn parse(input: &str) -> Option<Command> {
         "/exit" | "/quit" => Command::Exit,
         "/tools" => Command::Tools,
         "/tool" => Command::Tool(arg),
+        "/refresh" => Command::Refresh,
         "/config" => Command::Config,
         "/new" | "/sessions" | "/resume" | "/model" => Command::Agent(t.to_string()),
         _ => Command::Unknown {

@@ -142,6 +142,8 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         return Err(AppError::Usage(setup_hint.join("\n")));
     }
     let registry = Registry::builtin();
+    // External tools are found in the background; a request waits for them ≤ 1.5 s.
+    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd));
     let (events_tx, events_rx) = unbounded_channel();
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
     let which = match (&cli.resume, cli.continue_session) {

@@ -7,6 +7,20 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+/// Key variables of the well-known vendors: never passed to a tool process, whatever
+/// `tool_env_pass` says (see `Config::provider_key_vars`).
+pub const VENDOR_KEY_VARS: [&str; 9] = [
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "XAI_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "MISTRAL_API_KEY",
+];
+
 /// A configuration problem; always the user's to fix (exit code 2), never retryable.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -94,6 +108,21 @@ pub struct FileConfig {
     pub response_timeout_secs: Option<u64>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderSection>,
+    pub tool_env_pass: Option<Vec<String>>,
+    pub tool_env_exclude: Option<Vec<String>>,
+    pub tool_dirs: Option<ToolDirs>,
+}
+
+/// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDirs {
+    /// Default: `<binary dir>/../libexec/ikigai`, then `PREFIX/libexec/ikigai`.
+    pub system: Option<PathBuf>,
+    /// Default: `~/.ikigai/tools`.
+    pub user: Option<PathBuf>,
+    /// Default: `.ikigai/tools` in the working directory (a relative path is relative to it).
+    pub project: Option<PathBuf>,
 }
 
 /// Values given on the command line; they win over everything.
@@ -149,6 +178,12 @@ pub struct Config {
     pub database_url: Option<Secret>,
     /// Lines of a tool result the TUI shows; 0 = all.
     pub tool_result_lines: usize,
+    /// Variables passed to tool processes although their names look secret.
+    pub tool_env_pass: Vec<String>,
+    /// More variables kept from tool processes: case-insensitive globs on the name.
+    pub tool_env_exclude: Vec<String>,
+    /// Where external tools are looked for.
+    pub tool_dirs: ToolDirs,
 }
 
 /// The default provider's resolved values, so that `Config::default()` is ready to use
@@ -196,6 +231,9 @@ impl Config {
             system_prompt: None,
             database_url: None,
             tool_result_lines: 0,
+            tool_env_pass: Vec::new(),
+            tool_env_exclude: Vec::new(),
+            tool_dirs: ToolDirs::default(),
         }
     }
 }
@@ -275,6 +313,17 @@ impl Config {
         set(&mut self.max_response_bytes, f.max_response_bytes);
         set(&mut self.response_timeout_secs, f.response_timeout_secs);
         self.providers = f.providers;
+        set(&mut self.tool_env_pass, f.tool_env_pass);
+        set(&mut self.tool_env_exclude, f.tool_env_exclude);
+        if let Some(mut dirs) = f.tool_dirs {
+            // Relative system and user folders are relative to the config file.
+            for d in [&mut dirs.system, &mut dirs.user].into_iter().flatten() {
+                if let (true, Some(parent)) = (d.is_relative(), path.parent()) {
+                    *d = parent.join(&*d);
+                }
+            }
+            self.tool_dirs = dirs;
+        }
         if let Some(url) = f.database_url {
             self.database_url = Some(Secret::new(url));
         }
@@ -365,7 +414,27 @@ impl Config {
                 return Err(invalid(key, "must be at least 1"));
             }
         }
+        for pattern in &self.tool_env_exclude {
+            globset::GlobBuilder::new(pattern)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| invalid("tool_env_exclude", &e.to_string()))?;
+        }
         Ok(())
+    }
+
+    /// Environment variables that hold provider keys: the configured `api_key_env`, every
+    /// `[providers.NAME]` section's and every well-known vendor's. Tool processes never get
+    /// them, even when named in `tool_env_pass`, and their values are scrubbed everywhere.
+    pub fn provider_key_vars(&self) -> Vec<String> {
+        let mut vars = Vec::new();
+        let sections = self.providers.values().filter_map(|p| p.api_key_env.as_deref());
+        for v in std::iter::once(self.api_key_env.as_str()).chain(sections).chain(VENDOR_KEY_VARS) {
+            if !v.is_empty() && !vars.iter().any(|x| x == v) {
+                vars.push(v.to_string());
+            }
+        }
+        vars
     }
 
     /// The effective settings as TOML-ish lines, secrets redacted (for `/config`).
@@ -478,6 +547,14 @@ impl Config {
     /// database URL's password (see `redact`).
     pub fn redactor(&self) -> crate::redact::Redactor {
         let mut secrets: Vec<String> = self.api_key.iter().map(|k| k.expose().to_string()).collect();
+        // Every provider's key, not only the selected one's: a tool or a model may echo any.
+        for var in self.provider_key_vars() {
+            if let Ok(v) = std::env::var(&var)
+                && !v.trim().is_empty()
+            {
+                secrets.push(v);
+            }
+        }
         if let Some(db) = &self.database_url
             && let Ok(u) = reqwest::Url::parse(db.expose())
             && let Some(pw) = u.password()

@@ -7,6 +7,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = ikigai::cli::Cli::parse();
+    // Descendants that a tool orphans (setsid, daemons) come back to us to be killed.
+    ikigai::tools::process::become_subreaper();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

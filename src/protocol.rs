@@ -22,6 +22,8 @@ pub enum Op {
     ListSessions,
     /// Finish and stop the agent task.
     Shutdown,
+    /// Rescan the tool folders now; the new set is offered from the next request.
+    RefreshTools,
 }
 
 /// How a turn ended.

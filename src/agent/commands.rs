@@ -18,6 +18,7 @@ pub fn name(op: &Op) -> &'static str {
         Op::NewSession => "/new",
         Op::Resume(_) => "/resume",
         Op::ListSessions => "/sessions",
+        Op::RefreshTools => "/refresh",
         Op::Shutdown => "exit",
     }
 }
@@ -29,8 +30,21 @@ pub async fn handle(st: &mut AgentState, op: Op) {
         Op::NewSession => new_session(st),
         Op::ListSessions => sessions(st).await,
         Op::Resume(prefix) => resume(st, &prefix).await,
+        Op::RefreshTools => refresh_tools(st).await,
         Op::Submit(_) | Op::Cancel | Op::Shutdown => {}
     }
+}
+
+/// Rescans the tool folders; the new set goes with the next request.
+pub async fn refresh_tools(st: &mut AgentState) {
+    let n = st.registry.refresh().await;
+    for text in st.registry.take_notices() {
+        st.notice(NoticeLevel::Warning, text);
+    }
+    st.notice(
+        NoticeLevel::Info,
+        format!("Tools refreshed. {n} tools available."),
+    );
 }
 
 /// Switches the model for the following requests and records it in the session.

@@ -11,7 +11,6 @@ pub mod turn;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
@@ -61,11 +60,7 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
     let st = AgentState {
         model: setup.provider.spec().model.clone(),
         schemas: setup.registry.schemas(),
-        tool_ctx: ToolContext {
-            cwd: setup.cwd.clone(),
-            max_output_size: setup.config.max_output_size,
-            timeout: Duration::from_secs(setup.config.tool_timeout_secs),
-        },
+        tool_ctx: ToolContext::from_config(setup.cwd.clone(), &setup.config),
         config: setup.config,
         provider: setup.provider,
         registry: setup.registry,
@@ -81,6 +76,15 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
         redactor,
         held: String::new(),
     };
+    // What the background tool discovery skipped or overrode, once it is done.
+    let registry = st.registry.clone();
+    let notices = st.events.clone();
+    tokio::spawn(async move {
+        registry.discovered().await;
+        for text in registry.take_notices() {
+            let _ = notices.send(Event::notice(NoticeLevel::Warning, text));
+        }
+    });
     let task = tokio::spawn(drive(st, setup.resumed, rx));
     AgentHandle { ops, task }
 }

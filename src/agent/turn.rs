@@ -171,12 +171,14 @@ fn skipped(limit: u32) -> Executed {
 async fn request(st: &AgentState) -> Result<EventStream, ProviderError> {
     let base = std::time::Duration::from_millis(st.config.retry_base_delay_ms);
     let mut attempt = 0;
+    // External tools found so far (a discovery in progress is waited for, briefly).
+    let schemas = st.registry.ready_schemas().await;
     loop {
         let req = Request {
             model: &st.model,
             system: &st.system_prompt,
             messages: &st.conversation.messages,
-            tools: &st.schemas,
+            tools: &schemas,
         };
         match st.provider.stream(req).await {
             Ok(s) => return Ok(s),

@@ -9,7 +9,8 @@ use serde_json::Value;
 use crate::cli::ToolArgs;
 use crate::config::Config;
 use crate::tools::registry::parse_arguments;
-use crate::tools::{Registry, ToolContext, envelope};
+use crate::tools::discovery::DiscoverySpec;
+use crate::tools::{Registry, ToolContext, ToolSource, envelope};
 
 /// Why `ikigai tool` could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -26,15 +27,30 @@ pub enum ToolCmdError {
 /// 1 when the tool itself failed (the failure envelope is printed).
 pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
     let registry = Registry::builtin();
+    let cwd = std::env::current_dir()?;
+    registry
+        .discover_now(DiscoverySpec::from_config(config, &cwd))
+        .await;
     if args.list {
         if args.name.is_some() {
             return Err(ToolCmdError::Usage("--list takes no tool name".into()));
         }
+        // Skips and overrides go to stderr, so stdout stays the list.
+        for notice in registry.take_notices() {
+            eprintln!("{notice}");
+        }
         let mut text = String::new();
-        let width = registry.schemas().iter().map(|s| s.name.len()).max().unwrap_or(0);
-        for s in registry.schemas() {
+        let tools = registry.tools();
+        let width = tools.iter().map(|t| t.schema().name.len()).max().unwrap_or(0);
+        for tool in tools {
+            let s = tool.schema();
             let first = s.description.lines().next().unwrap_or("");
-            text.push_str(&format!("{:<width$}  {first}\n", s.name));
+            match tool.source() {
+                ToolSource::Builtin => text.push_str(&format!("{:<width$}  {first}\n", s.name)),
+                ToolSource::External(p) => {
+                    text.push_str(&format!("{:<width$}  {first} [{}]\n", s.name, p.display()))
+                }
+            }
         }
         return print(&text).map(|()| 0);
     }
@@ -60,11 +76,7 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
             .read_to_string(&mut input)
             .map_err(|e| ToolCmdError::Usage(format!("cannot read the tool's arguments from stdin: {e}")))?;
     }
-    let ctx = ToolContext {
-        cwd: std::env::current_dir()?,
-        max_output_size: config.max_output_size,
-        timeout: std::time::Duration::from_secs(config.tool_timeout_secs),
-    };
+    let ctx = ToolContext::from_config(cwd, config);
     let outcome = match parse_arguments(&input) {
         Ok(args) => tool.call(args, &ctx).await,
         Err(e) => Err(e),

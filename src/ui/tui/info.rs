@@ -96,6 +96,12 @@ pub fn tools(registry: &Registry, t: &Theme) -> Vec<Line<'static>> {
             out.push(Line::from(vec![Span::raw("    "), Span::raw(desc)]));
         }
     }
+    for s in registry.skipped() {
+        out.push(Line::from(vec![
+            Span::styled(format!("  skipped {}", s.path.display()), t.warning),
+            Span::styled(format!("  {}", s.reason), t.dim),
+        ]));
+    }
     out.push(styled("  /tool NAME shows a tool's schema.", t.dim));
     out
 }

@@ -30,6 +30,7 @@ impl Tool for Probe {
             name: self.0.to_string(),
             description: format!("The {} tool.\nSecond line.", self.0),
             parameters: vec![ParamSpec::new("pattern", "string", "What to look for", true)],
+            json_schema: None,
         }
     }
     fn source(&self) -> ToolSource {
@@ -44,7 +45,7 @@ impl Tool for Probe {
 }
 
 pub(super) fn context(notes: &[&str]) -> TuiContext {
-    let mut registry = Registry::empty();
+    let registry = Registry::empty();
     registry.register(Arc::new(Probe("glob", None)));
     registry.register(Arc::new(Probe(
         "weather",

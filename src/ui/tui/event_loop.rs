@@ -73,7 +73,15 @@ where
             biased;
             () = &mut shutdown => break Stop::Signal,
             ev = input.next() => match ev {
-                Some(Ok(e)) => app.on_terminal_event(e, Instant::now()),
+                Some(Ok(e)) => {
+                    if matches!(e, crossterm::event::Event::Resize(..)) {
+                        // The input reader has just handed over an event and is idle: the
+                        // one moment the cursor may be asked for.
+                        let at = screen.backend_mut().locate();
+                        screen.resized(at)?;
+                    }
+                    app.on_terminal_event(e, Instant::now());
+                }
                 Some(Err(e)) => return Err(TuiError::Io(e)),
                 None => break Stop::Signal,
             },

@@ -107,7 +107,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
             cwd,
             welcome_notes,
         };
-        crate::ui::tui::run(agent, events_rx, ctx).await.map(|()| 0)
+        crate::ui::tui::run(agent, events_rx, ctx).await
     } else {
         let input = match &cli.prompt {
             Some(p) => Input::Prompt(p.clone()),

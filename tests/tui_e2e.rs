@@ -259,9 +259,20 @@ fn streams_an_answer_with_a_tool_call_and_restores_the_terminal() {
         }
     }
 
+    let pane = t.capture();
+    let status_id = pane
+        .lines()
+        .find(|l| l.starts_with("openai/"))
+        .and_then(|l| l.split(" · ").nth(1))
+        .unwrap_or_else(|| panic!("status line:\n{pane}"))
+        .to_string();
     t.keys(&["C-d"]);
     let pane = wait_exit(&t);
     assert!(restored(&pane), "raw mode is off after exit:\n{pane}");
+    assert!(
+        pane.contains(&format!("resume with: ikigai --resume {status_id}\nEXITED:0")),
+        "one resume line, right before the shell's next output:\n{pane}"
+    );
     assert!(
         pane.contains("Done now."),
         "the conversation stays in the scrollback:\n{pane}"
@@ -310,7 +321,7 @@ fn history_and_sessions_carry_over_to_the_next_run() {
     let home = tempfile::tempdir().unwrap();
     let fake = FakeProvider::start();
     fake.push(Reply::text("Noted: the word is pineapple."));
-    {
+    let first = {
         let t = Tmux::start(home.path(), &fake.base_url, "");
         t.wait_text("Ask anything");
         t.type_text("remember pineapple");
@@ -320,18 +331,55 @@ fn history_and_sessions_carry_over_to_the_next_run() {
         t.type_text("/exit");
         t.keys(&["Enter"]);
         t.wait_text("EXITED:0");
-    }
+        t.capture()
+    };
+    // The last line before the shell's: how to come back.
+    let hint = first
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("resume with: ikigai --resume "))
+        .unwrap_or_else(|| panic!("no resume line:\n{first}"))
+        .to_string();
+    assert!(
+        hint.len() == 8 && hint.chars().all(|c| c.is_ascii_hexdigit() || c == '-'),
+        "{hint:?}"
+    );
     fake.push(Reply::text("It was pineapple."));
-    let t = Tmux::start(home.path(), &fake.base_url, "--continue");
+    let t = Tmux::start(home.path(), &fake.base_url, &format!("--resume {hint}"));
     let pane = t.wait_text("Resumed session");
     let shown = t.wait_text("Noted: the word is pineapple.");
     assert!(shown.contains("› remember pineapple"), "{pane}");
+    assert!(pane.contains(&format!("Resumed session {hint}")), "{pane}");
     // Up recalls the input typed in the previous run.
     t.keys(&["Up"]);
     t.wait_text("› remember pineapple\n");
     t.keys(&["C-u"]);
     t.type_text("/sessions");
     t.keys(&["Enter"]);
+    // The table: a header, and this session's row with its id and title.
+    let table = t.wait_for("the sessions table", |s| {
+        s.lines()
+            .any(|l| l.trim_start().starts_with(&hint) && l.contains("remember pineapple"))
+    });
+    assert!(table.contains("› /sessions"), "the command is echoed:\n{table}");
+    let header = table
+        .lines()
+        .find(|l| l.contains("ID ") && l.contains("TITLE") && !l.contains('›'))
+        .unwrap_or_else(|| panic!("no table header:\n{table}"));
+    let row = table.lines().find(|l| l.trim_start().starts_with(&hint)).unwrap();
+    let column = |line: &str, what: &str| line.find(what).map(|i| line[..i].chars().count());
+    assert_eq!(
+        column(row, "remember pineapple"),
+        column(header, "TITLE"),
+        "the title sits under its header:\n{table}"
+    );
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.contains("remember pineapple") && !l.contains('›'))
+            .count(),
+        1,
+        "one stored session:\n{table}"
+    );
     t.type_text("what was it?");
     t.keys(&["Enter"]);
     t.wait_text("It was pineapple.");
@@ -365,30 +413,100 @@ fn history_and_sessions_carry_over_to_the_next_run() {
     t.wait_text("EXITED:0");
 }
 
+/// Waits for the ikigai process to appear in the pane.
+fn wait_pid(t: &Tmux) -> u32 {
+    let end = Instant::now() + DEADLINE;
+    loop {
+        if let Some(p) = t.ikigai_pid() {
+            return p;
+        }
+        assert!(Instant::now() < end, "ikigai process not found");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A process that is gone (or a zombie nobody needs any more).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
 #[test]
-fn sigterm_sighup_and_sigint_restore_the_terminal() {
+fn sigterm_sighup_and_sigint_restore_the_terminal_and_exit_128_plus_n() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
-    for sig in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
+    for (sig, code) in [
+        (Signal::SIGTERM, 143),
+        (Signal::SIGHUP, 129),
+        (Signal::SIGINT, 130),
+    ] {
         let home = tempfile::tempdir().unwrap();
         let fake = FakeProvider::start();
         let t = Tmux::start(home.path(), &fake.base_url, "");
         t.wait_text("Ask anything");
         t.type_text("typed but not sent");
         t.wait_text("typed but not sent");
-        let end = Instant::now() + DEADLINE;
-        let pid = loop {
-            if let Some(p) = t.ikigai_pid() {
-                break p;
-            }
-            assert!(Instant::now() < end, "ikigai process not found");
-            std::thread::sleep(Duration::from_millis(100));
-        };
+        let pid = wait_pid(&t);
         kill(Pid::from_raw(pid as i32), sig).unwrap();
         let pane = t.wait_for("exit and the tty line", |s| {
             s.contains("EXITED:") && s.contains("TTY:")
         });
         assert!(restored(&pane), "{sig}: terminal modes restored:\n{pane}");
+        assert!(pane.contains(&format!("EXITED:{code}")), "{sig}:\n{pane}");
+        assert!(!pane.contains("resume with:"), "nothing was said:\n{pane}");
+    }
+}
+
+#[test]
+fn sigterm_and_sighup_cancel_the_running_tool() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    for (sig, code) in [(Signal::SIGTERM, 143), (Signal::SIGHUP, 129)] {
+        let home = tempfile::tempdir().unwrap();
+        let fake = FakeProvider::start();
+        let pids = home.path().join("pids");
+        let cmd = format!(
+            "echo $$ > {p}; sleep 300 & echo $! >> {p}; echo started; wait",
+            p = pids.display()
+        );
+        let args = serde_json::json!({ "command": cmd }).to_string();
+        fake.push(Reply::tool_calls(&[("call_1", "bash", &args)]));
+        fake.push(Reply::text("never reached"));
+        let t = Tmux::start(home.path(), &fake.base_url, "");
+        t.wait_text("Ask anything");
+        t.type_text("run the slow thing");
+        t.keys(&["Enter"]);
+        t.wait_text("Running bash");
+        let end = Instant::now() + DEADLINE;
+        let tool: Vec<u32> = loop {
+            let text = std::fs::read_to_string(&pids).unwrap_or_default();
+            let got: Vec<u32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+            if got.len() == 2 {
+                break got;
+            }
+            assert!(Instant::now() < end, "the tool did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(tool.iter().all(|p| !gone(*p)), "the tool runs");
+        kill(Pid::from_raw(wait_pid(&t) as i32), sig).unwrap();
+        let pane = t.wait_for("exit and the tty line", |s| {
+            s.contains("EXITED:") && s.contains("TTY:")
+        });
+        assert!(restored(&pane), "{sig}:\n{pane}");
+        assert!(pane.contains(&format!("EXITED:{code}")), "{sig}:\n{pane}");
+        let end = Instant::now() + DEADLINE;
+        while !tool.iter().all(|p| gone(*p)) {
+            assert!(
+                Instant::now() < end,
+                "{sig}: the tool's processes {tool:?} outlived ikigai"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(!pane.contains("never reached"), "{pane}");
     }
 }
 

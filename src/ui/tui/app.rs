@@ -78,6 +78,8 @@ pub struct App {
     inserts: Vec<Cell>,
     inserted_any: bool,
     sessions_seen: usize,
+    /// The current session holds a message (so it is stored and can be resumed).
+    session_used: bool,
     ctrl_c_at: Option<Instant>,
     outbox: Vec<Op>,
     exit: bool,
@@ -105,6 +107,7 @@ impl App {
             inserts: Vec::new(),
             inserted_any: false,
             sessions_seen: 0,
+            session_used: false,
             ctrl_c_at: None,
             outbox: Vec::new(),
             exit: false,
@@ -114,6 +117,13 @@ impl App {
         let welcome = info::welcome(&app);
         app.inserts.push(Cell::Lines(welcome));
         app
+    }
+
+    /// The line shown after exit: how to come back to this session (none when nothing was
+    /// said in it). Ids are random, so 8 characters tell them apart.
+    pub fn resume_hint(&self) -> Option<String> {
+        let id = self.session_id.as_deref().filter(|_| self.session_used)?;
+        Some(format!("resume with: ikigai --resume {}", short_id(id)))
     }
 
     pub fn busy(&self) -> bool {
@@ -226,6 +236,7 @@ impl App {
                 } else if self.sessions_seen > 1 && id != self.session_id {
                     self.push(Cell::Notice(NoticeLevel::Info, format!("New session {short}")));
                 }
+                self.session_used = !history.is_empty();
                 self.session_id = id;
             }
             Event::ModelChanged { model } => self.model = model,
@@ -343,6 +354,7 @@ impl App {
     }
 
     fn send(&mut self, text: String, now: Instant) {
+        self.session_used = true;
         self.push(Cell::User(text.clone()));
         self.outbox.push(Op::Submit(text));
         self.turn = Some(Turn::new(now));

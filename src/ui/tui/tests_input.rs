@@ -140,8 +140,8 @@ async fn event_loop_stops_on_signal_and_when_agent_goes() {
     let (ops_tx, _ops_rx) = tokio::sync::mpsc::unbounded_channel();
     let mut app = App::new(context(&[]), Theme::new(false), History::load(None), "~".into());
     let mut screen = Screen::new(TestBackend::new(60, 16), 3).unwrap();
-    let stop = event_loop::run_loop(&mut screen, &mut app, input, &mut ev_rx, &ops_tx, async {}).await;
-    assert_eq!(stop.unwrap(), event_loop::Stop::Signal);
+    let stop = event_loop::run_loop(&mut screen, &mut app, input, &mut ev_rx, &ops_tx, async { 143 }).await;
+    assert_eq!(stop.unwrap(), event_loop::Stop::Signal(143));
     drop(ev_tx);
     let (_keys_tx, keys_rx) = tokio::sync::mpsc::unbounded_channel::<std::io::Result<TermEvent>>();
     let input = tokio_stream::wrappers::UnboundedReceiverStream::new(keys_rx);

@@ -16,6 +16,7 @@ use super::commands::{self, Command};
 use super::editor::{Edit, Editor};
 use super::history::History;
 use super::info;
+use super::paste::Pastes;
 use super::theme::Theme;
 
 /// How long a second Ctrl+C has to exit.
@@ -73,6 +74,7 @@ pub struct App {
     pub tools: Vec<ToolCell>,
     pub queued: VecDeque<String>,
     pub editor: Editor,
+    pub pastes: Pastes,
     pub history: History,
     pub hint: Option<String>,
     inserts: Vec<Cell>,
@@ -102,6 +104,7 @@ impl App {
             tools: Vec::new(),
             queued: VecDeque::new(),
             editor: Editor::new(),
+            pastes: Pastes::default(),
             history,
             hint: None,
             inserts: Vec::new(),
@@ -264,13 +267,7 @@ impl App {
                 self.flush_live();
                 self.tool_calls += 1;
                 self.phase(Phase::Tool(name.clone()), now);
-                self.tools.push(ToolCell {
-                    id,
-                    call: crate::message::call_summary(&name, &arguments),
-                    name,
-                    result: None,
-                    interrupted: false,
-                });
+                self.tools.push(ToolCell::started(id, name, &arguments));
             }
             Event::ToolCallFinished {
                 id,
@@ -287,6 +284,7 @@ impl App {
                         call: format!("tool call {id}"),
                         result: Some(result),
                         interrupted: false,
+                        preview: Vec::new(),
                     }),
                 }
                 self.flush_tools();
@@ -335,7 +333,7 @@ impl App {
         let error_shown = self.turn.as_ref().is_some_and(|t| t.error_shown);
         match reason {
             TurnEndReason::Done => {}
-            TurnEndReason::Interrupted => self.push(Cell::Marker("■ interrupted".into())),
+            TurnEndReason::Interrupted => self.push(cells::interrupted_marker()),
             TurnEndReason::Limit => self.push(Cell::Notice(
                 NoticeLevel::Warning,
                 crate::tools::envelope::limit_message(self.ctx.config.max_tool_turns),
@@ -367,7 +365,7 @@ impl App {
         match ev {
             T::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k, now),
             T::Paste(text) => {
-                self.editor.insert_str(&text);
+                self.pastes.insert(&mut self.editor, &text);
                 self.dirty = true;
             }
             T::Resize(..) | T::FocusGained => self.dirty = true,
@@ -426,6 +424,7 @@ impl App {
         }
         if !self.editor.is_empty() {
             self.editor.take();
+            self.pastes.clear();
             self.history.reset();
             return;
         }
@@ -464,11 +463,10 @@ impl App {
     }
 
     fn submit(&mut self, now: Instant) {
-        let text = self.editor.text().to_string();
-        if text.trim().is_empty() {
+        if self.editor.text().trim().is_empty() {
             return;
         }
-        self.editor.take();
+        let text = self.pastes.expand(&self.editor.take());
         self.history.push(&text);
         self.hint = None;
         match commands::parse(&text) {
@@ -488,6 +486,10 @@ impl App {
     }
 
     fn command(&mut self, cmd: Command, text: &str) {
+        // Every command is echoed like a message, then answered below it.
+        if cmd != Command::Exit {
+            self.push(Cell::User(text.trim().to_string()));
+        }
         match cmd {
             Command::Help => {
                 for cell in info::help() {
@@ -498,10 +500,7 @@ impl App {
             Command::Tools => self.push(Cell::Lines(info::tools(&self.ctx.registry, &self.theme))),
             Command::Tool(name) => self.push(info::tool(&self.ctx.registry, name.as_deref(), &self.theme)),
             Command::Config => self.push(info::config(&self.ctx.config)),
-            Command::Agent(full) => {
-                self.push(Cell::User(text.trim().to_string()));
-                self.outbox.push(Op::Command(full));
-            }
+            Command::Agent(full) => self.outbox.push(Op::Command(full)),
             Command::Unknown { name, suggestion } => {
                 let tip = match suggestion {
                     Some(s) => format!(" Did you mean {s}?"),

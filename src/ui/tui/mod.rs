@@ -13,6 +13,7 @@ pub mod highlight;
 pub mod history;
 pub mod info;
 pub mod markdown;
+pub mod paste;
 pub mod screen;
 pub mod theme;
 pub mod view;
@@ -22,6 +23,8 @@ pub mod wrap;
 mod tests;
 #[cfg(test)]
 mod tests_input;
+#[cfg(test)]
+mod tests_screens;
 
 use std::time::Duration;
 

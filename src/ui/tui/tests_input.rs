@@ -200,7 +200,7 @@ fn no_color_theme_renders_without_colours() {
 fn a_long_input_shows_a_window_around_the_cursor() {
     let mut h = Harness::new(40, 12, &[]);
     let text: String = (1..=30).map(|i| format!("row {i}\n")).collect();
-    h.app.on_terminal_event(TermEvent::Paste(text), h.t0);
+    h.app.editor.insert_str(&text);
     h.draw();
     let t = h.text();
     assert!(t.contains("row 30"), "{t}");

@@ -98,14 +98,25 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         system_prompt,
         resumed,
     };
+    let listing = setup.sessions.clone();
     let agent = crate::agent::spawn(setup, events_tx);
     if interactive {
+        // What `/resume <Tab>` completes, listed in the background.
+        let (tx, sessions) = tokio::sync::oneshot::channel();
+        if let Some(store) = listing {
+            tokio::spawn(async move {
+                if let Ok(list) = store.list().await {
+                    let _ = tx.send(list.into_iter().map(|s| (s.id, s.title)).collect());
+                }
+            });
+        }
         let welcome_notes = if no_key { config.setup_hint() } else { Vec::new() };
         let ctx = TuiContext {
             config,
             registry,
             cwd,
             welcome_notes,
+            sessions: Some(sessions),
         };
         crate::ui::tui::run(agent, events_rx, ctx).await
     } else {

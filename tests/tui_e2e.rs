@@ -398,7 +398,10 @@ fn history_and_sessions_carry_over_to_the_next_run() {
     t.type_text("/new");
     t.keys(&["Enter"]);
     t.wait_text("New session");
-    t.type_text(&format!("/resume {id}"));
+    // Tab completes the id from the stored sessions.
+    t.type_text(&format!("/resume {}", &id[..2]));
+    t.keys(&["Tab"]);
+    t.wait_text(&format!("› /resume {id}"));
     t.keys(&["Enter"]);
     t.wait_for("a second resume", |s| s.matches("Resumed session").count() == 2);
     let pane = t.wait_for("the history again", |s| {
@@ -600,6 +603,40 @@ fn resizing_never_erases_or_duplicates_the_history() {
         .map(|x| pane.find(x).unwrap_or_else(|| panic!("{x}:\n{pane}")))
         .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "in order:\n{pane}");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+#[test]
+fn a_long_paste_shows_as_a_marker_and_is_sent_whole() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("Read all 30 lines."));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    let pasted: String = (1..=30).map(|i| format!("pasted line {i}\n")).collect();
+    let s = t
+        .tmux()
+        .args(["set-buffer", "-b", "p", &pasted])
+        .status()
+        .unwrap();
+    assert!(s.success());
+    t.type_text("what is this? ");
+    // -p: as a bracketed paste, since ikigai asked the terminal for those.
+    let s = t
+        .tmux()
+        .args(["paste-buffer", "-p", "-b", "p", "-t", "t"])
+        .status()
+        .unwrap();
+    assert!(s.success());
+    let pane = t.wait_text("› what is this? [pasted 30 lines]");
+    assert!(!pane.contains("pasted line 2\n"), "folded in the editor:\n{pane}");
+    t.keys(&["Enter"]);
+    t.wait_text("Read all 30 lines.");
+    let last = fake.requests().last().cloned().unwrap();
+    let sent = serde_json::to_string(last.messages()).unwrap();
+    let want = serde_json::to_string(&format!("what is this? {pasted}")).unwrap();
+    assert!(sent.contains(&want), "the whole paste is sent:\n{sent}");
     t.keys(&["C-d"]);
     wait_exit(&t);
 }

@@ -82,6 +82,8 @@ pub struct App {
     sessions_seen: usize,
     /// The current session holds a message (so it is stored and can be resumed).
     session_used: bool,
+    /// Sessions `/resume <Tab>` offers (id, title).
+    sessions: Vec<(String, Option<String>)>,
     ctrl_c_at: Option<Instant>,
     outbox: Vec<Op>,
     exit: bool,
@@ -111,6 +113,7 @@ impl App {
             inserted_any: false,
             sessions_seen: 0,
             session_used: false,
+            sessions: Vec::new(),
             ctrl_c_at: None,
             outbox: Vec::new(),
             exit: false,
@@ -353,6 +356,12 @@ impl App {
 
     fn send(&mut self, text: String, now: Instant) {
         self.session_used = true;
+        // Now stored, so `/resume <Tab>` may offer it.
+        if let Some(id) = &self.session_id
+            && !self.sessions.iter().any(|(k, _)| k == id)
+        {
+            self.sessions.insert(0, (id.clone(), None));
+        }
         self.push(Cell::User(text.clone()));
         self.outbox.push(Op::Submit(text));
         self.turn = Some(Turn::new(now));
@@ -451,9 +460,28 @@ impl App {
         self.exit = true;
     }
 
+    /// Stored sessions for `/resume <Tab>`: the store's list once it has answered, plus
+    /// the sessions started here.
+    fn known_sessions(&mut self) -> &[(String, Option<String>)] {
+        if let Some(rx) = &mut self.ctx.sessions
+            && let Ok(list) = rx.try_recv()
+        {
+            self.ctx.sessions = None;
+            for (id, title) in list {
+                if !self.sessions.iter().any(|(k, _)| *k == id) {
+                    self.sessions.push((id, title));
+                }
+            }
+        }
+        &self.sessions
+    }
+
     fn complete(&mut self) {
         let text = self.editor.text().to_string();
-        match super::complete::complete(&text, self.editor.cursor(), &self.ctx.cwd) {
+        let cursor = self.editor.cursor();
+        let cwd = self.ctx.cwd.clone();
+        let sessions = self.known_sessions().to_vec();
+        match super::complete::complete(&text, cursor, &cwd, &sessions) {
             Some(c) => {
                 self.editor.replace_range(c.range, &c.insert);
                 self.hint = (!c.candidates.is_empty()).then(|| c.candidates.join("  "));

@@ -43,7 +43,13 @@ pub struct TuiContext {
     pub cwd: std::path::PathBuf,
     /// Lines to show before anything else (e.g. how to configure a provider).
     pub welcome_notes: Vec<String>,
+    /// Stored sessions (id, title), newest first, once the store has listed them: what
+    /// `/resume <Tab>` completes.
+    pub sessions: Option<SessionList>,
 }
+
+/// The stored sessions, delivered once when the store has answered.
+pub type SessionList = tokio::sync::oneshot::Receiver<Vec<(String, Option<String>)>>;
 
 /// A terminal problem while running the UI.
 #[derive(Debug, thiserror::Error)]

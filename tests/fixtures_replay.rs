@@ -81,14 +81,14 @@ fn calls(events: &[StreamEvent]) -> Vec<(String, String, Value)> {
 
 fn usage(events: &[StreamEvent]) -> Option<(u64, u64)> {
     events.iter().find_map(|e| match e {
-        StreamEvent::Usage { input, output } => Some((*input, *output)),
+        StreamEvent::Usage { input, output, .. } => Some((*input, *output)),
         _ => None,
     })
 }
 
-fn finish(events: &[StreamEvent]) -> Option<Option<String>> {
+fn finish(events: &[StreamEvent]) -> Option<Option<ikigai::provider::FinishReason>> {
     events.iter().find_map(|e| match e {
-        StreamEvent::Finished { reason } => Some(reason.clone()),
+        StreamEvent::Finished { reason } => Some(*reason),
         _ => None,
     })
 }

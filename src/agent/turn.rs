@@ -44,13 +44,13 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 }
                 Ok(StreamEvent::ReasoningDelta(t)) => st.emit(Event::ReasoningDelta { text: t }),
                 Ok(StreamEvent::ToolCall { id, name, arguments }) => calls.push(Call { id, name, arguments }),
-                Ok(StreamEvent::Usage { input, output }) => {
+                Ok(StreamEvent::Usage { input, output, .. }) => {
                     st.usage.0 += input;
                     st.usage.1 += output;
                     st.emit(Event::Usage { input, output });
                     st.marker("usage", json!({"input": input, "output": output}));
                 }
-                Ok(StreamEvent::Finished { .. }) => {}
+                Ok(StreamEvent::Finished { .. }) | Ok(StreamEvent::Reasoning { .. }) => {}
                 Err(e) => {
                     broken = Some(e);
                     break;

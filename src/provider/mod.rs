@@ -2,6 +2,9 @@
 //! wire format. A provider turns canonical messages into a request and a response
 //! stream back into `StreamEvent`s.
 
+pub mod anthropic;
+pub mod early;
+pub mod google;
 pub mod http;
 pub mod openai;
 
@@ -33,14 +36,34 @@ pub enum StreamEvent {
         name: String,
         arguments: String,
     },
+    /// `input` counts every prompt token (cached ones included); `cached` is the part read
+    /// from the vendor's prompt cache.
     Usage {
         input: u64,
         output: u64,
+        cached: u64,
+    },
+    /// A complete reasoning item: its visible text (already streamed as `ReasoningDelta`)
+    /// and the provider's opaque payload, sent back only to `provider`.
+    Reasoning {
+        provider: String,
+        text: String,
+        opaque: serde_json::Value,
     },
     /// The response is complete; `reason` is the provider's finish reason when it gave one.
     Finished {
-        reason: Option<String>,
+        reason: Option<FinishReason>,
     },
+}
+
+/// Why a response ended, in canonical terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    Length,
+    ContentFilter,
+    Other,
 }
 
 /// The response stream; an `Err` item ends it.
@@ -91,6 +114,10 @@ pub enum ProviderError {
     /// Nothing arrived for the idle timeout. Not retryable.
     #[error("the response stalled: nothing received for {0} s")]
     Idle(u64),
+    /// The prompt does not fit the model's context window. Not retryable as is (compact
+    /// first).
+    #[error("context length exceeded: {0}")]
+    ContextLength(String),
     /// The server sent an error inside the stream. Not retryable.
     #[error("the provider reported an error: {0}")]
     Api(String),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::provider::{ProviderError, StreamEvent};
+use crate::provider::{FinishReason, ProviderError, StreamEvent};
 
 #[derive(Deserialize)]
 struct Chunk {
@@ -205,10 +205,20 @@ impl Accumulator {
         let mut out = Vec::new();
         self.drain_calls(&mut out);
         if let Some((input, output)) = self.usage.take() {
-            out.push(StreamEvent::Usage { input, output });
+            out.push(StreamEvent::Usage {
+                input,
+                output,
+                cached: 0,
+            });
         }
         out.push(StreamEvent::Finished {
-            reason: self.finish_reason.take(),
+            reason: self.finish_reason.take().map(|r| match r.as_str() {
+                "stop" => FinishReason::Stop,
+                "tool_calls" | "function_call" => FinishReason::ToolCalls,
+                "length" => FinishReason::Length,
+                "content_filter" => FinishReason::ContentFilter,
+                _ => FinishReason::Other,
+            }),
         });
         out
     }
@@ -290,7 +300,7 @@ mod tests {
                 call("b", "file_read", r#"{"path":"x"}"#),
                 call("c", "glob", "{}"),
                 StreamEvent::Finished {
-                    reason: Some("tool_calls".into())
+                    reason: Some(FinishReason::ToolCalls)
                 },
             ]
         );
@@ -307,7 +317,11 @@ mod tests {
             events,
             vec![
                 call("call_ikigai_1", "glob", "{}"),
-                StreamEvent::Usage { input: 5, output: 0 },
+                StreamEvent::Usage {
+                    input: 5,
+                    output: 0,
+                    cached: 0
+                },
                 StreamEvent::Finished { reason: None }
             ]
         );

@@ -7,31 +7,32 @@ mod common;
 
 use common::fake_provider::{FakeProvider, Reply};
 use futures_util::StreamExt;
-use ikigai::config::Secret;
+use std::sync::Arc;
+
+use ikigai::config::{Config, Secret};
 use ikigai::message::Message;
-use ikigai::provider::anthropic::{self, Anthropic};
-use ikigai::provider::google::{self, Google};
+use ikigai::provider::anthropic;
 use ikigai::provider::{FinishReason, Provider, ProviderError, Request, StreamEvent};
 use serde_json::{Value, json};
 
-fn anthropic_at(fake: &FakeProvider) -> Anthropic {
-    let s = anthropic::Settings::new(
-        "anthropic",
-        &fake.base_url,
-        Some(Secret::new("ant-key")),
-        "ANTHROPIC_API_KEY",
-    );
-    Anthropic::new(s).unwrap()
+/// The `anthropic` preset, built by the factory, pointed at the fake.
+fn anthropic_at(fake: &FakeProvider) -> Arc<dyn Provider> {
+    preset_at(fake, "anthropic", "ant-key")
 }
 
-fn google_at(fake: &FakeProvider) -> Google {
-    let s = google::Settings::new(
-        "google",
-        &fake.base_url,
-        Some(Secret::new("goog-key")),
-        "GEMINI_API_KEY",
-    );
-    Google::new(s).unwrap()
+/// The `google` preset, built by the factory, pointed at the fake.
+fn google_at(fake: &FakeProvider) -> Arc<dyn Provider> {
+    preset_at(fake, "google", "goog-key")
+}
+
+fn preset_at(fake: &FakeProvider, name: &str, key: &str) -> Arc<dyn Provider> {
+    let config = Config {
+        provider: name.into(),
+        base_url: fake.base_url.clone(),
+        api_key: Some(Secret::new(key)),
+        ..Config::unresolved()
+    };
+    ikigai::provider::build(&config).unwrap()
 }
 
 /// Events of one reply, and the error that ended it (or that `stream` returned).
@@ -60,13 +61,13 @@ async fn run(provider: &dyn Provider, model: &str) -> (Vec<StreamEvent>, Option<
 async fn replay_anthropic(name: &str) -> (Vec<StreamEvent>, Option<ProviderError>) {
     let fake = FakeProvider::start();
     fake.push(Reply::fixture(name));
-    run(&anthropic_at(&fake), "claude-test").await
+    run(&*anthropic_at(&fake), "claude-test").await
 }
 
 async fn replay_google(name: &str) -> (Vec<StreamEvent>, Option<ProviderError>) {
     let fake = FakeProvider::start();
     fake.push(Reply::fixture(name));
-    run(&google_at(&fake), "gemini-2.5-flash").await
+    run(&*google_at(&fake), "gemini-2.5-flash").await
 }
 
 fn text(events: &[StreamEvent]) -> String {
@@ -89,15 +90,11 @@ fn reasoning_text(events: &[StreamEvent]) -> String {
         .collect()
 }
 
-fn reasoning_items(events: &[StreamEvent]) -> Vec<(String, String, Value)> {
+fn reasoning_items(events: &[StreamEvent]) -> Vec<(String, Value)> {
     events
         .iter()
         .filter_map(|e| match e {
-            StreamEvent::Reasoning {
-                provider,
-                text,
-                opaque,
-            } => Some((provider.clone(), text.clone(), opaque.clone())),
+            StreamEvent::Reasoning { text, opaque } => Some((text.clone(), opaque.clone())),
             _ => None,
         })
         .collect()
@@ -128,7 +125,7 @@ fn usage(events: &[StreamEvent]) -> Option<(u64, u64, u64)> {
 
 fn finish(events: &[StreamEvent]) -> Option<Option<FinishReason>> {
     events.iter().find_map(|e| match e {
-        StreamEvent::Finished { reason } => Some(*reason),
+        StreamEvent::Finished { reason } => Some(reason.clone()),
         _ => None,
     })
 }
@@ -223,7 +220,7 @@ async fn anthropic_overloaded_before_any_text_is_a_retryable_error_from_stream()
         "event: ping\ndata: {\"type\": \"ping\"}\n\n".into(),
         "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".into(),
     ]));
-    let (ev, err) = run(&anthropic_at(&fake), "claude-test").await;
+    let (ev, err) = run(&*anthropic_at(&fake), "claude-test").await;
     assert!(ev.is_empty());
     let err = err.unwrap();
     assert!(err.is_retryable(), "{err}");
@@ -247,14 +244,14 @@ async fn anthropic_http_529_and_prompt_too_long_map_to_their_kinds() {
         &body("authentication_error", "invalid x-api-key"),
     ));
     let p = anthropic_at(&fake);
-    let e = run(&p, "claude-test").await.1.unwrap();
+    let e = run(&*p, "claude-test").await.1.unwrap();
     assert!(
         matches!(e, ProviderError::Server { status: 529, .. }) && e.is_retryable(),
         "{e}"
     );
-    let e = run(&p, "claude-test").await.1.unwrap();
-    assert!(matches!(e, ProviderError::ContextLength(_)), "{e}");
-    let e = run(&p, "claude-test").await.1.unwrap();
+    let e = run(&*p, "claude-test").await.1.unwrap();
+    assert!(matches!(e, ProviderError::ContextLength { .. }), "{e}");
+    let e = run(&*p, "claude-test").await.1.unwrap();
     assert!(e.to_string().contains("ANTHROPIC_API_KEY"), "{e}");
     let r = &fake.requests()[0];
     assert_eq!(r.path, "/v1/messages");
@@ -266,7 +263,7 @@ async fn anthropic_http_529_and_prompt_too_long_map_to_their_kinds() {
 async fn anthropic_body_cut_before_message_stop_is_an_error() {
     let fake = FakeProvider::start();
     fake.push(Reply::fixture("anthropic-01-text-then-tool-use.sse").truncated(20));
-    let (ev, err) = run(&anthropic_at(&fake), "claude-test").await;
+    let (ev, err) = run(&*anthropic_at(&fake), "claude-test").await;
     assert!(!text(&ev).is_empty());
     assert!(
         matches!(err, Some(ProviderError::Stream(ref m)) if m.contains("closed before")),
@@ -294,19 +291,17 @@ async fn anthropic_thinking_and_redacted_thinking_become_reasoning_with_signatur
         ev("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 30}})),
         ev("message_stop", json!({"type": "message_stop"})),
     ]));
-    let (events, err) = run(&anthropic_at(&fake), "claude-test").await;
+    let (events, err) = run(&*anthropic_at(&fake), "claude-test").await;
     assert_eq!(err, None);
     assert_eq!(reasoning_text(&events), "Let me think.");
     assert_eq!(
         reasoning_items(&events),
         vec![
             (
-                "anthropic".into(),
                 "Let me think.".into(),
                 json!({"type": "thinking", "signature": "EqQBCgIYAhIM"})
             ),
             (
-                "anthropic".into(),
                 String::new(),
                 json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va"})
             ),
@@ -327,9 +322,8 @@ async fn gemini_01_thoughts_then_signed_function_call_over_crlf() {
     assert!(thoughts.starts_with("**Calculating the Days**"), "{thoughts}");
     let items = reasoning_items(&ev);
     assert_eq!(items.len(), 1);
-    assert_eq!(items[0].0, "google");
-    assert_eq!(items[0].1, thoughts);
-    let sig = items[0].2["thoughtSignature"].as_str().unwrap();
+    assert_eq!(items[0].0, thoughts);
+    let sig = items[0].1["thoughtSignature"].as_str().unwrap();
     assert!(
         sig.starts_with("CiIBVKhc7vB+vaaq6rA/") && sig.len() == 1140,
         "{sig}"
@@ -370,7 +364,7 @@ async fn gemini_02_call_with_its_own_id() {
     let items = reasoning_items(&ev);
     assert_eq!(items.len(), 1);
     assert!(
-        items[0].2["thoughtSignature"]
+        items[0].1["thoughtSignature"]
             .as_str()
             .unwrap()
             .starts_with("EpIDCo8DAQw51scL")
@@ -411,14 +405,14 @@ async fn gemini_unavailable_before_output_is_retryable_with_its_hint() {
         "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}]}}).to_string()));
     fake.push(Reply::status(400, &json!({"error": {"code": 400, "message": "The input token count (1100000) exceeds the maximum number of tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}).to_string()));
     let p = google_at(&fake);
-    let e = run(&p, "gemini-2.5-flash").await.1.unwrap();
+    let e = run(&*p, "gemini-2.5-flash").await.1.unwrap();
     assert!(e.is_retryable(), "{e}");
     assert_eq!(e.retry_after(), Some(2.0));
-    let e = run(&p, "gemini-2.5-flash").await.1.unwrap();
+    let e = run(&*p, "gemini-2.5-flash").await.1.unwrap();
     assert!(matches!(e, ProviderError::RateLimited { .. }), "{e}");
     assert_eq!(e.retry_after(), Some(7.0));
-    let e = run(&p, "gemini-2.5-flash").await.1.unwrap();
-    assert!(matches!(e, ProviderError::ContextLength(_)), "{e}");
+    let e = run(&*p, "gemini-2.5-flash").await.1.unwrap();
+    assert!(matches!(e, ProviderError::ContextLength { .. }), "{e}");
     let r = &fake.requests()[0];
     assert_eq!(r.path, "/v1/models/gemini-2.5-flash:streamGenerateContent");
     assert_eq!(r.headers["x-goog-api-key"], "goog-key");
@@ -436,7 +430,7 @@ async fn gemini_body_cut_before_a_finish_reason_is_an_error() {
         delay: std::time::Duration::ZERO,
         end: common::fake_provider::End::Close,
     });
-    let (ev, err) = run(&google_at(&fake), "gemini-2.5-flash").await;
+    let (ev, err) = run(&*google_at(&fake), "gemini-2.5-flash").await;
     assert!(!reasoning_text(&ev).is_empty());
     assert!(
         matches!(err, Some(ProviderError::Stream(ref m)) if m.contains("closed before")),

@@ -50,7 +50,9 @@ pub fn stream_error(error: &Value, produced: bool) -> ProviderError {
             message: format!("{message} ({kind})"),
             retry_after: None,
         },
-        "invalid_request_error" if is_context_length(&message) => ProviderError::ContextLength(message),
+        "invalid_request_error" if is_context_length(&message) => ProviderError::ContextLength {
+            detail: format!(": {message}"),
+        },
         _ if kind.is_empty() => ProviderError::Api(message),
         _ => ProviderError::Api(format!("{message} ({kind})")),
     }
@@ -87,17 +89,20 @@ pub fn from_body(status: u16, retry_after: Option<f64>, body: &str, ctx: &ErrorC
                 format!(" (it is not set){detail}")
             },
         },
+        (_, "not_found_error") | (404, _) if message.contains("model") => ProviderError::UnknownModel {
+            model: ctx.model.clone(),
+            detail,
+        },
         (_, "not_found_error") | (404, _) => ProviderError::NotFound {
             model: ctx.model.clone(),
             url: ctx.url.clone(),
             detail,
         },
         (_, "rate_limit_error") | (429, _) => ProviderError::RateLimited { retry_after, detail },
-        (413, _) | (_, "request_too_large") => ProviderError::ContextLength(message),
-        (400, _) if is_context_length(&message) => ProviderError::ContextLength(message),
-        (400, _) if is_quota(&message) => ProviderError::Rejected {
-            status,
-            message: format!("quota exhausted for the key in ${}: {message}", ctx.api_key_env),
+        (413, _) | (_, "request_too_large") => ProviderError::ContextLength { detail },
+        (400, _) if is_context_length(&message) => ProviderError::ContextLength { detail },
+        (400, _) if is_quota(&message) => ProviderError::QuotaExhausted {
+            detail: format!(" for the key in ${}{detail}", ctx.api_key_env),
         },
         (500..=599, _) | (_, "overloaded_error") | (_, "api_error") => ProviderError::Server {
             status,
@@ -149,7 +154,7 @@ mod tests {
         assert!(!e.is_retryable());
         let e = from_body(404, None, &body("not_found_error", "model: claude-nope"), &ctx());
         assert!(
-            matches!(e, ProviderError::NotFound { .. }) && e.to_string().contains("claude-x"),
+            matches!(e, ProviderError::UnknownModel { .. }) && e.to_string().contains("claude-x"),
             "{e}"
         );
         let e = from_body(
@@ -163,7 +168,9 @@ mod tests {
         );
         assert_eq!(
             e,
-            ProviderError::ContextLength("prompt is too long: 208310 tokens > 200000 maximum".into())
+            ProviderError::ContextLength {
+                detail: ": prompt is too long: 208310 tokens > 200000 maximum".into()
+            }
         );
         let e = from_body(
             400,
@@ -175,7 +182,7 @@ mod tests {
             &ctx(),
         );
         assert!(
-            e.to_string().contains("quota exhausted") && !e.is_retryable(),
+            matches!(e, ProviderError::QuotaExhausted { .. }) && e.to_string().contains("ANTHROPIC_API_KEY"),
             "{e}"
         );
         let e = from_body(529, None, &body("overloaded_error", "Overloaded"), &ctx());

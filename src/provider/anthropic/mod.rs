@@ -7,57 +7,22 @@ pub mod request;
 pub mod stream;
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::StreamExt;
 
-use super::http::{self, DataStream, ErrorContext};
-use super::{EventStream, Provider, ProviderError, Request, StreamEvent};
-use crate::config::Secret;
+use reqwest::Response;
+use serde_json::Value;
+
+use super::http::{self, DataStream, KeyHeader};
+use super::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
+use crate::config::redact_url;
 use stream::Decoder;
 
 /// The API version sent in `anthropic-version`.
 pub const API_VERSION: &str = "2023-06-01";
-/// The default endpoint.
-pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
 /// `max_tokens` when the configuration names none (Anthropic requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
-
-/// Everything an Anthropic endpoint needs, resolved by the provider factory.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    /// The configured provider name (reasoning is tagged with it).
-    pub name: String,
-    pub base_url: String,
-    pub api_key: Option<Secret>,
-    pub api_key_env: String,
-    /// Extra headers (`[providers.NAME] headers`).
-    pub headers: Vec<(String, String)>,
-    pub max_tokens: Option<u32>,
-    pub thinking_budget: Option<u32>,
-    pub temperature: Option<f64>,
-    pub connect_timeout: Duration,
-    pub idle_timeout: Duration,
-}
-
-impl Settings {
-    /// Anthropic's own endpoint with the key from `ANTHROPIC_API_KEY` style settings.
-    pub fn new(name: &str, base_url: &str, api_key: Option<Secret>, api_key_env: &str) -> Settings {
-        Settings {
-            name: name.to_string(),
-            base_url: base_url.to_string(),
-            api_key,
-            api_key_env: api_key_env.to_string(),
-            headers: Vec::new(),
-            max_tokens: None,
-            thinking_budget: None,
-            temperature: None,
-            connect_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(120),
-        }
-    }
-}
 
 /// Thinking budget for a `reasoning_effort` setting (`low`, `medium`, `high`).
 pub fn thinking_budget(effort: &str) -> Option<u32> {
@@ -72,84 +37,115 @@ pub fn thinking_budget(effort: &str) -> Option<u32> {
 /// An Anthropic Messages endpoint.
 pub struct Anthropic {
     client: reqwest::Client,
-    settings: Settings,
-    url: String,
+    spec: Spec,
 }
 
 impl Anthropic {
-    pub fn new(settings: Settings) -> Result<Self, ProviderError> {
-        let base = settings.base_url.trim_end_matches('/');
-        let url = if base.ends_with("/v1") {
-            format!("{base}/messages")
-        } else {
-            format!("{base}/v1/messages")
-        };
+    pub fn from_spec(spec: Spec) -> Result<Self, ProviderError> {
         Ok(Anthropic {
-            client: http::client(settings.connect_timeout)?,
-            settings,
-            url,
+            client: http::client(spec.connect_timeout)?,
+            spec,
         })
     }
 
-    fn error_context(&self, model: &str) -> ErrorContext {
-        ErrorContext {
-            model: model.to_string(),
-            url: self.url.clone(),
-            api_key_env: self.settings.api_key_env.clone(),
-            key_set: self.settings.api_key.is_some(),
-            secret: self.settings.api_key.as_ref().map(|k| k.expose().to_string()),
+    /// The path under the base URL (`/messages` after a `/v1` base).
+    fn path(&self, endpoint: &str) -> String {
+        if self.spec.base_url.ends_with("/v1") {
+            endpoint.to_string()
+        } else {
+            format!("/v1{endpoint}")
         }
+    }
+
+    fn options(&self) -> request::Options<'_> {
+        let max = self
+            .spec
+            .max_output_tokens
+            .map_or(DEFAULT_MAX_TOKENS, |n| u32::try_from(n).unwrap_or(u32::MAX));
+        request::Options {
+            name: &self.spec.name,
+            max_tokens: max,
+            thinking_budget: self.spec.reasoning_effort.as_deref().and_then(thinking_budget),
+            temperature: self.spec.temperature,
+        }
+    }
+
+    /// Sends `builder` with the key and version headers; maps failures.
+    async fn send(
+        &self,
+        builder: reqwest::RequestBuilder,
+        model: &str,
+        url: &str,
+    ) -> Result<Response, ProviderError> {
+        if self.spec.missing_key() {
+            return Err(ProviderError::MissingKey {
+                env_var: self.spec.api_key_env.clone(),
+            });
+        }
+        let builder = http::authorize(
+            builder.header("anthropic-version", API_VERSION),
+            &self.spec,
+            KeyHeader::Named("x-api-key"),
+        );
+        let shown = redact_url(&self.spec.base_url);
+        let idle = self.spec.idle;
+        let resp = match tokio::time::timeout(idle, builder.send()).await {
+            Err(_) => {
+                return Err(ProviderError::Connect {
+                    url: shown,
+                    message: format!("no response within {} s", idle.as_secs()),
+                });
+            }
+            Ok(Err(e)) => return Err(http::send_error(&shown, &e)),
+            Ok(Ok(resp)) => resp,
+        };
+        if !resp.status().is_success() {
+            let ctx = self.spec.error_context(model, &redact_url(url));
+            return Err(error::from_response(resp, &ctx, idle).await);
+        }
+        Ok(resp)
     }
 }
 
 #[async_trait]
 impl Provider for Anthropic {
-    fn name(&self) -> &str {
-        &self.settings.name
+    fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// `GET /v1/models`: the ids of `data[]`, sorted.
+    async fn models(&self) -> Result<Vec<String>, ProviderError> {
+        let url = self.spec.url(&self.path("/models"));
+        let resp = self.send(self.client.get(&url), &self.spec.model, &url).await?;
+        let body = http::read_capped(resp, 4 * 1024 * 1024, self.spec.idle).await;
+        let v: Value =
+            serde_json::from_str(&body).map_err(|e| ProviderError::Stream(format!("bad model list: {e}")))?;
+        let mut ids: Vec<String> = v["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["id"].as_str().map(str::to_string))
+            .collect();
+        ids.sort();
+        Ok(ids)
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let Some(key) = &self.settings.api_key else {
-            return Err(ProviderError::MissingKey {
-                env_var: self.settings.api_key_env.clone(),
-            });
-        };
-        let opts = request::Options {
-            name: &self.settings.name,
-            max_tokens: self.settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-            thinking_budget: self.settings.thinking_budget,
-            temperature: self.settings.temperature,
-        };
-        let body =
-            serde_json::to_vec(&request::body(&request, &opts)).map_err(|e| ProviderError::Rejected {
+        let body = serde_json::to_vec(&request::body(&request, &self.options())).map_err(|e| {
+            ProviderError::Rejected {
                 status: 0,
                 message: format!("cannot encode request: {e}"),
-            })?;
-        let mut builder = self
+            }
+        })?;
+        let url = self.spec.url(&self.path("/messages"));
+        let builder = self
             .client
-            .post(&self.url)
+            .post(&url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::ACCEPT, "text/event-stream")
-            .header("x-api-key", key.expose())
-            .header("anthropic-version", API_VERSION);
-        for (k, v) in &self.settings.headers {
-            builder = builder.header(k.as_str(), v.as_str());
-        }
-        let idle = self.settings.idle_timeout;
-        let resp = match tokio::time::timeout(idle, builder.body(body).send()).await {
-            Err(_) => {
-                return Err(ProviderError::Connect {
-                    url: self.url.clone(),
-                    message: format!("no response within {} s", idle.as_secs()),
-                });
-            }
-            Ok(Err(e)) => return Err(http::send_error(&self.url, &e)),
-            Ok(Ok(resp)) => resp,
-        };
-        if !resp.status().is_success() {
-            return Err(error::from_response(resp, &self.error_context(request.model), idle).await);
-        }
-        super::early::hold_until_output(decode(http::sse_data(resp, idle), &self.settings.name)).await
+            .body(body);
+        let resp = self.send(builder, request.model, &url).await?;
+        super::early::hold_until_output(decode(http::sse_data(resp, self.spec.idle))).await
     }
 }
 
@@ -162,10 +158,10 @@ struct DecodeState {
 
 /// Turns SSE payloads into events. A body that ends before `message_stop` or a stop
 /// reason was cut off, and says so.
-pub fn decode(data: DataStream, name: &str) -> EventStream {
+pub fn decode(data: DataStream) -> EventStream {
     let state = DecodeState {
         data,
-        decoder: Decoder::new(name),
+        decoder: Decoder::new(),
         pending: VecDeque::new(),
         ended: false,
     };

@@ -109,8 +109,6 @@ enum Block {
 /// when the body ended.
 #[derive(Default)]
 pub struct Decoder {
-    /// The configured provider name, stored with the reasoning it produced.
-    name: String,
     blocks: BTreeMap<u64, Block>,
     input: u64,
     cache_read: u64,
@@ -124,11 +122,8 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    pub fn new(name: &str) -> Self {
-        Decoder {
-            name: name.to_string(),
-            ..Self::default()
-        }
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// True once `message_stop` or a stop reason arrived.
@@ -282,7 +277,6 @@ impl Decoder {
             Block::Thinking { text, signature } => {
                 self.produced = true;
                 out.push(StreamEvent::Reasoning {
-                    provider: self.name.clone(),
                     text,
                     opaque: serde_json::json!({"type": "thinking", "signature": signature}),
                 });
@@ -290,7 +284,6 @@ impl Decoder {
             Block::Redacted { data } => {
                 self.produced = true;
                 out.push(StreamEvent::Reasoning {
-                    provider: self.name.clone(),
                     text: String::new(),
                     opaque: serde_json::json!({"type": "redacted_thinking", "data": data}),
                 });
@@ -327,7 +320,7 @@ pub fn finish_reason(r: &str) -> FinishReason {
         "tool_use" => FinishReason::ToolCalls,
         "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
         "refusal" => FinishReason::ContentFilter,
-        _ => FinishReason::Other,
+        other => FinishReason::Other(other.to_string()),
     }
 }
 

@@ -86,7 +86,9 @@ pub fn stream_error(error: &Value, produced: bool) -> ProviderError {
             retry_after: s.retry_delay,
             detail: format!(": {text}"),
         },
-        _ if is_context_length(&s.message) => ProviderError::ContextLength(s.message),
+        _ if is_context_length(&s.message) => ProviderError::ContextLength {
+            detail: format!(": {}", s.message),
+        },
         _ => ProviderError::Api(text),
     }
 }
@@ -134,6 +136,10 @@ pub fn from_body(code: u16, retry_after: Option<f64>, body: &str, ctx: &ErrorCon
         };
     }
     match (code, s.status.as_str()) {
+        (404, _) | (_, "NOT_FOUND") if message.contains("models/") => ProviderError::UnknownModel {
+            model: ctx.model.clone(),
+            detail,
+        },
         (404, _) | (_, "NOT_FOUND") => ProviderError::NotFound {
             model: ctx.model.clone(),
             url: ctx.url.clone(),
@@ -156,7 +162,7 @@ pub fn from_body(code: u16, retry_after: Option<f64>, body: &str, ctx: &ErrorCon
             },
             retry_after,
         },
-        _ if is_context_length(&message) => ProviderError::ContextLength(message),
+        _ if is_context_length(&message) => ProviderError::ContextLength { detail },
         _ => ProviderError::Rejected {
             status: code,
             message: or_none(message),
@@ -241,7 +247,7 @@ mod tests {
             ),
             &ctx(),
         );
-        assert!(matches!(e, ProviderError::ContextLength(_)), "{e}");
+        assert!(matches!(e, ProviderError::ContextLength { .. }), "{e}");
         let e = from_body(
             404,
             None,
@@ -253,7 +259,7 @@ mod tests {
             ),
             &ctx(),
         );
-        assert!(matches!(e, ProviderError::NotFound { .. }), "{e}");
+        assert!(matches!(e, ProviderError::UnknownModel { .. }), "{e}");
     }
 
     #[test]

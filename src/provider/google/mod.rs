@@ -8,139 +8,154 @@ pub mod schema;
 pub mod stream;
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::StreamExt;
 
-use super::http::{self, DataStream, ErrorContext};
-use super::{EventStream, Provider, ProviderError, Request, StreamEvent};
-use crate::config::Secret;
+use reqwest::Response;
+use serde_json::{Value, json};
+
+use super::http::{self, DataStream, KeyHeader};
+use super::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
+use crate::config::redact_url;
 use stream::Decoder;
 
-/// The default endpoint.
-pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
-
-/// Everything a Gemini endpoint needs, resolved by the provider factory.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    /// The configured provider name (signatures are tagged with it).
-    pub name: String,
-    pub base_url: String,
-    pub api_key: Option<Secret>,
-    pub api_key_env: String,
-    /// Extra headers (`[providers.NAME] headers`).
-    pub headers: Vec<(String, String)>,
-    pub max_output_tokens: Option<u32>,
-    pub temperature: Option<f64>,
-    pub connect_timeout: Duration,
-    pub idle_timeout: Duration,
-}
-
-impl Settings {
-    pub fn new(name: &str, base_url: &str, api_key: Option<Secret>, api_key_env: &str) -> Settings {
-        Settings {
-            name: name.to_string(),
-            base_url: base_url.to_string(),
-            api_key,
-            api_key_env: api_key_env.to_string(),
-            headers: Vec::new(),
-            max_output_tokens: None,
-            temperature: None,
-            connect_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(120),
+/// Thinking settings for a `reasoning_effort` (`low`, `medium`, `high`): Gemini 3 takes a
+/// level, Gemini 2.5 a token budget.
+pub fn thinking_config(model: &str, effort: Option<&str>) -> Option<Value> {
+    let thinking = request::is_thinking_model(model);
+    let gemini3 = model.rsplit('/').next().unwrap_or(model).starts_with("gemini-3");
+    let mut config = json!({"includeThoughts": true});
+    match effort {
+        Some(level @ ("low" | "high")) if gemini3 => config["thinkingLevel"] = json!(level),
+        Some(e) if !gemini3 => {
+            let budget = match e {
+                "minimal" | "low" => 1024,
+                "medium" => 8192,
+                "high" => 24576,
+                _ => return thinking.then_some(config),
+            };
+            config["thinkingBudget"] = json!(budget);
         }
+        _ => {}
     }
+    thinking.then_some(config)
 }
 
 /// A Gemini endpoint.
 pub struct Google {
     client: reqwest::Client,
-    settings: Settings,
-    base: String,
+    spec: Spec,
 }
 
 impl Google {
-    pub fn new(settings: Settings) -> Result<Self, ProviderError> {
-        let base = settings.base_url.trim_end_matches('/');
-        let versioned = ["/v1", "/v1beta", "/v1alpha"].iter().any(|v| base.ends_with(v));
-        let base = if versioned {
-            base.to_string()
-        } else {
-            format!("{base}/v1beta")
-        };
+    pub fn from_spec(spec: Spec) -> Result<Self, ProviderError> {
         Ok(Google {
-            client: http::client(settings.connect_timeout)?,
-            settings,
-            base,
+            client: http::client(spec.connect_timeout)?,
+            spec,
         })
     }
 
-    /// The streaming URL for `model` (`models/` prefix optional).
-    pub fn url(&self, model: &str) -> String {
-        let model = model.strip_prefix("models/").unwrap_or(model);
-        format!("{}/models/{model}:streamGenerateContent?alt=sse", self.base)
+    /// The path under the base URL; a base with no API version gets `/v1beta`.
+    fn path(&self, endpoint: &str) -> String {
+        let versioned = ["/v1", "/v1beta", "/v1alpha"]
+            .iter()
+            .any(|v| self.spec.base_url.ends_with(v));
+        if versioned {
+            endpoint.to_string()
+        } else {
+            format!("/v1beta{endpoint}")
+        }
     }
 
-    fn error_context(&self, model: &str, url: &str) -> ErrorContext {
-        ErrorContext {
-            model: model.to_string(),
-            url: url.to_string(),
-            api_key_env: self.settings.api_key_env.clone(),
-            key_set: self.settings.api_key.is_some(),
-            secret: self.settings.api_key.as_ref().map(|k| k.expose().to_string()),
+    /// The streaming path for `model` (`models/` prefix optional).
+    pub fn stream_path(&self, model: &str) -> String {
+        let model = model.strip_prefix("models/").unwrap_or(model);
+        self.path(&format!("/models/{model}:streamGenerateContent?alt=sse"))
+    }
+
+    async fn send(
+        &self,
+        builder: reqwest::RequestBuilder,
+        model: &str,
+        url: &str,
+    ) -> Result<Response, ProviderError> {
+        if self.spec.missing_key() {
+            return Err(ProviderError::MissingKey {
+                env_var: self.spec.api_key_env.clone(),
+            });
         }
+        let builder = http::authorize(builder, &self.spec, KeyHeader::Named("x-goog-api-key"));
+        let shown = redact_url(&self.spec.base_url);
+        let idle = self.spec.idle;
+        let resp = match tokio::time::timeout(idle, builder.send()).await {
+            Err(_) => {
+                return Err(ProviderError::Connect {
+                    url: shown,
+                    message: format!("no response within {} s", idle.as_secs()),
+                });
+            }
+            Ok(Err(e)) => return Err(http::send_error(&shown, &e)),
+            Ok(Ok(resp)) => resp,
+        };
+        if !resp.status().is_success() {
+            let ctx = self.spec.error_context(model, &redact_url(url));
+            return Err(error::from_response(resp, &ctx, idle).await);
+        }
+        Ok(resp)
     }
 }
 
 #[async_trait]
 impl Provider for Google {
-    fn name(&self) -> &str {
-        &self.settings.name
+    fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// `GET models`: the names of `models[]` that can generate content, sorted.
+    async fn models(&self) -> Result<Vec<String>, ProviderError> {
+        let url = self.spec.url(&self.path("/models?pageSize=1000"));
+        let resp = self.send(self.client.get(&url), &self.spec.model, &url).await?;
+        let body = http::read_capped(resp, 4 * 1024 * 1024, self.spec.idle).await;
+        let v: Value =
+            serde_json::from_str(&body).map_err(|e| ProviderError::Stream(format!("bad model list: {e}")))?;
+        let mut names: Vec<String> = v["models"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| {
+                m["supportedGenerationMethods"]
+                    .as_array()
+                    .is_none_or(|a| a.iter().any(|x| x == "generateContent"))
+            })
+            .filter_map(|m| m["name"].as_str())
+            .map(|n| n.strip_prefix("models/").unwrap_or(n).to_string())
+            .collect();
+        names.sort();
+        Ok(names)
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let Some(key) = &self.settings.api_key else {
-            return Err(ProviderError::MissingKey {
-                env_var: self.settings.api_key_env.clone(),
-            });
-        };
         let opts = request::Options {
-            name: &self.settings.name,
-            max_output_tokens: self.settings.max_output_tokens,
-            temperature: self.settings.temperature,
+            name: &self.spec.name,
+            max_output_tokens: self.spec.max_output_tokens,
+            temperature: self.spec.temperature,
+            thinking: thinking_config(request.model, self.spec.reasoning_effort.as_deref()),
         };
         let body =
             serde_json::to_vec(&request::body(&request, &opts)).map_err(|e| ProviderError::Rejected {
                 status: 0,
                 message: format!("cannot encode request: {e}"),
             })?;
-        let url = self.url(request.model);
-        let mut builder = self
+        let url = self.spec.url(&self.stream_path(request.model));
+        let builder = self
             .client
             .post(&url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::ACCEPT, "text/event-stream")
-            .header("x-goog-api-key", key.expose());
-        for (k, v) in &self.settings.headers {
-            builder = builder.header(k.as_str(), v.as_str());
-        }
-        let idle = self.settings.idle_timeout;
-        let resp = match tokio::time::timeout(idle, builder.body(body).send()).await {
-            Err(_) => {
-                return Err(ProviderError::Connect {
-                    url: self.base.clone(),
-                    message: format!("no response within {} s", idle.as_secs()),
-                });
-            }
-            Ok(Err(e)) => return Err(http::send_error(&self.base, &e)),
-            Ok(Ok(resp)) => resp,
-        };
-        if !resp.status().is_success() {
-            let ctx = self.error_context(request.model, &url);
-            return Err(error::from_response(resp, &ctx, idle).await);
-        }
-        super::early::hold_until_output(decode(http::sse_data(resp, idle), &self.settings.name)).await
+            .body(body);
+        let resp = self.send(builder, request.model, &url).await?;
+        super::early::hold_until_output(decode(http::sse_data(resp, self.spec.idle))).await
     }
 }
 
@@ -153,10 +168,10 @@ struct DecodeState {
 
 /// Turns SSE payloads into events. Gemini sends no `[DONE]`: a body that ends before any
 /// finish reason was cut off, and says so.
-pub fn decode(data: DataStream, name: &str) -> EventStream {
+pub fn decode(data: DataStream) -> EventStream {
     let state = DecodeState {
         data,
-        decoder: Decoder::new(name),
+        decoder: Decoder::new(),
         pending: VecDeque::new(),
         ended: false,
     };

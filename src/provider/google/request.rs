@@ -18,8 +18,10 @@ pub const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 pub struct Options<'a> {
     /// The configured provider name: signatures produced under it are sent back.
     pub name: &'a str,
-    pub max_output_tokens: Option<u32>,
+    pub max_output_tokens: Option<u64>,
     pub temperature: Option<f64>,
+    /// `generationConfig.thinkingConfig`, for models that think.
+    pub thinking: Option<Value>,
 }
 
 /// True for models that think (and so stream thought summaries and signatures).
@@ -66,8 +68,8 @@ pub fn body(req: &Request<'_>, opts: &Options<'_>) -> Value {
     if let Some(t) = opts.temperature {
         config.insert("temperature".into(), json!(t));
     }
-    if is_thinking_model(req.model) {
-        config.insert("thinkingConfig".into(), json!({"includeThoughts": true}));
+    if let Some(t) = &opts.thinking {
+        config.insert("thinkingConfig".into(), t.clone());
     }
     if !config.is_empty() {
         body["generationConfig"] = Value::Object(config);

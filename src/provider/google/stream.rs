@@ -123,8 +123,6 @@ struct OpenCall {
 /// `finish` when the body ended.
 #[derive(Default)]
 pub struct Decoder {
-    /// The configured provider name, stored with the reasoning it produced.
-    name: String,
     open: Option<OpenCall>,
     /// Thought summary text not yet closed by a signature.
     thought: String,
@@ -138,11 +136,8 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    pub fn new(name: &str) -> Self {
-        Decoder {
-            name: name.to_string(),
-            ..Self::default()
-        }
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// True once a finish reason arrived.
@@ -217,7 +212,6 @@ impl Decoder {
         if let Some(sig) = part.thought_signature.filter(|s| !s.is_empty()) {
             self.produced = true;
             out.push(StreamEvent::Reasoning {
-                provider: self.name.clone(),
                 text: std::mem::take(&mut self.thought),
                 opaque: json!({"thoughtSignature": sig}),
             });
@@ -287,18 +281,11 @@ impl Decoder {
         });
     }
 
-    /// Ends the response: a still-open call, reasoning with no signature, the usage, and
-    /// `Finished`.
+    /// Ends the response: a still-open call, the usage, and `Finished`. (Thought text
+    /// that no signature closed stays with the agent, which stores it unsigned.)
     pub fn finish(&mut self) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         self.close_open(&mut out);
-        if !self.thought.is_empty() {
-            out.push(StreamEvent::Reasoning {
-                provider: self.name.clone(),
-                text: std::mem::take(&mut self.thought),
-                opaque: Value::Null,
-            });
-        }
         if let Some((input, output, cached)) = self.usage.take() {
             out.push(StreamEvent::Usage {
                 input,
@@ -323,7 +310,7 @@ pub fn finish_reason(r: &str) -> FinishReason {
         "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => {
             FinishReason::ContentFilter
         }
-        _ => FinishReason::Other,
+        other => FinishReason::Other(other.to_string()),
     }
 }
 
@@ -434,12 +421,12 @@ mod tests {
 
     #[test]
     fn blocked_prompt_and_safety_finish_are_reported() {
-        let mut d = Decoder::new("google");
+        let mut d = Decoder::new();
         let e = d
             .push(r#"{"promptFeedback":{"blockReason":"SAFETY"}}"#)
             .unwrap_err();
         assert!(e.to_string().contains("blocked the prompt (SAFETY)"), "{e}");
-        let mut d = Decoder::new("google");
+        let mut d = Decoder::new();
         d.push(r#"{"candidates":[{"finishReason":"SAFETY","safetyRatings":[{"category":"HARM_CATEGORY_HARASSMENT","probability":"HIGH","blocked":true}]}]}"#)
             .unwrap();
         assert_eq!(d.blocked_categories(), ["HARM_CATEGORY_HARASSMENT"]);

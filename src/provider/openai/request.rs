@@ -63,7 +63,7 @@ pub fn messages(req: &Request<'_>) -> Vec<Value> {
                     _ => out.push(json!({"role": "assistant", "content": null, "tool_calls": [wire_call]})),
                 }
             }
-            // Reasoning goes back only to the provider that produced it (not this one yet).
+            // Chat Completions takes no reasoning back; another provider's is never sent.
             Kind::Reasoning => {}
             Kind::ToolResult => {
                 let Some(r) = m.as_tool_result() else { continue };

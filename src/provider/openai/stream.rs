@@ -64,6 +64,17 @@ struct Usage {
     prompt_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    /// DeepSeek's name for cached input tokens.
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 #[derive(Default)]
@@ -80,8 +91,8 @@ pub struct Accumulator {
     calls: BTreeMap<u64, PartialCall>,
     /// Index of the most recent call, for deltas that carry no index.
     last_index: Option<u64>,
-    usage: Option<(u64, u64)>,
-    finish_reason: Option<String>,
+    usage: Option<(u64, u64, u64)>,
+    finish_reason: Option<FinishReason>,
     done: bool,
     generated_ids: u32,
 }
@@ -118,7 +129,16 @@ impl Accumulator {
             return Err(ProviderError::Api(error_text(&err)));
         }
         if let Some(u) = chunk.usage {
-            self.usage = Some((u.prompt_tokens.unwrap_or(0), u.completion_tokens.unwrap_or(0)));
+            let cached = u
+                .prompt_tokens_details
+                .and_then(|d| d.cached_tokens)
+                .or(u.prompt_cache_hit_tokens)
+                .unwrap_or(0);
+            self.usage = Some((
+                u.prompt_tokens.unwrap_or(0),
+                u.completion_tokens.unwrap_or(0),
+                cached,
+            ));
         }
         let mut out = Vec::new();
         for choice in chunk.choices {
@@ -126,7 +146,7 @@ impl Accumulator {
                 self.apply_delta(delta, &mut out);
             }
             if let Some(reason) = choice.finish_reason {
-                self.finish_reason = Some(reason);
+                self.finish_reason = Some(FinishReason::parse(&reason));
                 self.drain_calls(&mut out);
             }
         }
@@ -204,21 +224,15 @@ impl Accumulator {
     pub fn finish(&mut self) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         self.drain_calls(&mut out);
-        if let Some((input, output)) = self.usage.take() {
+        if let Some((input, output, cached)) = self.usage.take() {
             out.push(StreamEvent::Usage {
                 input,
                 output,
-                cached: 0,
+                cached,
             });
         }
         out.push(StreamEvent::Finished {
-            reason: self.finish_reason.take().map(|r| match r.as_str() {
-                "stop" => FinishReason::Stop,
-                "tool_calls" | "function_call" => FinishReason::ToolCalls,
-                "length" => FinishReason::Length,
-                "content_filter" => FinishReason::ContentFilter,
-                _ => FinishReason::Other,
-            }),
+            reason: self.finish_reason.take(),
         });
         out
     }

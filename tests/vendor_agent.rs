@@ -9,6 +9,7 @@ mod common;
 use std::sync::Arc;
 
 use common::agent::{TestAgent, text_of, turn_end};
+use common::fake_provider::Reply;
 use common::fake_vendor::{FakeVendor, Wire, anthropic_reply, gemini_reply};
 use ikigai::config::{Config, Secret};
 use ikigai::protocol::{Event, TurnEndReason};
@@ -297,4 +298,64 @@ async fn strict_fakes_reject_what_the_vendors_reject() {
     assert!(body.contains("thought_signature"), "{body}");
     assert_eq!(anthropic.rejections().len(), 3);
     assert_eq!(gemini.rejections().len(), 2);
+}
+
+fn retries(events: &[Event]) -> Vec<(u32, f64, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying {
+                attempt,
+                in_secs,
+                reason,
+            } => Some((*attempt, *in_secs, reason.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn anthropic_overload_in_the_stream_before_any_text_is_retried_by_the_agent() {
+    let dir = workdir();
+    let fake = FakeVendor::start(Wire::Anthropic);
+    fake.push(Reply::events(vec![
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n".into(),
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".into(),
+    ]));
+    fake.push(Reply::status(
+        529,
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    ));
+    fake.push(anthropic_reply(None, "Back again.", &[]));
+    let mut a = agent(config(&fake, "anthropic", "claude-sonnet-4-5"), dir.path());
+    let events = a.turn("hi").await;
+    assert_eq!(turn_end(&events), Some(TurnEndReason::Done), "{events:?}");
+    assert_eq!(text_of(&events), "Back again.");
+    let r = retries(&events);
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert!(
+        r.iter().all(|(_, _, why)| why.contains("overloaded_error")),
+        "{r:?}"
+    );
+    assert_eq!(fake.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn gemini_resource_exhausted_is_retried_after_the_vendors_hint() {
+    let dir = workdir();
+    let fake = FakeVendor::start(Wire::Gemini);
+    fake.push(Reply::status(
+        429,
+        &json!({"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED",
+            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.05s"}]}})
+        .to_string(),
+    ));
+    fake.push(gemini_reply("", "", "Hello.", &[]));
+    let mut a = agent(config(&fake, "google", "gemini-2.5-flash"), dir.path());
+    let events = a.turn("hi").await;
+    assert_eq!(turn_end(&events), Some(TurnEndReason::Done), "{events:?}");
+    assert_eq!(text_of(&events), "Hello.");
+    let r = retries(&events);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!((r[0].1 - 0.05).abs() < 1e-9, "the retry hint is honoured: {r:?}");
 }

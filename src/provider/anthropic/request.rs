@@ -256,3 +256,53 @@ pub fn input_object(arguments: &str) -> Value {
         _ => Value::Object(Map::new()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_ids_are_adapted_stably_and_stay_distinct() {
+        assert_eq!(tool_id("toolu_01A-b"), "toolu_01A-b");
+        let a = tool_id("functions.glob:0");
+        let b = tool_id("functions.glob:1");
+        assert_eq!(a, tool_id("functions.glob:0"));
+        assert_ne!(a, b);
+        for id in [
+            &a,
+            &b,
+            &tool_id(""),
+            &tool_id(&"x".repeat(300)),
+            &tool_id("call 1/ä"),
+        ] {
+            assert!(!id.is_empty() && id.len() <= 64, "{id}");
+            assert!(
+                id.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+                "{id}"
+            );
+        }
+        assert!(a.starts_with("functions_glob_0_"), "{a}");
+    }
+
+    #[test]
+    fn consecutive_results_share_one_user_message_before_the_next_text() {
+        let h = vec![
+            Message::user("go"),
+            Message::tool_call("a", "glob", "{}"),
+            Message::tool_call("b", "glob", "{}"),
+            Message::tool_result("a", "glob", "", "ra", true),
+            Message::tool_result("b", "glob", "", "rb", false),
+            Message::user("and now?"),
+        ];
+        let m = messages(&h, "anthropic");
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[1]["content"].as_array().unwrap().len(), 2);
+        let user = m[2]["content"].as_array().unwrap();
+        let kinds: Vec<&str> = user.iter().map(|b| b["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["tool_result", "tool_result", "text"]);
+        assert_eq!(user[1]["is_error"], true);
+        assert_eq!(user[2]["cache_control"], json!({"type": "ephemeral"}));
+        assert!(user[0].get("cache_control").is_none());
+    }
+}

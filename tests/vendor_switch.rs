@@ -257,3 +257,37 @@ async fn lost_results_and_stray_results_still_make_a_valid_history() {
         false
     );
 }
+
+#[tokio::test]
+async fn switching_to_anthropic_with_thinking_in_the_middle_of_a_tool_loop_is_accepted() {
+    // Gemini called tools and their results are in; now Anthropic, with thinking on, answers.
+    let mut history = vec![Message::user("what day is it?")];
+    history.extend(replayed("google", "gemini-01-thinking-then-function-call-crlf.sse").await);
+    let fake = FakeVendor::start(Wire::Anthropic);
+    fake.push(anthropic_reply(None, "Monday.", &[]));
+    fake.push(anthropic_reply(None, "Monday.", &[]));
+    let mut config = Config {
+        provider: "anthropic".into(),
+        base_url: fake.base_url.clone(),
+        api_key: Some(Secret::new("k")),
+        model: "claude-sonnet-4-5".into(),
+        ..Config::unresolved()
+    };
+    config.providers.insert(
+        "anthropic".into(),
+        ikigai::config::ProviderSection {
+            reasoning_effort: Some("low".into()),
+            ..Default::default()
+        },
+    );
+    let p = ikigai::provider::build(&config).unwrap();
+    events(&*p, "claude-sonnet-4-5", &history).await;
+    // A fresh question after the loop: thinking is on again.
+    history.push(Message::assistant("It is Monday."));
+    history.push(Message::user("and tomorrow?"));
+    events(&*p, "claude-sonnet-4-5", &history).await;
+    assert_eq!(fake.rejections(), Vec::<String>::new());
+    let reqs = fake.requests();
+    assert!(reqs[0].body.get("thinking").is_none());
+    assert_eq!(reqs[1].body["thinking"]["type"], "enabled");
+}

@@ -193,6 +193,16 @@ pub fn anthropic(path: &str, headers: &HashMap<String, String>, body: &Value) ->
             "A maximum of 4 blocks with cache_control may be provided. Found {breakpoints}."
         ));
     }
+    if body.get("thinking").is_some()
+        && let Some(last) = messages.iter().rev().find(|m| m["role"] == "assistant")
+        && let Some(bs) = last["content"].as_array()
+        && bs.iter().any(|b| b["type"] == "tool_use")
+        && !bs
+            .first()
+            .is_some_and(|b| b["type"] == "thinking" || b["type"] == "redacted_thinking")
+    {
+        return Err("Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.".into());
+    }
     if body.get("thinking").is_some() && body.get("temperature").is_some() {
         return Err("temperature may only be set to 1 when thinking is enabled".into());
     }

@@ -49,7 +49,13 @@ pub fn body(req: &Request<'_>, opts: &Options<'_>) -> Value {
         }
         body["tools"] = Value::Array(tools);
     }
-    match opts.thinking_budget {
+    // Mid tool loop, a final assistant message must start with a thinking block when
+    // thinking is on; one written by another provider (or before thinking was on) has
+    // none, so this request goes without thinking.
+    let thinking = opts
+        .thinking_budget
+        .filter(|_| last_assistant_may_think(&body["messages"]));
+    match thinking {
         Some(budget) => {
             body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
             body["max_tokens"] = json!(opts.max_tokens.max(budget.saturating_add(1024)));
@@ -61,6 +67,22 @@ pub fn body(req: &Request<'_>, opts: &Options<'_>) -> Value {
         }
     }
     body
+}
+
+/// False when the last assistant message calls tools without starting with thinking.
+fn last_assistant_may_think(messages: &Value) -> bool {
+    let Some(last) = messages
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "assistant"))
+    else {
+        return true;
+    };
+    let blocks = last["content"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let calls = blocks.iter().any(|b| b["type"] == "tool_use");
+    !calls
+        || blocks
+            .first()
+            .is_some_and(|b| matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
 }
 
 fn ephemeral() -> Value {
@@ -283,6 +305,43 @@ mod tests {
             );
         }
         assert!(a.starts_with("functions_glob_0_"), "{a}");
+    }
+
+    #[test]
+    fn thinking_is_left_off_when_the_tool_loop_began_without_it() {
+        let tools = vec![];
+        let opts = Options {
+            name: "anthropic",
+            max_tokens: 4096,
+            thinking_budget: Some(2048),
+            temperature: Some(0.2),
+        };
+        let mut h = vec![Message::user("go")];
+        let req = |h: &[Message]| {
+            body(
+                &Request {
+                    model: "m",
+                    system: "",
+                    messages: h,
+                    tools: &tools,
+                },
+                &opts,
+            )
+        };
+        let b = req(&h);
+        assert_eq!(b["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
+        assert_eq!(b["max_tokens"], 4096);
+        assert!(b.get("temperature").is_none());
+        h.push(Message::tool_call("a", "glob", "{}"));
+        h.push(Message::tool_result("a", "glob", "", "r", true));
+        let b = req(&h);
+        assert!(b.get("thinking").is_none());
+        assert_eq!(b["temperature"], 0.2);
+        h.insert(
+            1,
+            Message::reasoning("hm", "anthropic", json!({"type": "thinking", "signature": "s"})),
+        );
+        assert!(req(&h).get("thinking").is_some());
     }
 
     #[test]

@@ -207,7 +207,8 @@ impl Decoder {
                 }
                 Block::Text
             }
-            Some("tool_use") | Some("server_tool_use") => Block::ToolUse {
+            // Server tools (web search…) run at Anthropic; only client tools come here.
+            Some("tool_use") => Block::ToolUse {
                 id: text("id"),
                 name: text("name"),
                 json: String::new(),

@@ -178,9 +178,9 @@ impl Decoder {
             ));
         }
         if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
-            return Err(ProviderError::Api(format!(
-                "Gemini blocked the prompt ({reason})"
-            )));
+            return Err(ProviderError::ContentFiltered {
+                detail: format!(": Gemini blocked the prompt ({reason})"),
+            });
         }
         let mut out = Vec::new();
         for cand in chunk.candidates.into_iter().take(1) {

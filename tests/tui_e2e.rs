@@ -640,3 +640,44 @@ fn a_long_paste_shows_as_a_marker_and_is_sent_whole() {
     t.keys(&["C-d"]);
     wait_exit(&t);
 }
+
+#[test]
+fn resizing_while_an_answer_streams_keeps_it_whole() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let long: String = (1..=40).map(|i| format!("- streamed row {i} here\n")).collect();
+    // ~250 words at 20 ms each: about 5 s of streaming to resize in.
+    fake.push(Reply::text(&format!("STREAM-START\n\n{long}\nSTREAM-END")).paced(Duration::from_millis(20)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_text("STREAM-START");
+    for (w, h) in [(100, 15), (80, 30), (100, 24), (100, 30)] {
+        let s = t
+            .tmux()
+            .args([
+                "resize-window",
+                "-t",
+                "t",
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+            ])
+            .status()
+            .unwrap();
+        assert!(s.success());
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    t.wait_text("STREAM-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    t.resize(100, 30);
+    let all = t.capture_all();
+    let rows: Vec<String> = (1..=40).map(|i| format!("streamed row {i} here")).collect();
+    let mut want: Vec<&str> = vec!["› stream please", "STREAM-START", "STREAM-END"];
+    want.extend(rows.iter().map(String::as_str));
+    assert_history_intact(&all, &want, "after resizing while streaming");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}

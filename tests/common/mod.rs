@@ -3,6 +3,7 @@
 
 // The tmux harness for the TUI e2e tests.
 pub mod tmux;
+
 pub mod agent;
 pub mod env;
 pub mod fake_provider;

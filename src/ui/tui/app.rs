@@ -286,7 +286,7 @@ impl App {
             } => {
                 let result = ToolResult::from_envelope(&summary, &output, success);
                 match self.tools.iter_mut().find(|t| t.id == id && t.result.is_none()) {
-                    Some(t) => t.result = Some(result),
+                    Some(t) => t.set_result(result),
                     None => self.tools.push(ToolCell {
                         id: id.clone(),
                         name: String::new(),

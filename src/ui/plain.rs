@@ -627,6 +627,50 @@ mod tests {
     }
 
     #[test]
+    fn interrupted_turns_are_marked_and_control_characters_dropped() {
+        let (out, err) = render(
+            &[
+                Event::TextDelta {
+                    text: "half \x1b[31mred\x07\r\tdone".into(),
+                },
+                Event::TurnEnded {
+                    reason: TurnEndReason::Interrupted,
+                },
+                Event::notice(NoticeLevel::Error, "bad \x1b]0;title\x07"),
+            ],
+            PlainOptions::default(),
+        );
+        assert_eq!(out, "half [31mred\tdone\n[interrupted]\n");
+        assert_eq!(err, "ikigai: error: bad ]0;title\n");
+    }
+
+    #[test]
+    fn a_multi_line_error_is_shown_once_and_limit_results_add_nothing() {
+        let bad = r#"{"tool_success":false,"error":"not JSON:\n{\"a\":","error_code":"INVALID_PARAMS"}"#;
+        let (out, _) = render(
+            &[Event::ToolCallFinished {
+                id: "a".into(),
+                summary: "INVALID_PARAMS: not JSON:\n{\"a\":".into(),
+                output: bad.into(),
+                success: false,
+            }],
+            PlainOptions::default(),
+        );
+        assert_eq!(out, "  ⎿ ✗ INVALID_PARAMS\n    not JSON:\n    {\"a\":\n");
+        let skipped = r#"{"tool_success":false,"error":"Not executed: limit (2)","limit_reached":true}"#;
+        let (out, _) = render(
+            &[Event::ToolCallFinished {
+                id: "b".into(),
+                summary: "not executed: tool call limit reached".into(),
+                output: skipped.into(),
+                success: false,
+            }],
+            PlainOptions::default(),
+        );
+        assert_eq!(out, "  ⎿ ✗ not executed: tool call limit reached\n");
+    }
+
+    #[test]
     fn errors_in_results_are_shown() {
         assert_eq!(
             result_text(r#"{"tool_success":false,"error":"bad","error_code":"INVALID_PARAMS"}"#),

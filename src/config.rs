@@ -429,7 +429,10 @@ impl Config {
     pub fn provider_key_vars(&self) -> Vec<String> {
         let mut vars = Vec::new();
         let sections = self.providers.values().filter_map(|p| p.api_key_env.as_deref());
-        for v in std::iter::once(self.api_key_env.as_str()).chain(sections).chain(VENDOR_KEY_VARS) {
+        for v in std::iter::once(self.api_key_env.as_str())
+            .chain(sections)
+            .chain(VENDOR_KEY_VARS)
+        {
             if !v.is_empty() && !vars.iter().any(|x| x == v) {
                 vars.push(v.to_string());
             }

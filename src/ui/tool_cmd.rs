@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::cli::ToolArgs;
 use crate::config::Config;
-use crate::tools::registry::parse_arguments;
 use crate::tools::discovery::DiscoverySpec;
+use crate::tools::registry::parse_arguments;
 use crate::tools::{Registry, ToolContext, ToolSource, envelope};
 
 /// Why `ikigai tool` could not do what was asked.

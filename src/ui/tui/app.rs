@@ -324,7 +324,6 @@ impl App {
             Event::TurnEnded { reason } => self.end_turn(reason, now),
             Event::UserMessage { .. } => {}
             Event::Sessions { sessions } => {
-                // TODO(tui): render as a table cell; `ui::sessions::format_sessions` once it lands.
                 let home = std::env::var("HOME").ok();
                 let table = crate::ui::sessions::format_sessions(&sessions, home.as_deref(), &chrono::Local);
                 self.push(Cell::Notice(NoticeLevel::Info, table.trim_end().to_string()));

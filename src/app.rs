@@ -84,6 +84,15 @@ impl From<crate::ui::sessions::SessionsError> for AppError {
     }
 }
 
+/// A `--resume`/`--continue` that names no session (or too many) is a usage error.
+fn resume_error(e: crate::store::StoreError) -> AppError {
+    use crate::store::StoreError;
+    match e {
+        e @ (StoreError::NotFound(_) | StoreError::Ambiguous { .. }) => AppError::Usage(e.to_string()),
+        e => AppError::Store(e),
+    }
+}
+
 /// Chat mode: the TUI when stdin and stdout are terminals and no -p was given, else the
 /// scripted front end.
 async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
@@ -109,7 +118,11 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     };
     let resumed = match which {
         None => None,
-        Some(which) => Some(crate::agent::resume::load(sessions.as_ref(), &which, &cwd).await?),
+        Some(which) => Some(
+            crate::agent::resume::load(sessions.as_ref(), &which, &cwd)
+                .await
+                .map_err(resume_error)?,
+        ),
     };
     let system_prompt = config
         .system_prompt

@@ -69,7 +69,12 @@ fn killed_mid_tool_then_continued_with_a_complete_valid_history() {
         std::thread::sleep(Duration::from_millis(50));
     }
     child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9),
+        "{status:?}"
+    );
     // The orphaned tool is no longer ours to wait for; end it so the test leaves nothing.
     let pid: i32 = std::fs::read_to_string(h.join("tool.pid"))
         .unwrap()
@@ -79,7 +84,9 @@ fn killed_mid_tool_then_continued_with_a_complete_valid_history() {
     assert!(pid > 1, "a real process group id: {pid}");
     let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
 
-    let listed = text(&run(common::ikigai(h).arg("sessions")).stdout);
+    let out = run(common::ikigai(h).arg("sessions"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
     assert!(listed.contains("run the slow thing"), "{listed}");
 
     fake.push(Reply::text("It was interrupted."));
@@ -104,7 +111,9 @@ fn killed_mid_tool_then_continued_with_a_complete_valid_history() {
     assert_eq!(msgs.len(), 4);
 
     // The repair was stored: resuming by id prefix gives the same history plus the new turn.
-    let listed = text(&run(common::ikigai(h).arg("sessions")).stdout);
+    let out = run(common::ikigai(h).arg("sessions"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
     let row = listed.lines().nth(1).unwrap().to_string();
     let prefix: String = row.split_whitespace().next().unwrap().chars().take(6).collect();
     assert_eq!(listed.lines().count(), 2, "one session, continued: {listed}");

@@ -195,6 +195,11 @@ fn sixteen_at_once(db: Option<&str>, url: &dyn Fn(&Path) -> String) {
         assert_eq!(text(&out.stdout), "ok\n");
     }
     let sessions = all_valid_and_resumable(h, &fake, db, &url(h));
+    let forks = sessions.iter().filter(|s| s.forked_from.is_some()).count();
+    eprintln!(
+        "16 concurrent -c: {} sessions, {forks} of them forks",
+        sessions.len()
+    );
     // Every turn is stored exactly once as its own (user, answer) pair somewhere.
     for i in 0..16 {
         let turn = format!("user:turn {i}");

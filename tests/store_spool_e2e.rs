@@ -149,6 +149,10 @@ fn unreachable_postgres_spools_at_exit_without_waiting() {
     let h = home.path();
     let fake = FakeProvider::start();
     fake.push(Reply::text("hello"));
+    // A data folder left world-readable by an older ikigai is made private.
+    let data = h.join(".local/share/ikigai");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
     let url = "postgres://me:hunter2@127.0.0.1:1/ikigai";
     let out = ikigai(h, &fake, Some(url)).args(["-p", "hi"]).output().unwrap();
     let err = text(&out.stderr);
@@ -166,7 +170,7 @@ fn unreachable_postgres_spools_at_exit_without_waiting() {
         "the spool names the database without its password"
     );
     // The data folder is private even though SQLite is not used.
-    assert_eq!(mode(&h.join(".local/share/ikigai")), 0o700);
+    assert_eq!(mode(&data), 0o700);
 }
 
 #[test]

@@ -69,13 +69,14 @@ struct LeaseRow {
 }
 
 impl LeaseRow {
-    /// Whether the holder it names may still be writing.
+    /// Whether the holder it names may still be writing: its heartbeat is recent and,
+    /// on this host, its process exists (a reused pid cannot keep a lease past `STALE`).
     fn live(&self, me: &Holder) -> bool {
-        if self.host == me.host {
-            return self.pid == me.pid || process_alive(self.pid);
-        }
         let age = now_ms().saturating_sub(self.heartbeat);
-        u128::try_from(age).unwrap_or(0) < STALE.as_millis()
+        if u128::try_from(age).unwrap_or(0) >= STALE.as_millis() {
+            return false;
+        }
+        self.host != me.host || self.pid == me.pid || process_alive(self.pid)
     }
 }
 
@@ -238,6 +239,34 @@ impl PgLocks {
         Ok(true)
     }
 
+    /// Re-takes the held locks when the server dropped their connection (a restart);
+    /// a lock someone else took meanwhile is given up.
+    pub async fn keepalive(&self, sort: fn(sqlx::Error) -> DbError) {
+        let mut state = self.state.lock().await;
+        let (conn, held) = &mut *state;
+        let Some(c) = conn.as_mut() else { return };
+        if c.ping().await.is_ok() {
+            return;
+        }
+        *conn = None;
+        let Ok(mut fresh) = self.connect(sort).await else {
+            return; // the next keepalive or hold tries again
+        };
+        let mut kept = HashSet::new();
+        for id in held.iter() {
+            let got: Result<bool, _> = sqlx::query_scalar("SELECT pg_try_advisory_lock($1, hashtext($2))")
+                .bind(LOCK_CLASS)
+                .bind(id)
+                .fetch_one(&mut fresh)
+                .await;
+            if matches!(got, Ok(true)) {
+                kept.insert(id.clone());
+            }
+        }
+        *held = kept;
+        *conn = Some(fresh);
+    }
+
     /// Unlocks `session_id` if held here.
     pub async fn release(&self, session_id: &str, sort: fn(sqlx::Error) -> DbError) -> Result<(), DbError> {
         let mut state = self.state.lock().await;
@@ -278,8 +307,9 @@ mod tests {
             host: host.into(),
             heartbeat: now_ms() - age_ms,
         };
-        // This very process (another store in it) is alive, however old its heartbeat.
-        assert!(row(me.pid, &me.host, 10_000_000).live(&me));
+        // This very process (another store in it) is alive while it keeps beating.
+        assert!(row(me.pid, &me.host, 1_000).live(&me));
+        assert!(!row(me.pid, &me.host, 10_000_000).live(&me));
         // A pid that cannot exist is dead on this host, even with a fresh heartbeat.
         assert!(!row(i64::from(i32::MAX), &me.host, 0).live(&me));
         // On another host only the heartbeat counts.

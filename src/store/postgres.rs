@@ -76,10 +76,21 @@ pub(crate) async fn connect(url: &str, timeout: Duration) -> Result<Arc<dyn Back
         .run(&pool)
         .await
         .map_err(|e| migrate_failed(e, &MIGRATOR, sort))?;
-    Ok(Arc::new(Postgres {
+    let db = Arc::new(Postgres {
         pool,
         locks: PgLocks::new(options, timeout),
-    }))
+    });
+    tokio::spawn(keepalive(Arc::downgrade(&db)));
+    Ok(db)
+}
+
+/// Keeps the session locks across a server restart until the backend is dropped.
+async fn keepalive(db: std::sync::Weak<Postgres>) {
+    loop {
+        tokio::time::sleep(super::lease::HEARTBEAT).await;
+        let Some(db) = db.upgrade() else { return };
+        db.locks.keepalive(sort).await;
+    }
 }
 
 /// PostgreSQL text and JSONB cannot hold U+0000; it is stored as U+FFFD.

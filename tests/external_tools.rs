@@ -382,3 +382,45 @@ async fn refresh_picks_up_new_tools() {
     assert_eq!(r.refresh().await, 8);
     assert!(r.get("later").is_some());
 }
+
+#[tokio::test]
+async fn cancelling_a_call_kills_the_tool_and_everything_it_started() {
+    let d = Dirs::new();
+    proto_tool(
+        &d.project(),
+        "hang",
+        &simple_schema("hang"),
+        "setsid sleep 100 & echo $! > hang.tmp; echo $$ >> hang.tmp; mv hang.tmp hang.pids; sleep 100",
+    );
+    let r = d.registry().await;
+    let c = d.ctx(60);
+    let pidfile = d.cwd().join("hang.pids");
+    {
+        let call = r.execute("hang", "{}", &c);
+        tokio::pin!(call);
+        let started = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                tokio::select! {
+                    _ = &mut call => panic!("the tool should still be running"),
+                    _ = tokio::time::sleep(Duration::from_millis(20)) => {
+                        if pidfile.exists() {
+                            return;
+                        }
+                    }
+                }
+            }
+        })
+        .await;
+        assert!(started.is_ok(), "the tool never wrote its pids");
+        // `call` is dropped here, as Esc or Ctrl-C drops it.
+    }
+    let pids: Vec<i32> = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(eventually(|| process_gone(pid)), "{pid} survived the cancel");
+    }
+}

@@ -146,6 +146,8 @@ impl ToolSchema {
 pub struct ToolOutput {
     pub result: Value,
     pub summary: String,
+    /// What an external tool wrote on stderr (capped): for `--verbose`, never the model.
+    pub stderr: Option<String>,
 }
 
 impl ToolOutput {
@@ -153,6 +155,7 @@ impl ToolOutput {
         ToolOutput {
             result,
             summary: summary.into(),
+            stderr: None,
         }
     }
 
@@ -162,6 +165,7 @@ impl ToolOutput {
         ToolOutput {
             summary: format!("error: {message}"),
             result: json!({ "error": message }),
+            stderr: None,
         }
     }
 

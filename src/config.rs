@@ -243,9 +243,10 @@ impl Config {
         set(&mut self.tool_env_pass, f.tool_env_pass);
         set(&mut self.tool_env_exclude, f.tool_env_exclude);
         if let Some(mut dirs) = f.tool_dirs {
-            // Relative system and user folders are relative to the config file.
+            // Relative system and user folders are relative to the config file (`~/…`
+            // is the home folder, expanded by discovery).
             for d in [&mut dirs.system, &mut dirs.user].into_iter().flatten() {
-                if let (true, Some(parent)) = (d.is_relative(), path.parent()) {
+                if let (true, false, Some(parent)) = (d.is_relative(), d.starts_with("~"), path.parent()) {
                     *d = parent.join(&*d);
                 }
             }

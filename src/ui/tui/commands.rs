@@ -111,6 +111,7 @@ mod tests {
         assert_eq!(parse(" /quit "), Some(Command::Exit));
         assert_eq!(parse("/tool glob"), Some(Command::Tool(Some("glob".into()))));
         assert_eq!(parse("/tool"), Some(Command::Tool(None)));
+        assert_eq!(parse("/refresh"), Some(Command::Refresh));
         assert_eq!(parse("/model gpt-5"), Some(Command::Agent("/model gpt-5".into())));
         assert_eq!(parse("/resume 0193"), Some(Command::Agent("/resume 0193".into())));
     }

@@ -38,6 +38,7 @@ fn spec(dir: &Path) -> DiscoverySpec {
         cwd: dir.to_path_buf(),
         env: Arc::new(EnvPolicy::default()),
         home: None,
+        schema_timeout: ikigai::tools::discovery::SCHEMA_TIMEOUT,
     }
 }
 

@@ -1,4 +1,5 @@
-//! The `ikigai` binary: parses flags, runs, prints errors, picks exit codes.
+//! The `ikigai` binary: parses flags, runs, prints errors, picks exit codes. The only
+//! place that maps errors to exit codes.
 
 use std::process::ExitCode;
 
@@ -21,9 +22,10 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         // Whoever read our output stopped reading (`ikigai -p … | head`): nothing to say.
-        Err(ikigai::app::AppError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("ikigai: {e}");
+            let text = e.to_string();
+            eprintln!("ikigai: {}", ikigai::redact::global().scrub_notice(&text));
             ExitCode::from(e.exit_code())
         }
     }

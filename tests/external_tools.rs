@@ -76,6 +76,7 @@ impl Dirs {
             cwd: self.cwd(),
             env: Arc::new(EnvPolicy::default()),
             home: None,
+            schema_timeout: ikigai::tools::discovery::SCHEMA_TIMEOUT,
         }
     }
     async fn registry(&self) -> Registry {

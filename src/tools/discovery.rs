@@ -15,7 +15,7 @@ use super::external::{ExternalTool, parse_schema};
 use super::process::{self, Outcome, Spec, StderrMode, signal_name};
 use crate::config::Config;
 
-/// How long a tool may take to answer `--schema`.
+/// How long a tool may take to answer `--schema` by default (`tool_schema_timeout_ms`).
 pub const SCHEMA_TIMEOUT: Duration = Duration::from_secs(1);
 /// The install prefix compiled in (`make install PREFIX=…` sets `IKIGAI_PREFIX`).
 pub const PREFIX: &str = match option_env!("IKIGAI_PREFIX") {
@@ -48,6 +48,8 @@ pub struct DiscoverySpec {
     pub env: Arc<EnvPolicy>,
     /// For showing paths under the home folder as `~/…`.
     pub home: Option<PathBuf>,
+    /// How long each tool may take to answer `--schema`.
+    pub schema_timeout: Duration,
 }
 
 impl DiscoverySpec {
@@ -71,6 +73,7 @@ impl DiscoverySpec {
             cwd: cwd.to_path_buf(),
             env: Arc::new(EnvPolicy::from_config(config)),
             home,
+            schema_timeout: Duration::from_millis(config.tool_schema_timeout_ms),
         }
     }
 
@@ -161,13 +164,16 @@ async fn ask(path: PathBuf, spec: &DiscoverySpec) -> Result<ExternalTool, String
         stderr: StderrMode::Separate(4096),
         stdout_cap: SCHEMA_CAP,
         stop_when_full: true,
-        timeout: SCHEMA_TIMEOUT,
+        timeout: spec.schema_timeout,
     };
     let finished = process::run(run)
         .await
         .map_err(|e| format!("cannot run it: {e}"))?;
     match finished.outcome {
-        Outcome::TimedOut => return Err("--schema timed out after 1 s".into()),
+        Outcome::TimedOut => {
+            let secs = spec.schema_timeout.as_secs_f64();
+            return Err(format!("--schema timed out after {secs} s"));
+        }
         Outcome::OutputFull => return Err("--schema printed more than 1 MiB".into()),
         Outcome::Exited(status) if !status.success() => {
             use std::os::unix::process::ExitStatusExt;

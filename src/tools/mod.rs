@@ -2,7 +2,6 @@
 //! One file per tool; the registry runs them and the envelope wraps their results.
 
 pub mod bash;
-pub mod cli;
 pub mod discovery;
 pub mod envelope;
 pub mod environment;

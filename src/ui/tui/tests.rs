@@ -56,6 +56,7 @@ pub(super) fn context(notes: &[&str]) -> TuiContext {
         registry,
         cwd: "/work/project".into(),
         welcome_notes: notes.iter().map(|s| s.to_string()).collect(),
+        sessions: None,
     }
 }
 
@@ -155,6 +156,7 @@ fn session(h: &mut Harness) {
         id: Some("0193f2a4-aaaa-bbbb".into()),
         model: "gpt-5-mini".into(),
         history: vec![],
+        tokens: 0,
     });
 }
 
@@ -362,6 +364,7 @@ fn resumed_history_is_shown() {
             ),
             Message::assistant("There are **2** entries."),
         ],
+        tokens: 0,
     });
     h.draw();
     let t = h.text();

@@ -1,20 +1,31 @@
 //! `ikigai tool …`: list, describe or run a tool through the external-tool protocol. This
-//! is a front end: it prints the tool's JSON on stdout (and nothing else).
+//! is a front end: it prints the tool's JSON on stdout (and nothing else). It returns its
+//! own error; `app.rs` converts it and `main.rs` picks the exit code.
 
 use std::io::{IsTerminal, Read, Write};
 
 use serde_json::Value;
 
-use super::discovery::DiscoverySpec;
-use super::registry::parse_arguments;
-use super::{Registry, ToolContext, ToolSource, envelope};
-use crate::app::AppError;
 use crate::cli::ToolArgs;
 use crate::config::Config;
+use crate::tools::discovery::DiscoverySpec;
+use crate::tools::registry::parse_arguments;
+use crate::tools::{Registry, ToolContext, ToolSource, envelope};
+
+/// Why `ikigai tool` could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolCmdError {
+    /// The command line was wrong (exit 2). Not retryable.
+    #[error("{0}")]
+    Usage(String),
+    /// Writing the result failed. Not retryable.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
 
 /// Runs the `tool` subcommand; returns the exit code: 0 when the tool produced its result,
-/// 1 when the tool itself failed (the failure envelope is printed), 2 for usage errors.
-pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, AppError> {
+/// 1 when the tool itself failed (the failure envelope is printed).
+pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
     let registry = Registry::builtin();
     let cwd = std::env::current_dir()?;
     registry
@@ -22,7 +33,7 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, AppError> {
         .await;
     if args.list {
         if args.name.is_some() {
-            return Err(AppError::Usage("ikigai tool: --list takes no tool name".into()));
+            return Err(ToolCmdError::Usage("--list takes no tool name".into()));
         }
         // Skips and overrides go to stderr, so stdout stays the list.
         for notice in registry.take_notices() {
@@ -44,13 +55,13 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, AppError> {
         return print(&text).map(|()| 0);
     }
     let Some(name) = &args.name else {
-        return Err(AppError::Usage(
-            "ikigai tool: give a tool name (its JSON arguments on stdin), NAME --schema, or --list".into(),
+        return Err(ToolCmdError::Usage(
+            "`ikigai tool` needs a tool name (its JSON arguments on stdin), NAME --schema, or --list".into(),
         ));
     };
     let Some(tool) = registry.get(name) else {
-        return Err(AppError::Usage(format!(
-            "ikigai tool: unknown tool `{name}`; `ikigai tool --list` shows the tools"
+        return Err(ToolCmdError::Usage(format!(
+            "unknown tool `{name}`; `ikigai tool --list` shows the tools"
         )));
     };
     if args.schema {
@@ -63,7 +74,7 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, AppError> {
         stdin
             .lock()
             .read_to_string(&mut input)
-            .map_err(|e| AppError::Usage(format!("ikigai tool: cannot read arguments from stdin: {e}")))?;
+            .map_err(|e| ToolCmdError::Usage(format!("cannot read the tool's arguments from stdin: {e}")))?;
     }
     let ctx = ToolContext::from_config(cwd, config);
     let outcome = match parse_arguments(&input) {
@@ -76,11 +87,11 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, AppError> {
     }
 }
 
-fn print_json(v: &Value) -> Result<(), AppError> {
+fn print_json(v: &Value) -> Result<(), ToolCmdError> {
     print(&format!("{v}\n"))
 }
 
-fn print(text: &str) -> Result<(), AppError> {
+fn print(text: &str) -> Result<(), ToolCmdError> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;

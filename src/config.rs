@@ -110,6 +110,7 @@ pub struct FileConfig {
     pub providers: BTreeMap<String, ProviderSection>,
     pub tool_env_pass: Option<Vec<String>>,
     pub tool_env_exclude: Option<Vec<String>>,
+    pub tool_schema_timeout_ms: Option<u64>,
     pub tool_dirs: Option<ToolDirs>,
 }
 
@@ -182,6 +183,8 @@ pub struct Config {
     pub tool_env_pass: Vec<String>,
     /// More variables kept from tool processes: case-insensitive globs on the name.
     pub tool_env_exclude: Vec<String>,
+    /// How long an external tool may take to answer `--schema` at discovery.
+    pub tool_schema_timeout_ms: u64,
     /// Where external tools are looked for.
     pub tool_dirs: ToolDirs,
 }
@@ -233,6 +236,7 @@ impl Config {
             tool_result_lines: 0,
             tool_env_pass: Vec::new(),
             tool_env_exclude: Vec::new(),
+            tool_schema_timeout_ms: 1000,
             tool_dirs: ToolDirs::default(),
         }
     }
@@ -315,10 +319,12 @@ impl Config {
         self.providers = f.providers;
         set(&mut self.tool_env_pass, f.tool_env_pass);
         set(&mut self.tool_env_exclude, f.tool_env_exclude);
+        set(&mut self.tool_schema_timeout_ms, f.tool_schema_timeout_ms);
         if let Some(mut dirs) = f.tool_dirs {
-            // Relative system and user folders are relative to the config file.
+            // Relative system and user folders are relative to the config file (`~/…`
+            // is the home folder, expanded by discovery).
             for d in [&mut dirs.system, &mut dirs.user].into_iter().flatten() {
-                if let (true, Some(parent)) = (d.is_relative(), path.parent()) {
+                if let (true, false, Some(parent)) = (d.is_relative(), d.starts_with("~"), path.parent()) {
                     *d = parent.join(&*d);
                 }
             }
@@ -413,6 +419,9 @@ impl Config {
             if v == 0 {
                 return Err(invalid(key, "must be at least 1"));
             }
+        }
+        if self.tool_schema_timeout_ms == 0 {
+            return Err(invalid("tool_schema_timeout_ms", "must be at least 1"));
         }
         for pattern in &self.tool_env_exclude {
             globset::GlobBuilder::new(pattern)

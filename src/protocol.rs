@@ -90,6 +90,11 @@ pub enum Event {
         input: u64,
         output: u64,
     },
+    /// What an external tool wrote on stderr (never sent to the model); `--verbose` shows it.
+    ToolStderr {
+        id: String,
+        text: String,
+    },
     Retrying {
         attempt: u32,
         in_secs: f64,

@@ -180,6 +180,7 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
             r.scrub_in_place(output);
         }
         Event::Retrying { reason, .. } => r.scrub_notice_in_place(reason),
+        Event::ToolStderr { text, .. } => r.scrub_in_place(text),
         Event::ModelChanged { .. }
         | Event::TurnStarted
         | Event::Usage { .. }

@@ -22,7 +22,8 @@ fn ikigai_tool(home: &Path, args: &[&str], stdin: &str, extra_config: &str, envs
     std::fs::write(
         &config,
         format!(
-            "{extra_config}\n[tool_dirs]\nsystem = \"{}\"\nuser = \"{}\"\n",
+            // A loaded machine may start Python slowly; the 1 s default is not under test here.
+            "{extra_config}\ntool_schema_timeout_ms = 30000\n[tool_dirs]\nsystem = \"{}\"\nuser = \"{}\"\n",
             examples().display(),
             home.join("no-user-tools").display()
         ),

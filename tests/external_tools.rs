@@ -76,6 +76,7 @@ impl Dirs {
             cwd: self.cwd(),
             env: Arc::new(EnvPolicy::default()),
             home: None,
+            schema_timeout: ikigai::tools::discovery::SCHEMA_TIMEOUT,
         }
     }
     async fn registry(&self) -> Registry {
@@ -381,4 +382,46 @@ async fn refresh_picks_up_new_tools() {
     proto_tool(&d.user(), "later", &simple_schema("later"), "echo '{}'");
     assert_eq!(r.refresh().await, 8);
     assert!(r.get("later").is_some());
+}
+
+#[tokio::test]
+async fn cancelling_a_call_kills_the_tool_and_everything_it_started() {
+    let d = Dirs::new();
+    proto_tool(
+        &d.project(),
+        "hang",
+        &simple_schema("hang"),
+        "setsid sleep 100 & echo $! > hang.tmp; echo $$ >> hang.tmp; mv hang.tmp hang.pids; sleep 100",
+    );
+    let r = d.registry().await;
+    let c = d.ctx(60);
+    let pidfile = d.cwd().join("hang.pids");
+    {
+        let call = r.execute("hang", "{}", &c);
+        tokio::pin!(call);
+        let started = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                tokio::select! {
+                    _ = &mut call => panic!("the tool should still be running"),
+                    _ = tokio::time::sleep(Duration::from_millis(20)) => {
+                        if pidfile.exists() {
+                            return;
+                        }
+                    }
+                }
+            }
+        })
+        .await;
+        assert!(started.is_ok(), "the tool never wrote its pids");
+        // `call` is dropped here, as Esc or Ctrl-C drops it.
+    }
+    let pids: Vec<i32> = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(eventually(|| process_gone(pid)), "{pid} survived the cancel");
+    }
 }

@@ -129,6 +129,23 @@ fn the_model_calls_an_external_tool_and_gets_its_wrapped_result() {
         "stderr is never sent"
     );
     assert!(stdout.contains("It is mild."), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("debug noise"), "{stderr}");
+
+    // --verbose shows the tool's stderr (on ikigai's stderr, still not to the model).
+    fake.push(Reply::tool_calls(&[("call_1", "weather", r#"{"city":"Oslo"}"#)]));
+    fake.push(Reply::text("Still mild."));
+    let mut cmd = common::ikigai(home.path());
+    cmd.current_dir(&project)
+        .args(["-p", "again", "--verbose", "--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", KEY)
+        .stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(stderr.contains("stderr: debug noise"), "{stderr}");
+    let last = fake.requests().pop().unwrap();
+    assert!(!serde_json::to_string(&last.body).unwrap().contains("debug noise"));
 }
 
 #[tokio::test]

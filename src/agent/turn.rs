@@ -121,7 +121,16 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             let done = match action {
                 Action::Skip => skipped(limit),
                 Action::Execute | Action::ExecuteLast => {
-                    let mut done = st.registry.execute(&c.name, &c.arguments, &st.tool_ctx).await;
+                    let (mut done, stderr) = st
+                        .registry
+                        .execute_with_stderr(&c.name, &c.arguments, &st.tool_ctx)
+                        .await;
+                    if let Some(text) = stderr {
+                        st.emit(Event::ToolStderr {
+                            id: c.id.clone(),
+                            text,
+                        });
+                    }
                     executed += 1;
                     if action == Action::ExecuteLast {
                         envelope::mark_limit(&mut done.envelope, limit);

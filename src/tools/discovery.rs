@@ -15,7 +15,7 @@ use super::external::{ExternalTool, parse_schema};
 use super::process::{self, Outcome, Spec, StderrMode, signal_name};
 use crate::config::Config;
 
-/// How long a tool may take to answer `--schema`.
+/// How long a tool may take to answer `--schema` by default (`tool_schema_timeout_ms`).
 pub const SCHEMA_TIMEOUT: Duration = Duration::from_secs(1);
 /// The install prefix compiled in (`make install PREFIX=…` sets `IKIGAI_PREFIX`).
 pub const PREFIX: &str = match option_env!("IKIGAI_PREFIX") {
@@ -48,6 +48,8 @@ pub struct DiscoverySpec {
     pub env: Arc<EnvPolicy>,
     /// For showing paths under the home folder as `~/…`.
     pub home: Option<PathBuf>,
+    /// How long each tool may take to answer `--schema`.
+    pub schema_timeout: Duration,
 }
 
 impl DiscoverySpec {
@@ -57,11 +59,21 @@ impl DiscoverySpec {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
         let exe = std::env::current_exe().ok();
+        let mut dirs = tool_dirs(config, cwd, home.as_deref(), exe.as_deref());
+        // A configured `~/…` means the home folder.
+        if let Some(h) = &home {
+            for d in &mut dirs {
+                if let Ok(rest) = d.path.strip_prefix("~") {
+                    d.path = h.join(rest);
+                }
+            }
+        }
         DiscoverySpec {
-            dirs: tool_dirs(config, cwd, home.as_deref(), exe.as_deref()),
+            dirs,
             cwd: cwd.to_path_buf(),
             env: Arc::new(EnvPolicy::from_config(config)),
             home,
+            schema_timeout: Duration::from_millis(config.tool_schema_timeout_ms),
         }
     }
 
@@ -152,13 +164,16 @@ async fn ask(path: PathBuf, spec: &DiscoverySpec) -> Result<ExternalTool, String
         stderr: StderrMode::Separate(4096),
         stdout_cap: SCHEMA_CAP,
         stop_when_full: true,
-        timeout: SCHEMA_TIMEOUT,
+        timeout: spec.schema_timeout,
     };
     let finished = process::run(run)
         .await
         .map_err(|e| format!("cannot run it: {e}"))?;
     match finished.outcome {
-        Outcome::TimedOut => return Err("--schema timed out after 1 s".into()),
+        Outcome::TimedOut => {
+            let secs = spec.schema_timeout.as_secs_f64();
+            return Err(format!("--schema timed out after {secs} s"));
+        }
         Outcome::OutputFull => return Err("--schema printed more than 1 MiB".into()),
         Outcome::Exited(status) if !status.success() => {
             use std::os::unix::process::ExitStatusExt;
@@ -242,4 +257,47 @@ pub async fn discover(spec: &DiscoverySpec, builtin: &[String]) -> Found {
     winners.sort_by(|a, b| a.0.schema.name.cmp(&b.0.schema.name));
     found.tools = winners.into_iter().map(|(t, _)| t).collect();
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_folders_and_overrides() {
+        let root = tempfile::tempdir().unwrap();
+        let bin = root.path().join("bin/ikigai");
+        let cwd = root.path().join("proj");
+        let home = root.path().join("home");
+        let cfg = Config::default();
+        let dirs = tool_dirs(&cfg, &cwd, Some(&home), Some(&bin));
+        let paths: Vec<(Origin, PathBuf)> = dirs.into_iter().map(|d| (d.origin, d.path)).collect();
+        assert_eq!(
+            paths,
+            [
+                (Origin::System, Path::new(PREFIX).join("libexec/ikigai")),
+                (Origin::User, home.join(".ikigai/tools")),
+                (Origin::Project, cwd.join(".ikigai/tools")),
+            ]
+        );
+        // A libexec/ikigai beside the binary's folder (a build tree, a relocated install).
+        std::fs::create_dir_all(root.path().join("libexec/ikigai")).unwrap();
+        std::fs::create_dir_all(root.path().join("bin")).unwrap();
+        let dirs = tool_dirs(&cfg, &cwd, Some(&home), Some(&bin));
+        assert_eq!(dirs[0].path, root.path().join("bin/../libexec/ikigai"));
+        let cfg = Config {
+            tool_dirs: crate::config::ToolDirs {
+                system: Some("/opt/sys".into()),
+                user: Some("/opt/user".into()),
+                project: Some("tools".into()),
+            },
+            ..Config::default()
+        };
+        let dirs = tool_dirs(&cfg, &cwd, Some(&home), Some(&bin));
+        let paths: Vec<PathBuf> = dirs.into_iter().map(|d| d.path).collect();
+        assert_eq!(
+            paths,
+            [PathBuf::from("/opt/sys"), "/opt/user".into(), cwd.join("tools")]
+        );
+    }
 }

@@ -199,7 +199,9 @@ pub async fn run(path: &Path, name: &str, args: &Value, ctx: &ToolContext) -> Re
     match serde_json::from_str::<Value>(stdout.trim()) {
         Ok(result) => {
             let summary = summarize(&result);
-            Ok(ToolOutput::new(result, summary))
+            let mut out = ToolOutput::new(result, summary);
+            out.stderr = Some(stderr).filter(|s| !s.is_empty());
+            Ok(out)
         }
         Err(e) => Err(ToolError::InvalidOutput(format!(
             "Tool `{name}` printed invalid JSON ({e}): {}",

@@ -145,6 +145,8 @@ impl ToolSchema {
 pub struct ToolOutput {
     pub result: Value,
     pub summary: String,
+    /// What an external tool wrote on stderr (capped): for `--verbose`, never the model.
+    pub stderr: Option<String>,
 }
 
 impl ToolOutput {
@@ -152,6 +154,7 @@ impl ToolOutput {
         ToolOutput {
             result,
             summary: summary.into(),
+            stderr: None,
         }
     }
 
@@ -161,6 +164,7 @@ impl ToolOutput {
         ToolOutput {
             summary: format!("error: {message}"),
             result: json!({ "error": message }),
+            stderr: None,
         }
     }
 

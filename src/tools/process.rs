@@ -9,6 +9,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -84,6 +85,25 @@ pub fn become_subreaper() -> bool {
     nix::sys::prctl::set_child_subreaper(true).is_ok()
 }
 
+/// The calls in flight in this process: (process group, marker).
+static RUNNING: Mutex<Vec<(Pid, String)>> = Mutex::new(Vec::new());
+
+fn running() -> std::sync::MutexGuard<'static, Vec<(Pid, String)>> {
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Kills every tool process in flight in this process — each call's group and every
+/// process carrying its marker — for a front end that must stop at once (SIGTERM, SIGHUP).
+/// The calls themselves then finish as killed. Returns how many calls were running.
+pub fn kill_running() -> usize {
+    let calls: Vec<(Pid, String)> = running().clone();
+    for (pgid, marker) in &calls {
+        let _ = killpg(*pgid, Signal::SIGKILL);
+        kill_marked(marker);
+    }
+    calls.len()
+}
+
 fn next_marker() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     format!(
@@ -119,6 +139,7 @@ impl CallGuard {
 
 impl Drop for CallGuard {
     fn drop(&mut self) {
+        running().retain(|(p, _)| *p != self.pgid);
         if self.done {
             return;
         }
@@ -166,6 +187,8 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
         .id()
         .ok_or_else(|| io::Error::other("the process exited before it could be watched"))?;
     let pid = Pid::from_raw(pid as i32);
+    // Registered while the main process is unreaped, so the group id stays ours.
+    running().push((pid, marker.clone()));
     let mut guard = CallGuard {
         pgid: pid,
         marker,
@@ -238,6 +261,7 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     if let (false, Some(rx), Some(e)) = (err_eof, err_rx.as_ref(), err.as_mut()) {
         drain(rx, e, &mut err_chunk);
     }
+    running().retain(|(p, _)| *p != pid);
     let status = child.wait().await;
     guard.group_armed = false;
     guard.done = true;

@@ -219,6 +219,16 @@ impl Registry {
     /// Runs `name` with the model's raw `arguments` string. Never fails: every problem
     /// becomes an error envelope the model can read.
     pub async fn execute(&self, name: &str, arguments: &str, ctx: &ToolContext) -> Executed {
+        self.execute_with_stderr(name, arguments, ctx).await.0
+    }
+
+    /// `execute`, also returning what an external tool wrote on stderr (for `--verbose`).
+    pub async fn execute_with_stderr(
+        &self,
+        name: &str,
+        arguments: &str,
+        ctx: &ToolContext,
+    ) -> (Executed, Option<String>) {
         let result = match self.get(name) {
             None => Err(ToolError::NotFound(format!("Unknown tool: {name}"))),
             Some(tool) => match parse_arguments(arguments) {
@@ -227,16 +237,22 @@ impl Registry {
             },
         };
         match result {
-            Ok(out) => Executed {
-                success: out.is_success(),
-                envelope: envelope::success(&out),
-                summary: out.summary,
-            },
-            Err(err) => Executed {
-                summary: format!("{}: {err}", err.code()),
-                envelope: envelope::failure(&err),
-                success: false,
-            },
+            Ok(out) => (
+                Executed {
+                    success: out.is_success(),
+                    envelope: envelope::success(&out),
+                    summary: out.summary,
+                },
+                out.stderr,
+            ),
+            Err(err) => (
+                Executed {
+                    summary: format!("{}: {err}", err.code()),
+                    envelope: envelope::failure(&err),
+                    success: false,
+                },
+                None,
+            ),
         }
     }
 }

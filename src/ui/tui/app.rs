@@ -300,6 +300,8 @@ impl App {
                 self.phase(Phase::Waiting, now);
             }
             Event::Usage { input, output } => self.tokens += input + output,
+            // A tool's stderr is for scripted --verbose runs; the TUI keeps the screen clean.
+            Event::ToolStderr { .. } => {}
             Event::Retrying {
                 attempt,
                 in_secs,

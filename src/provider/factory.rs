@@ -253,7 +253,11 @@ pub fn build_spec(spec: Spec) -> Result<Arc<dyn Provider>, SetupError> {
             Ok(p) => Ok(Arc::new(p)),
             Err(e) => Err(fail(&spec, e)),
         },
-        WireKind::OpenAiResponses | WireKind::Anthropic | WireKind::Google => Err(SetupError::Unsupported {
+        WireKind::OpenAiResponses => match super::responses::OpenAiResponses::from_spec(spec.clone()) {
+            Ok(p) => Ok(Arc::new(p)),
+            Err(e) => Err(fail(&spec, e)),
+        },
+        WireKind::Anthropic | WireKind::Google => Err(SetupError::Unsupported {
             name: spec.name.clone(),
             kind: spec.kind.as_str(),
         }),

@@ -2,11 +2,13 @@
 //! wire format. A provider turns canonical messages into a request and a response
 //! stream back into `StreamEvent`s.
 
+pub mod decode;
 pub mod factory;
 pub mod http;
 pub mod limits;
 pub mod openai;
 pub mod presets;
+pub mod responses;
 pub mod sse;
 
 pub use factory::{SetupError, Spec, build, resolve};

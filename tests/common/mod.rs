@@ -11,6 +11,7 @@ pub mod fake_vendor;
 pub mod history;
 pub mod pg;
 pub mod strict;
+pub mod strict_history;
 
 use std::path::Path;
 use std::process::Command;

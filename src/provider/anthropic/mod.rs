@@ -131,6 +131,7 @@ impl Provider for Anthropic {
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
+        let started = tokio::time::Instant::now();
         let body = serde_json::to_vec(&request::body(&request, &self.options())).map_err(|e| {
             ProviderError::Rejected {
                 status: 0,
@@ -145,7 +146,12 @@ impl Provider for Anthropic {
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .body(body);
         let resp = self.send(builder, request.model, &url).await?;
-        super::early::hold_until_output(decode(http::sse_data(resp, self.spec.idle))).await
+        // The same bounds as every provider: a size cap per event and for the whole
+        // response, and an overall deadline counted from the request.
+        let max = self.spec.max_response_bytes;
+        let events = decode(http::sse_data(resp, self.spec.idle, max.saturating_mul(2)));
+        let events = self.spec.bounded(events, started);
+        super::early::hold_until_output(events).await
     }
 }
 

@@ -136,6 +136,7 @@ impl Provider for Google {
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
+        let started = tokio::time::Instant::now();
         let opts = request::Options {
             name: &self.spec.name,
             max_output_tokens: self.spec.max_output_tokens,
@@ -155,7 +156,12 @@ impl Provider for Google {
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .body(body);
         let resp = self.send(builder, request.model, &url).await?;
-        super::early::hold_until_output(decode(http::sse_data(resp, self.spec.idle))).await
+        // The same bounds as every provider: a size cap per event and for the whole
+        // response, and an overall deadline counted from the request.
+        let max = self.spec.max_response_bytes;
+        let events = decode(http::sse_data(resp, self.spec.idle, max.saturating_mul(2)));
+        let events = self.spec.bounded(events, started);
+        super::early::hold_until_output(events).await
     }
 }
 

@@ -60,6 +60,7 @@ fn decode_body(body: &[u8]) -> ikigai::provider::EventStream {
     decode(sse_data_from(
         futures_util::stream::iter(chunks),
         Duration::from_secs(60),
+        64 * 1024 * 1024,
     ))
 }
 

@@ -5,6 +5,8 @@
 
 #[path = "../tests/common/fake_provider.rs"]
 mod fake_provider;
+#[path = "../tests/common/strict_history.rs"]
+mod strict_history;
 
 use std::io::{BufRead, Write};
 

@@ -50,6 +50,29 @@ pub struct FunctionCall {
     pub arguments: String,
 }
 
+impl FunctionCall {
+    /// The arguments as a JSON object any strict vendor accepts: the model's own when they
+    /// are one, `{}` when empty, else the raw text kept in a string field
+    /// (`{"invalid_arguments": "…"}`). The database keeps the raw text either way.
+    pub fn wire_arguments_value(&self) -> serde_json::Value {
+        if self.arguments.trim().is_empty() {
+            return serde_json::json!({});
+        }
+        match serde_json::from_str::<serde_json::Value>(&self.arguments) {
+            Ok(v @ serde_json::Value::Object(_)) => v,
+            _ => serde_json::json!({ "invalid_arguments": self.arguments }),
+        }
+    }
+
+    /// `wire_arguments_value` as JSON text (the model's own text when it was valid).
+    pub fn wire_arguments(&self) -> String {
+        match serde_json::from_str::<serde_json::Value>(&self.arguments) {
+            Ok(serde_json::Value::Object(_)) => self.arguments.clone(),
+            _ => self.wire_arguments_value().to_string(),
+        }
+    }
+}
+
 /// The `data` of a `tool_call` message: `{id, type: "function", function: {name, arguments}}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCallData {
@@ -226,6 +249,12 @@ pub fn call_summary(name: &str, arguments: &str) -> String {
     format!("{name}({args})")
 }
 
+/// A new tool-call id, unique in any session (`call_` and 24 random hex digits).
+pub fn fresh_call_id() -> String {
+    let hex = uuid::Uuid::new_v4().simple().to_string();
+    format!("call_{}", &hex[..24])
+}
+
 /// The text given to the model when a tool call never got its result.
 pub const INTERRUPTED_TOOL_ERROR: &str = "interrupted before the tool finished";
 
@@ -250,6 +279,14 @@ impl Conversation {
 
     pub fn is_empty(&self) -> bool {
         self.messages.is_empty()
+    }
+
+    /// True when a tool call with this id is already in the conversation.
+    pub fn has_call_id(&self, id: &str) -> bool {
+        self.messages
+            .iter()
+            .filter_map(Message::as_tool_call)
+            .any(|c| c.id == id)
     }
 
     /// Tool calls that have no result anywhere after them, in order.
@@ -342,6 +379,26 @@ mod tests {
     fn summary_keeps_bad_arguments_verbatim() {
         assert_eq!(call_summary("bash", "{oops"), "bash({oops)");
         assert_eq!(call_summary("list_dir", "{}"), "list_dir()");
+    }
+
+    #[test]
+    fn wire_arguments_are_always_a_json_object() {
+        let f = |a: &str| FunctionCall {
+            name: "glob".into(),
+            arguments: a.into(),
+        };
+        assert_eq!(f(r#"{"pattern": "*"}"#).wire_arguments(), r#"{"pattern": "*"}"#);
+        assert_eq!(f("").wire_arguments(), "{}");
+        assert_eq!(
+            f(r#"{"pattern": "*"#).wire_arguments_value(),
+            serde_json::json!({"invalid_arguments": r#"{"pattern": "*"#})
+        );
+        assert_eq!(
+            f("[1]").wire_arguments_value(),
+            serde_json::json!({"invalid_arguments": "[1]"})
+        );
+        let id = fresh_call_id();
+        assert!(id.starts_with("call_") && id.len() == 29 && id != fresh_call_id());
     }
 
     #[test]

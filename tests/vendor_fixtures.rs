@@ -437,3 +437,33 @@ async fn gemini_body_cut_before_a_finish_reason_is_an_error() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn tool_arguments_past_max_response_bytes_end_the_stream() {
+    for (name, fixture, model) in [
+        (
+            "anthropic",
+            "anthropic-02-tool-use-recorded-padded.sse",
+            "claude-test",
+        ),
+        (
+            "google",
+            "gemini-03-vertex-streamed-args-multiple-calls.sse",
+            "gemini-3-flash-preview",
+        ),
+    ] {
+        let fake = FakeProvider::start();
+        fake.push(Reply::fixture(fixture));
+        let config = Config {
+            provider: name.into(),
+            base_url: fake.base_url.clone(),
+            api_key: Some(Secret::new("k")),
+            max_response_bytes: 2,
+            ..Config::unresolved()
+        };
+        let p = ikigai::provider::build(&config).unwrap();
+        let (ev, err) = run(&*p, model).await;
+        assert!(calls(&ev).len() <= 1, "{name}: {ev:?}");
+        assert!(matches!(err, Some(ProviderError::TooLarge(_))), "{name}: {err:?}");
+    }
+}

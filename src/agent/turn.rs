@@ -7,9 +7,9 @@ use serde_json::json;
 use super::limit::{self, Action};
 use super::retry;
 use super::state::AgentState;
-use crate::message::Message;
+use crate::message::{Message, fresh_call_id};
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
-use crate::provider::{EventStream, ProviderError, Request, StreamEvent};
+use crate::provider::{EventStream, FinishReason, ProviderError, Request, StreamEvent};
 use crate::tools::{Executed, envelope};
 
 /// A tool call as the response gave it.
@@ -62,6 +62,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         };
         let mut calls = Vec::new();
         let mut reasoning = Reasoning::default();
+        let mut finish = None;
         let mut broken = None;
         while let Some(item) = stream.next().await {
             match item {
@@ -83,7 +84,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     st.emit(Event::Usage { input, output });
                     st.marker("usage", json!({"input": input, "output": output}));
                 }
-                Ok(StreamEvent::Finished { .. }) => {}
+                Ok(StreamEvent::Finished { reason }) => finish = reason,
                 Err(e) => {
                     broken = Some(e);
                     break;
@@ -103,6 +104,14 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             );
             return TurnEndReason::Interrupted;
         }
+        let cut_off = finish == Some(FinishReason::Length);
+        if cut_off && calls.is_empty() {
+            st.notice(
+                NoticeLevel::Warning,
+                "The answer was cut off by the model's output token limit (finish_reason: length).",
+            );
+        }
+        unique_ids(st, &mut calls);
         if calls.is_empty() {
             if limit_reached {
                 st.notice(NoticeLevel::Warning, envelope::limit_message(limit));
@@ -114,13 +123,16 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             st.append(Message::tool_call(&c.id, &c.name, &c.arguments));
         }
         let plan = limit::plan(executed, limit, calls.len());
-        for (c, action) in calls.iter().zip(plan) {
+        let last = calls.len() - 1;
+        for (i, (c, action)) in calls.iter().zip(plan).enumerate() {
             st.emit(Event::ToolCallStarted {
                 id: c.id.clone(),
                 name: c.name.clone(),
                 arguments: c.arguments.clone(),
             });
             let done = match action {
+                // The output limit cut the response inside its last call: never run it.
+                _ if cut_off && i == last => cut_off_call(&c.arguments),
                 Action::Skip => skipped(limit),
                 Action::Execute | Action::ExecuteLast => {
                     let mut done = st.registry.execute(&c.name, &c.arguments, &st.tool_ctx).await;
@@ -152,6 +164,36 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             return TurnEndReason::Limit;
         }
         limit_reached = executed >= limit;
+    }
+}
+
+/// Every call gets an id unique in the session: a missing id or one already used (in the
+/// conversation or earlier in this response) is replaced by a fresh one.
+fn unique_ids(st: &AgentState, calls: &mut [Call]) {
+    let mut seen: Vec<String> = Vec::new();
+    for c in calls.iter_mut() {
+        if c.id.is_empty() || seen.contains(&c.id) || st.conversation.has_call_id(&c.id) {
+            c.id = fresh_call_id();
+        }
+        seen.push(c.id.clone());
+    }
+}
+
+/// The result of a call the output token limit cut off: not run; the model is told.
+fn cut_off_call(arguments: &str) -> Executed {
+    Executed {
+        summary: "not executed: the response was cut off by the output token limit".to_string(),
+        envelope: json!({
+            "tool_success": false,
+            "error": format!(
+                "Not executed: your response was cut off by the output token limit \
+                 (finish_reason: length) while writing this call, so its arguments are \
+                 incomplete ({} bytes arrived). Write the call again, smaller.",
+                arguments.len()
+            ),
+            "error_code": "INVALID_PARAMS",
+        }),
+        success: false,
     }
 }
 

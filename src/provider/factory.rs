@@ -55,6 +55,10 @@ pub struct Spec {
     pub connect_timeout: Duration,
     /// Longest silence inside a response.
     pub idle: Duration,
+    /// Most bytes of text, reasoning and tool arguments in one response.
+    pub max_response_bytes: usize,
+    /// Longest one response may take, request to end.
+    pub response_timeout: Duration,
 }
 
 /// Every provider name the user can choose: the presets, then the sections' own names.
@@ -182,6 +186,8 @@ pub fn spec_for(
         max_output_tokens: sec.max_output_tokens,
         connect_timeout: Duration::from_secs(config.connect_timeout_secs),
         idle: Duration::from_secs(config.idle_timeout_secs),
+        max_response_bytes: config.max_response_bytes,
+        response_timeout: Duration::from_secs(config.response_timeout_secs),
     })
 }
 
@@ -263,6 +269,11 @@ pub fn build_spec(spec: Spec) -> Result<Arc<dyn Provider>, SetupError> {
 }
 
 impl Spec {
+    /// `stream` bounded by this endpoint's size cap and deadline (counted from `started`).
+    pub fn bounded(&self, stream: super::EventStream, started: tokio::time::Instant) -> super::EventStream {
+        super::limits::bounded(stream, self.max_response_bytes, self.response_timeout, started)
+    }
+
     /// True when a request would be refused for want of a key, so none is sent.
     pub fn missing_key(&self) -> bool {
         self.key_required && self.api_key.is_none()

@@ -1,15 +1,16 @@
 //! HTTP plumbing shared by providers: the client, status → `ProviderError` mapping,
 //! Retry-After, and an SSE `data:` stream with an idle timeout. Knows no wire format.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
 use futures_util::{Stream, StreamExt};
 use reqwest::Response;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
+use super::sse::SseDecoder;
 use super::{ProviderError, Spec};
 
 /// The SSE `data:` payloads of a response, in order; an `Err` ends it.
@@ -233,6 +234,26 @@ pub async fn error_from_response(resp: Response, ctx: &ErrorContext, idle: Durat
     }
 }
 
+/// The whole body of a successful answer, at most `cap` bytes (more is an error).
+pub async fn read_body(resp: Response, cap: usize, idle: Duration) -> Result<String, ProviderError> {
+    let mut body = Vec::new();
+    let mut stream = resp.bytes_stream();
+    loop {
+        match tokio::time::timeout(idle, stream.next()).await {
+            Err(_) => return Err(ProviderError::Idle(idle.as_secs())),
+            Ok(None) => break,
+            Ok(Some(Err(e))) => return Err(ProviderError::Stream(stream_error(&e))),
+            Ok(Some(Ok(bytes))) => {
+                if body.len() + bytes.len() > cap {
+                    return Err(super::limits::too_large(cap));
+                }
+                body.extend_from_slice(&bytes);
+            }
+        }
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
 /// At most `cap` bytes of a body, stopping at the first stall longer than `idle`.
 pub async fn read_capped(resp: Response, cap: usize, idle: Duration) -> String {
     let mut body = Vec::new();
@@ -285,33 +306,64 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
         .join(" ")
 }
 
-/// The `data:` payloads of an SSE body; stalls longer than `idle` and broken bodies end it
-/// with an error.
-pub fn sse_data(resp: Response, idle: Duration) -> DataStream {
-    sse_data_from(resp.bytes_stream(), idle)
+/// The `data:` payloads of an SSE body; stalls longer than `idle`, broken bodies and
+/// events larger than `max_event` bytes end it with an error.
+pub fn sse_data(resp: Response, idle: Duration, max_event: usize) -> DataStream {
+    sse_data_from(resp.bytes_stream(), idle, max_event)
+}
+
+struct SseState<S> {
+    bytes: Pin<Box<S>>,
+    decoder: SseDecoder,
+    pending: VecDeque<String>,
+    ended: bool,
 }
 
 /// The same over any byte stream (benchmarks feed memory).
-pub fn sse_data_from<S, B, E>(bytes: S, idle: Duration) -> DataStream
+pub fn sse_data_from<S, B, E>(bytes: S, idle: Duration, max_event: usize) -> DataStream
 where
     S: Stream<Item = Result<B, E>> + Send + 'static,
     B: AsRef<[u8]>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let events = bytes.eventsource();
-    let stream =
-        futures_util::stream::unfold((Box::pin(events), false), move |(mut events, ended)| async move {
-            if ended {
+    let state = SseState {
+        bytes: Box::pin(bytes),
+        decoder: SseDecoder::new(max_event),
+        pending: VecDeque::new(),
+        ended: false,
+    };
+    Box::pin(futures_util::stream::unfold(state, move |mut s| async move {
+        loop {
+            if let Some(data) = s.pending.pop_front() {
+                return Some((Ok(data), s));
+            }
+            if s.ended {
                 return None;
             }
-            match tokio::time::timeout(idle, events.next()).await {
-                Err(_) => Some((Err(ProviderError::Idle(idle.as_secs())), (events, true))),
-                Ok(None) => None,
-                Ok(Some(Ok(ev))) => Some((Ok(ev.data), (events, false))),
-                Ok(Some(Err(e))) => Some((Err(ProviderError::Stream(stream_error(&e))), (events, true))),
+            let mut out = Vec::new();
+            match tokio::time::timeout(idle, s.bytes.next()).await {
+                Err(_) => {
+                    s.ended = true;
+                    return Some((Err(ProviderError::Idle(idle.as_secs())), s));
+                }
+                Ok(None) => {
+                    s.ended = true;
+                    s.decoder.finish(&mut out);
+                }
+                Ok(Some(Ok(chunk))) => {
+                    if let Err(e) = s.decoder.push(chunk.as_ref(), &mut out) {
+                        s.ended = true;
+                        return Some((Err(ProviderError::TooLarge(e.to_string())), s));
+                    }
+                }
+                Ok(Some(Err(e))) => {
+                    s.ended = true;
+                    return Some((Err(ProviderError::Stream(stream_error(&e))), s));
+                }
             }
-        });
-    Box::pin(stream)
+            s.pending.extend(out);
+        }
+    }))
 }
 
 fn stream_error<E: std::error::Error + 'static>(e: &E) -> String {

@@ -7,8 +7,10 @@ pub mod early;
 pub mod factory;
 pub mod google;
 pub mod http;
+pub mod limits;
 pub mod openai;
 pub mod presets;
+pub mod sse;
 
 pub use factory::{SetupError, Spec, build, resolve};
 
@@ -153,6 +155,14 @@ pub enum ProviderError {
     /// The server sent an error inside the stream. Not retryable.
     #[error("the provider reported an error: {0}")]
     Api(String),
+    /// The response passed `max_response_bytes`; the stream was cut and what arrived is
+    /// kept. Not retryable.
+    #[error("the response was cut off: {0} (max_response_bytes)")]
+    TooLarge(String),
+    /// The response passed `response_timeout_secs`; the stream was cut and what arrived is
+    /// kept. Not retryable.
+    #[error("the response was cut off: it took longer than {0} s (response_timeout_secs)")]
+    Deadline(u64),
     /// The conversation no longer fits the model's context window. Not retryable as is:
     /// the agent may compact the history and try once more.
     #[error("the conversation is too long for the model's context window{detail}")]

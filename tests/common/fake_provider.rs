@@ -1,5 +1,6 @@
 //! A fake model vendor on 127.0.0.1 speaking the exact Chat Completions SSE wire format:
-//! scripted replies and recorded fixture streams, with every request recorded.
+//! scripted replies and recorded fixture streams, with every request recorded. Like a
+//! strict vendor, it answers 400 to an invalid history (see `strict_history.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use std::collections::{HashMap, VecDeque};
@@ -276,7 +277,7 @@ impl Drop for FakeProvider {
 }
 
 async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    let body_json = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let body_json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let headers_map = headers
         .iter()
         .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
@@ -284,8 +285,20 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
     shared.requests.lock().expect("lock").push(Recorded {
         path: uri.path().to_string(),
         headers: headers_map,
-        body: body_json,
+        body: body_json.clone(),
     });
+    if uri.path().ends_with("/chat/completions")
+        && let Some(messages) = body_json.get("messages").and_then(Value::as_array)
+        && let Err(why) = super::strict_history::check_chat(messages)
+    {
+        let body = json!({"error": {"message": format!("Invalid history: {why}"),
+            "type": "invalid_request_error", "param": "messages", "code": null}});
+        return Response::builder()
+            .status(StatusCode::BAD_REQUEST)
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .expect("response");
+    }
     let reply = shared.replies.lock().expect("lock").pop_front();
     match reply {
         None => Response::builder()

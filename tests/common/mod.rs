@@ -7,6 +7,7 @@ pub mod fake_provider;
 pub mod fake_vendor;
 pub mod pg;
 pub mod strict;
+pub mod strict_history;
 
 use std::path::Path;
 use std::process::Command;

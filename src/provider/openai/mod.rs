@@ -1,6 +1,7 @@
 //! OpenAI Chat Completions (and every OpenAI-compatible server): sends the request,
 //! maps HTTP failures, and decodes the SSE stream into `StreamEvent`s.
 
+pub mod completion;
 pub mod request;
 pub mod stream;
 
@@ -78,6 +79,7 @@ impl Provider for OpenAiChat {
             status: 0,
             message: format!("cannot encode request: {e}"),
         })?;
+        let started = tokio::time::Instant::now();
         let resp = http::post(
             &self.client,
             &self.spec,
@@ -87,7 +89,15 @@ impl Provider for OpenAiChat {
             http::KeyHeader::Bearer,
         )
         .await?;
-        Ok(decode(http::sse_data(resp, self.spec.idle)))
+        let max = self.spec.max_response_bytes;
+        let events = if is_json(&resp) {
+            // A server that ignored `stream: true` and answered with one chat.completion.
+            let body = http::read_body(resp, max.saturating_mul(2), self.spec.idle).await?;
+            Box::pin(futures_util::stream::iter(completion::events(&body, max))) as EventStream
+        } else {
+            decode_with_limit(http::sse_data(resp, self.spec.idle, max.saturating_mul(2)), max)
+        };
+        Ok(self.spec.bounded(events, started))
     }
 }
 
@@ -98,12 +108,25 @@ struct DecodeState {
     ended: bool,
 }
 
+/// True when the answer is a JSON document rather than an event stream.
+fn is_json(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.contains("json") && !ct.contains("event-stream"))
+}
+
 /// Turns SSE payloads into events. A body that ends with neither `[DONE]` nor a finish
 /// reason was cut off, and says so.
 pub fn decode(data: DataStream) -> EventStream {
+    decode_with_limit(data, usize::MAX)
+}
+
+/// `decode`, with tool arguments held back at most `max_bytes` in total.
+pub fn decode_with_limit(data: DataStream, max_bytes: usize) -> EventStream {
     let state = DecodeState {
         data,
-        acc: Accumulator::new(),
+        acc: Accumulator::with_limit(max_bytes),
         pending: VecDeque::new(),
         ended: false,
     };

@@ -48,7 +48,7 @@ pub fn messages(req: &Request<'_>) -> Vec<Value> {
                 let wire_call = json!({
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": call.function.name, "arguments": call.function.arguments},
+                    "function": {"name": call.function.name, "arguments": call.function.wire_arguments()},
                 });
                 match out.last_mut() {
                     Some(last) if last["role"] == "assistant" => {
@@ -118,6 +118,27 @@ mod tests {
             json!({"role": "tool", "tool_call_id": "a", "content": r#"{"tool_success":true}"#})
         );
         assert_eq!(m[5]["content"], "Done.");
+    }
+
+    #[test]
+    fn malformed_arguments_go_out_as_valid_json() {
+        let msgs = vec![
+            Message::user("x"),
+            Message::tool_call("a", "glob", r#"{"pattern": "*"#),
+            Message::tool_result("a", "glob", "bad", "{}", false),
+        ];
+        let req = Request {
+            model: "m",
+            system: "",
+            messages: &msgs,
+            tools: &[],
+        };
+        let b = body(&req);
+        let args = b["messages"][1]["tool_calls"][0]["function"]["arguments"]
+            .as_str()
+            .unwrap();
+        let v: Value = serde_json::from_str(args).unwrap();
+        assert_eq!(v, json!({"invalid_arguments": r#"{"pattern": "*"#}));
     }
 
     #[test]

@@ -94,12 +94,22 @@ pub struct Accumulator {
     usage: Option<(u64, u64, u64)>,
     finish_reason: Option<FinishReason>,
     done: bool,
-    generated_ids: u32,
+    /// Bytes of tool arguments held; past `max_bytes` the response is cut.
+    held: usize,
+    max_bytes: usize,
 }
 
 impl Accumulator {
     pub fn new() -> Self {
-        Self::default()
+        Self::with_limit(usize::MAX)
+    }
+
+    /// An accumulator that refuses to hold more than `max_bytes` of tool arguments.
+    pub fn with_limit(max_bytes: usize) -> Self {
+        Accumulator {
+            max_bytes,
+            ..Self::default()
+        }
     }
 
     /// True once any choice carried a finish reason.
@@ -144,6 +154,9 @@ impl Accumulator {
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
                 self.apply_delta(delta, &mut out);
+                if self.held > self.max_bytes {
+                    return Err(crate::provider::limits::too_large(self.max_bytes));
+                }
             }
             if let Some(reason) = choice.finish_reason {
                 self.finish_reason = Some(FinishReason::parse(&reason));
@@ -198,19 +211,22 @@ impl Accumulator {
                 slot.name = name;
             }
             if let Some(args) = f.arguments {
+                self.held += args.len();
                 slot.arguments.push_str(&args);
             }
         }
     }
 
     fn drain_calls(&mut self, out: &mut Vec<StreamEvent>) {
+        let mut seen: Vec<String> = Vec::new();
         for (_, call) in std::mem::take(&mut self.calls) {
-            let id = if call.id.is_empty() {
-                self.generated_ids += 1;
-                format!("call_ikigai_{}", self.generated_ids)
-            } else {
-                call.id
+            // A missing id gets a fresh one; an id sent at two indexes is made unique.
+            let id = match call.id {
+                id if id.is_empty() => crate::message::fresh_call_id(),
+                id if seen.contains(&id) => crate::message::fresh_call_id(),
+                id => id,
             };
+            seen.push(id.clone());
             out.push(StreamEvent::ToolCall {
                 id,
                 name: call.name,
@@ -218,6 +234,7 @@ impl Accumulator {
             });
         }
         self.last_index = None;
+        self.held = 0;
     }
 
     /// Ends the response: any calls not yet finalised, the usage, and `Finished`.
@@ -327,10 +344,14 @@ mod tests {
             r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":null}}"#,
             "[DONE]",
         ]);
+        let StreamEvent::ToolCall { id, .. } = &events[0] else {
+            panic!("{events:?}")
+        };
+        assert!(id.starts_with("call_") && id.len() > 12, "{id}");
         assert_eq!(
             events,
             vec![
-                call("call_ikigai_1", "glob", "{}"),
+                call(id, "glob", "{}"),
                 StreamEvent::Usage {
                     input: 5,
                     output: 0,
@@ -339,6 +360,35 @@ mod tests {
                 StreamEvent::Finished { reason: None }
             ]
         );
+    }
+
+    #[test]
+    fn fresh_ids_differ_between_responses_and_duplicates_are_made_unique() {
+        let p = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"glob","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#;
+        let ids = |events: Vec<StreamEvent>| -> Vec<String> {
+            events
+                .into_iter()
+                .filter_map(|e| match e {
+                    StreamEvent::ToolCall { id, .. } => Some(id),
+                    _ => None,
+                })
+                .collect()
+        };
+        let a = ids(run(&[p]));
+        let b = ids(run(&[p]));
+        assert_ne!(a, b, "every response gets its own fresh ids");
+        let dup = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"glob","arguments":"{}"}},{"index":1,"id":"call_1","function":{"name":"glob","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#;
+        let d = ids(run(&[dup]));
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0], "call_1");
+        assert_ne!(d[1], "call_1");
+    }
+
+    #[test]
+    fn arguments_past_the_limit_are_an_error() {
+        let mut acc = Accumulator::with_limit(10);
+        let p = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"x","arguments":"0123456789ab"}}]}}]}"#;
+        assert!(matches!(acc.push(p), Err(ProviderError::TooLarge(_))));
     }
 
     #[test]

@@ -101,6 +101,32 @@ fn bench(c: &mut Criterion) {
     });
     g.finish();
 
+    // One 8 MB `data:` line (a runaway or hostile server), read in 16 KiB pieces: framing
+    // must stay linear (target ≥ 100 MB/s; it was quadratic with eventsource-stream).
+    let huge = json!({"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "y".repeat(8 << 20)}, "finish_reason": "stop"}]})
+    .to_string();
+    let huge_body = format!("data: {huge}\n\ndata: [DONE]\n\n").into_bytes();
+    let mut g = c.benchmark_group("sse_one_line");
+    g.throughput(Throughput::Bytes(huge_body.len() as u64));
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(8));
+    g.bench_function("one_8mb_data_line_bytes", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let mut events = decode_body(&huge_body);
+                let mut text = 0;
+                while let Some(e) = events.next().await {
+                    if let Ok(StreamEvent::TextDelta(t)) = e {
+                        text += t.len();
+                    }
+                }
+                assert_eq!(text, 8 << 20);
+            })
+        })
+    });
+    g.finish();
+
     let mut g = c.benchmark_group("sse_events");
     g.throughput(Throughput::Elements(payloads.len() as u64));
     g.measurement_time(Duration::from_secs(8));

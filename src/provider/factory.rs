@@ -261,10 +261,10 @@ pub fn build_spec(spec: Spec) -> Result<Arc<dyn Provider>, SetupError> {
             Ok(p) => Ok(Arc::new(p)),
             Err(e) => Err(fail(&spec, e)),
         },
-        WireKind::OpenAiResponses => Err(SetupError::Unsupported {
-            name: spec.name.clone(),
-            kind: spec.kind.as_str(),
-        }),
+        WireKind::OpenAiResponses => match super::responses::OpenAiResponses::from_spec(spec.clone()) {
+            Ok(p) => Ok(Arc::new(p)),
+            Err(e) => Err(fail(&spec, e)),
+        },
     }
 }
 

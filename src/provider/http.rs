@@ -195,6 +195,9 @@ pub async fn error_from_response(resp: Response, ctx: &ErrorContext, idle: Durat
     } else {
         format!(": {message}")
     };
+    if let Some(e) = classify(Some(status), &message, &error_code(&body), &ctx.model) {
+        return e;
+    }
     match status {
         401 | 403 => ProviderError::Auth {
             status,
@@ -266,6 +269,67 @@ pub async fn read_capped(resp: Response, cap: usize, idle: Duration) -> String {
     }
     body.truncate(cap);
     String::from_utf8_lossy(&body).into_owned()
+}
+
+/// The machine-readable kind of an error body, lowercased: `error.code`, else
+/// `error.type`, else `error.status` (Gemini), else empty.
+pub fn error_code(body: &str) -> String {
+    let Ok(v) = serde_json::from_str::<Value>(body.trim()) else {
+        return String::new();
+    };
+    let err = v.get("error").unwrap_or(&v);
+    ["code", "type", "status"]
+        .iter()
+        .filter_map(|k| err.get(*k).and_then(Value::as_str))
+        .map(str::to_ascii_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The error kinds every vendor shares, told apart by status, code and message: context
+/// length exceeded, unknown model, content filtered, quota exhausted. `None` leaves the
+/// plain status mapping.
+pub fn classify(status: Option<u16>, message: &str, code: &str, model: &str) -> Option<ProviderError> {
+    let m = message.to_ascii_lowercase();
+    let detail = if message.is_empty() {
+        String::new()
+    } else {
+        format!(": {message}")
+    };
+    let any = |needles: &[&str]| needles.iter().any(|n| m.contains(n) || code.contains(n));
+    if any(&[
+        "context_length_exceeded",
+        "maximum context length",
+        "context window",
+        "prompt is too long",
+        "too many tokens",
+        "input is too long",
+        "exceeds the context",
+        "string_above_max_length",
+    ]) {
+        return Some(ProviderError::ContextLength { detail });
+    }
+    // Not "quota" alone: Gemini's retryable RESOURCE_EXHAUSTED says "exceeded your quota".
+    if status == Some(402) || any(&["insufficient_quota", "credit balance"]) {
+        return Some(ProviderError::QuotaExhausted { detail });
+    }
+    if any(&[
+        "content_filter",
+        "content_policy",
+        "content management policy",
+        "safety system",
+    ]) {
+        return Some(ProviderError::ContentFiltered { detail });
+    }
+    let model_missing = any(&["model_not_found"])
+        || (m.contains("model") && (m.contains("does not exist") || m.contains("not found")));
+    if model_missing && matches!(status, None | Some(400) | Some(404)) {
+        return Some(ProviderError::UnknownModel {
+            model: model.to_string(),
+            detail,
+        });
+    }
+    None
 }
 
 /// The human part of an error body: `{"error": {"message": …}}`, `{"error": "…"}`,
@@ -388,6 +452,46 @@ mod tests {
         );
         assert_eq!(server_message(r#"{"error":"nope"}"#), "nope");
         assert_eq!(server_message("plain\ntext"), "plain text");
+    }
+
+    #[test]
+    fn vendor_errors_become_distinct_kinds() {
+        let openai_ctx = r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        let c =
+            |status, body: &str| classify(Some(status), &server_message(body), &error_code(body), "gpt-x");
+        assert!(matches!(
+            c(400, openai_ctx),
+            Some(ProviderError::ContextLength { .. })
+        ));
+        let quota = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        assert!(matches!(
+            c(429, quota),
+            Some(ProviderError::QuotaExhausted { .. })
+        ));
+        let model = r#"{"error":{"message":"The model `gpt-x` does not exist or you do not have access to it.","type":"invalid_request_error","code":"model_not_found"}}"#;
+        match c(404, model) {
+            Some(e @ ProviderError::UnknownModel { .. }) => assert!(e.to_string().contains("gpt-x"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        let filtered = r#"{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"code":"content_filter"}}"#;
+        assert!(matches!(
+            c(400, filtered),
+            Some(ProviderError::ContentFiltered { .. })
+        ));
+        assert_eq!(
+            c(
+                429,
+                r#"{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}"#
+            ),
+            None
+        );
+        assert_eq!(c(500, "oops"), None);
+        assert!(
+            !ProviderError::ContextLength {
+                detail: String::new()
+            }
+            .is_retryable()
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! stream back into `StreamEvent`s.
 
 pub mod anthropic;
+pub mod decode;
 pub mod early;
 pub mod factory;
 pub mod google;
@@ -10,6 +11,7 @@ pub mod http;
 pub mod limits;
 pub mod openai;
 pub mod presets;
+pub mod responses;
 pub mod sse;
 
 pub use factory::{SetupError, Spec, build, resolve};

@@ -32,10 +32,19 @@ pub fn config_for(fake: &FakeProvider) -> Config {
 impl TestAgent {
     pub fn start(config: Config, cwd: &Path) -> TestAgent {
         let provider = OpenAiChat::new(&config).expect("provider");
+        Self::with_provider(config, Arc::new(provider), cwd)
+    }
+
+    /// The agent with any provider (built by the factory, for example).
+    pub fn with_provider(
+        config: Config,
+        provider: Arc<dyn ikigai::provider::Provider>,
+        cwd: &Path,
+    ) -> TestAgent {
         let (tx, events) = unbounded_channel();
         let setup = AgentSetup {
             config,
-            provider: Arc::new(provider),
+            provider,
             registry: Registry::builtin(),
             sessions: None,
             cwd: cwd.to_path_buf(),

@@ -287,10 +287,16 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
         headers: headers_map,
         body: body_json.clone(),
     });
-    if uri.path().ends_with("/chat/completions")
-        && let Some(messages) = body_json.get("messages").and_then(Value::as_array)
-        && let Err(why) = super::strict_history::check_chat(messages)
-    {
+    let verdict = match (uri.path(), body_json.get("messages"), body_json.get("input")) {
+        (p, Some(Value::Array(m)), _) if p.ends_with("/chat/completions") => {
+            super::strict_history::check_chat(m)
+        }
+        (p, _, Some(Value::Array(i))) if p.ends_with("/responses") => {
+            super::strict_history::check_responses(i)
+        }
+        _ => Ok(()),
+    };
+    if let Err(why) = verdict {
         let body = json!({"error": {"message": format!("Invalid history: {why}"),
             "type": "invalid_request_error", "param": "messages", "code": null}});
         return Response::builder()

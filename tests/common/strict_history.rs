@@ -91,6 +91,37 @@ pub fn check_chat(messages: &[Value]) -> Result<(), String> {
     check_turns(&turns)
 }
 
+/// `check_turns` on a Responses API `input` array: consecutive `function_call` items
+/// belong to one assistant turn; reasoning items are not turns.
+pub fn check_responses(input: &[Value]) -> Result<(), String> {
+    let mut turns: Vec<Turn> = Vec::new();
+    for item in input {
+        match (item["type"].as_str(), item["role"].as_str()) {
+            (Some("function_call"), _) => {
+                let call = (
+                    item["call_id"].as_str().unwrap_or("").to_string(),
+                    item["arguments"].as_str().unwrap_or("").to_string(),
+                );
+                match turns.last_mut() {
+                    Some(Turn::Assistant(calls)) => calls.push(call),
+                    _ => turns.push(Turn::Assistant(vec![call])),
+                }
+            }
+            (Some("function_call_output"), _) => turns.push(Turn::ToolResult(
+                item["call_id"].as_str().unwrap_or("").to_string(),
+            )),
+            (Some("reasoning"), _) => {
+                if item.get("encrypted_content").is_none() {
+                    return Err("a reasoning item without encrypted_content (store is false)".into());
+                }
+            }
+            (_, Some("assistant")) => turns.push(Turn::Assistant(Vec::new())),
+            _ => turns.push(Turn::User),
+        }
+    }
+    check_turns(&turns)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

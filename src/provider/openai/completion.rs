@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::stream::{Accumulator, error_text, shorten};
+use super::stream::{Accumulator, shorten};
 use crate::provider::{ProviderError, StreamEvent};
 
 /// The events of one non-streamed completion, ending with `Finished` (or an error).
@@ -18,7 +18,7 @@ pub fn events(body: &str, max_bytes: usize) -> Vec<Result<StreamEvent, ProviderE
         }
     };
     if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        return vec![Err(ProviderError::Api(error_text(err)))];
+        return vec![Err(super::stream::api_error(err))];
     }
     let Some(choices) = v.get("choices").and_then(Value::as_array) else {
         return vec![Err(ProviderError::Stream(format!(

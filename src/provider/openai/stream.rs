@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 
@@ -136,7 +136,7 @@ impl Accumulator {
         let chunk: Chunk = serde_json::from_str(data)
             .map_err(|e| ProviderError::Stream(format!("malformed chunk ({e}): {}", shorten(data, 200))))?;
         if let Some(err) = chunk.error {
-            return Err(ProviderError::Api(error_text(&err)));
+            return Err(api_error(&err));
         }
         if let Some(u) = chunk.usage {
             let cached = u
@@ -253,6 +253,13 @@ impl Accumulator {
         });
         out
     }
+}
+
+/// An error object inside a stream, as its distinct kind when it is one.
+pub fn api_error(err: &Value) -> ProviderError {
+    let text = error_text(err);
+    let code = crate::provider::http::error_code(&json!({ "error": err }).to_string());
+    crate::provider::http::classify(None, &text, &code, "").unwrap_or(ProviderError::Api(text))
 }
 
 /// The human message of an API error object (`{"message": …}` or a bare string).

@@ -1,0 +1,68 @@
+//! Drives a payload decoder over an SSE data stream: the one loop every wire format's
+//! stream decoder shares (pending events, end of body, errors end the stream).
+
+use std::collections::VecDeque;
+
+use futures_util::StreamExt;
+
+use super::http::DataStream;
+use super::{EventStream, ProviderError, StreamEvent};
+
+/// One wire format's stream decoder, fed one `data:` payload at a time.
+pub trait Decoder: Send + 'static {
+    /// Decodes one payload into the events it completes.
+    fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError>;
+    /// True once the response is complete; later payloads are not read.
+    fn is_done(&self) -> bool;
+    /// End of the response (`cut` when the body ended before `is_done`): the remaining
+    /// events, or the error saying the response was cut off.
+    fn finish(&mut self, cut: bool) -> Result<Vec<StreamEvent>, ProviderError>;
+}
+
+struct State<D> {
+    data: DataStream,
+    decoder: D,
+    pending: VecDeque<StreamEvent>,
+    ended: bool,
+}
+
+/// The events `decoder` reads from `data`.
+pub fn decode<D: Decoder>(data: DataStream, decoder: D) -> EventStream {
+    let state = State {
+        data,
+        decoder,
+        pending: VecDeque::new(),
+        ended: false,
+    };
+    Box::pin(futures_util::stream::unfold(state, |mut s| async move {
+        loop {
+            if let Some(ev) = s.pending.pop_front() {
+                return Some((Ok(ev), s));
+            }
+            if s.ended {
+                return None;
+            }
+            let step = match s.data.next().await {
+                Some(Ok(payload)) => s.decoder.push(&payload).and_then(|mut evs| {
+                    if s.decoder.is_done() {
+                        s.ended = true;
+                        evs.extend(s.decoder.finish(false)?);
+                    }
+                    Ok(evs)
+                }),
+                Some(Err(e)) => Err(e),
+                None => {
+                    s.ended = true;
+                    s.decoder.finish(true)
+                }
+            };
+            match step {
+                Ok(evs) => s.pending.extend(evs),
+                Err(e) => {
+                    s.ended = true;
+                    return Some((Err(e), s));
+                }
+            }
+        }
+    }))
+}

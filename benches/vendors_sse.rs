@@ -137,7 +137,11 @@ fn gemini_body() -> Vec<u8> {
 fn feed(body: &[u8]) -> ikigai::provider::http::DataStream {
     let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
         body.chunks(16 * 1024).map(|c| Ok(c.to_vec())).collect();
-    sse_data_from(futures_util::stream::iter(chunks), Duration::from_secs(60), usize::MAX)
+    sse_data_from(
+        futures_util::stream::iter(chunks),
+        Duration::from_secs(60),
+        64 * 1024 * 1024,
+    )
 }
 
 async fn count_calls(mut events: EventStream) -> usize {

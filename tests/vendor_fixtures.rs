@@ -437,3 +437,61 @@ async fn gemini_body_cut_before_a_finish_reason_is_an_error() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn tool_arguments_past_max_response_bytes_end_the_stream() {
+    for (name, fixture, model) in [
+        (
+            "anthropic",
+            "anthropic-02-tool-use-recorded-padded.sse",
+            "claude-test",
+        ),
+        (
+            "google",
+            "gemini-03-vertex-streamed-args-multiple-calls.sse",
+            "gemini-3-flash-preview",
+        ),
+    ] {
+        let fake = FakeProvider::start();
+        fake.push(Reply::fixture(fixture));
+        let config = Config {
+            provider: name.into(),
+            base_url: fake.base_url.clone(),
+            api_key: Some(Secret::new("k")),
+            max_response_bytes: 2,
+            ..Config::unresolved()
+        };
+        let p = ikigai::provider::build(&config).unwrap();
+        let (ev, err) = run(&*p, model).await;
+        assert!(calls(&ev).len() <= 1, "{name}: {ev:?}");
+        assert!(matches!(err, Some(ProviderError::TooLarge(_))), "{name}: {err:?}");
+    }
+}
+
+#[tokio::test]
+async fn model_lists_come_from_each_vendors_models_endpoint() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::status(
+        200,
+        r#"{"data":[{"type":"model","id":"claude-sonnet-4-5"},{"type":"model","id":"claude-haiku-4-5"}],"has_more":false}"#,
+    ));
+    let models = anthropic_at(&fake).models().await.unwrap();
+    assert_eq!(models, ["claude-haiku-4-5", "claude-sonnet-4-5"]);
+    let r = &fake.requests()[0];
+    assert_eq!(r.path, "/v1/models");
+    assert_eq!(r.headers["x-api-key"], "ant-key");
+    assert_eq!(r.headers["anthropic-version"], anthropic::API_VERSION);
+
+    let fake = FakeProvider::start();
+    fake.push(Reply::status(
+        200,
+        r#"{"models":[{"name":"models/gemini-2.5-flash","supportedGenerationMethods":["generateContent","countTokens"]},
+            {"name":"models/text-embedding-004","supportedGenerationMethods":["embedContent"]},
+            {"name":"models/gemini-2.5-pro","supportedGenerationMethods":["generateContent"]}]}"#,
+    ));
+    let models = google_at(&fake).models().await.unwrap();
+    assert_eq!(models, ["gemini-2.5-flash", "gemini-2.5-pro"]);
+    let r = &fake.requests()[0];
+    assert_eq!(r.path, "/v1/models");
+    assert_eq!(r.headers["x-goog-api-key"], "goog-key");
+}

@@ -239,12 +239,27 @@ async fn lost_results_and_stray_results_still_make_a_valid_history() {
         Message::user("never mind"),
         Message::tool_result("call_gone", "glob", "0 files", r#"{"tool_success":true}"#, true),
         Message::user("hello?"),
+        // A call cut off by max_tokens: its raw text is not JSON.
+        Message::tool_call("call_t", "file_write", r#"{"path": "taxes.txt", "content": "TAX"#),
+        Message::tool_result(
+            "call_t",
+            "file_write",
+            "not run",
+            r#"{"tool_success":false,"error":"cut off"}"#,
+            false,
+        ),
+        Message::user("try again"),
     ];
     let anthropic = FakeVendor::start(Wire::Anthropic);
     anthropic.push(anthropic_reply(None, "Hi.", &[]));
     let p = build("anthropic", &anthropic.base_url, "claude-sonnet-4-5");
     events(&*p, "claude-sonnet-4-5", &history).await;
     assert_eq!(anthropic.rejections(), Vec::<String>::new());
+    let sent = anthropic.requests()[0].body.to_string();
+    assert!(
+        sent.contains(r#""input":{"invalid_arguments":"{\"path\": \"taxes.txt\", \"content\": \"TAX"}"#),
+        "{sent}"
+    );
     let gemini = FakeVendor::start(Wire::Gemini);
     gemini.push(gemini_reply("", "", "Hi.", &[]));
     let p = build("google", &gemini.base_url, "gemini-2.5-flash");

@@ -1,7 +1,7 @@
 //! Holds a response stream back until it has produced output, so that an error the
 //! vendor sends before any text (Anthropic's `overloaded_error`, Gemini's
-//! `UNAVAILABLE`) is returned from `Provider::stream` and retried like an HTTP error.
-//! Knows no wire format.
+//! `UNAVAILABLE`) is returned from `Provider::stream` and retried like an HTTP error;
+//! and names a body cut mid-event as such. Knows no wire format.
 
 use std::collections::VecDeque;
 
@@ -42,4 +42,16 @@ pub async fn hold_until_output(mut stream: EventStream) -> Result<EventStream, P
         }
     }
     Ok(Box::pin(futures_util::stream::iter(held).chain(stream)))
+}
+
+/// A malformed last payload means the body was cut in the middle of an event (the SSE
+/// framing hands over what arrived): say that, rather than "malformed".
+pub async fn cut_short(e: ProviderError, data: &mut super::http::DataStream) -> ProviderError {
+    match e {
+        ProviderError::Stream(m) if m.starts_with("malformed") => match data.next().await {
+            None => ProviderError::Stream("the connection closed before the response was complete".into()),
+            Some(_) => ProviderError::Stream(m),
+        },
+        other => other,
+    }
 }

@@ -2,7 +2,7 @@
 //! `tool_use` / `tool_result` / `thinking` blocks in strict user/assistant alternation,
 //! `tools`, and `cache_control` breakpoints. Pure: no IO.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::message::{Kind, Message};
 use crate::provider::Request;
@@ -162,7 +162,7 @@ pub fn messages(history: &[Message], name: &str) -> Vec<Value> {
                 push(
                     "assistant",
                     json!({"type": "tool_use", "id": tool_id(&c.id), "name": c.function.name,
-                        "input": input_object(&c.function.arguments)}),
+                        "input": c.function.wire_arguments_value()}),
                 );
             }
             Kind::ToolResult => {
@@ -267,15 +267,6 @@ fn mark_last_for_cache(out: &mut [Value]) {
         .find(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
     {
         b["cache_control"] = ephemeral();
-    }
-}
-
-/// Tool arguments as the `input` object: the raw text when it is a JSON object, else
-/// an empty object (a truncated call's text stays in the database, never on the wire).
-pub fn input_object(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(Value::Object(map)) => Value::Object(map),
-        _ => Value::Object(Map::new()),
     }
 }
 

@@ -119,11 +119,22 @@ pub struct Decoder {
     stopped: bool,
     /// True once anything the user sees (text, reasoning, a call) came out.
     produced: bool,
+    /// Most bytes of tool input held back at once, and how many are held.
+    limit: usize,
+    held: usize,
 }
 
 impl Decoder {
     pub fn new() -> Self {
-        Self::default()
+        Self::with_limit(usize::MAX)
+    }
+
+    /// A decoder that fails once more than `limit` bytes of tool input are held back.
+    pub fn with_limit(limit: usize) -> Self {
+        Decoder {
+            limit,
+            ..Self::default()
+        }
     }
 
     /// True once `message_stop` or a stop reason arrived.
@@ -158,7 +169,7 @@ impl Decoder {
                 }
             }
             Payload::ContentBlockStart { index, content_block } => self.start(index, content_block, &mut out),
-            Payload::ContentBlockDelta { index, delta } => self.delta(index, delta, &mut out),
+            Payload::ContentBlockDelta { index, delta } => self.delta(index, delta, &mut out)?,
             Payload::ContentBlockStop { index } => {
                 if let Some(block) = self.blocks.remove(&index) {
                     self.close(block, &mut out);
@@ -231,7 +242,7 @@ impl Decoder {
         self.blocks.insert(index, b);
     }
 
-    fn delta(&mut self, index: u64, delta: Delta, out: &mut Vec<StreamEvent>) {
+    fn delta(&mut self, index: u64, delta: Delta, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         let block = self.blocks.entry(index).or_insert(Block::Other);
         match (delta, block) {
             (Delta::TextDelta { text }, _) if !text.is_empty() => {
@@ -239,6 +250,10 @@ impl Decoder {
                 out.push(StreamEvent::TextDelta(text));
             }
             (Delta::InputJsonDelta { partial_json }, Block::ToolUse { json, .. }) => {
+                self.held = self.held.saturating_add(partial_json.len());
+                if self.held > self.limit {
+                    return Err(crate::provider::limits::too_large(self.limit));
+                }
                 json.push_str(&partial_json)
             }
             (Delta::ThinkingDelta { thinking }, b) => {
@@ -255,6 +270,7 @@ impl Decoder {
             }
             _ => {}
         }
+        Ok(())
     }
 
     fn close(&mut self, block: Block, out: &mut Vec<StreamEvent>) {

@@ -136,7 +136,6 @@ impl Provider for Google {
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let started = tokio::time::Instant::now();
         let opts = request::Options {
             name: &self.spec.name,
             max_output_tokens: self.spec.max_output_tokens,
@@ -155,13 +154,11 @@ impl Provider for Google {
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .body(body);
+        let started = tokio::time::Instant::now();
         let resp = self.send(builder, request.model, &url).await?;
-        // The same bounds as every provider: a size cap per event and for the whole
-        // response, and an overall deadline counted from the request.
         let max = self.spec.max_response_bytes;
-        let events = decode(http::sse_data(resp, self.spec.idle, max.saturating_mul(2)));
-        let events = self.spec.bounded(events, started);
-        super::early::hold_until_output(events).await
+        let events = decode_with_limit(http::sse_data(resp, self.spec.idle, max.saturating_mul(2)), max);
+        super::early::hold_until_output(self.spec.bounded(events, started)).await
     }
 }
 
@@ -175,9 +172,14 @@ struct DecodeState {
 /// Turns SSE payloads into events. Gemini sends no `[DONE]`: a body that ends before any
 /// finish reason was cut off, and says so.
 pub fn decode(data: DataStream) -> EventStream {
+    decode_with_limit(data, usize::MAX)
+}
+
+/// `decode`, with tool arguments held back at most `max_bytes` in total.
+pub fn decode_with_limit(data: DataStream, max_bytes: usize) -> EventStream {
     let state = DecodeState {
         data,
-        decoder: Decoder::new(),
+        decoder: Decoder::with_limit(max_bytes),
         pending: VecDeque::new(),
         ended: false,
     };
@@ -194,6 +196,7 @@ pub fn decode(data: DataStream) -> EventStream {
                     Ok(events) => s.pending.extend(events),
                     Err(e) => {
                         s.ended = true;
+                        let e = super::early::cut_short(e, &mut s.data).await;
                         return Some((Err(e), s));
                     }
                 },

@@ -126,10 +126,7 @@ pub fn contents(history: &[Message], name: &str, sign_calls: bool) -> Vec<Value>
             }
             Kind::ToolCall => {
                 let Some(c) = m.as_tool_call() else { continue };
-                let args = match serde_json::from_str::<Value>(&c.function.arguments) {
-                    Ok(Value::Object(map)) => Value::Object(map),
-                    _ => Value::Object(Map::new()),
-                };
+                let args = c.function.wire_arguments_value();
                 push(
                     "model",
                     Some(json!({"functionCall": {"id": c.id, "name": c.function.name, "args": args}})),

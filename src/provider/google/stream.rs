@@ -133,11 +133,22 @@ pub struct Decoder {
     produced: bool,
     /// Safety categories that blocked the answer.
     blocked: Vec<String>,
+    /// Most bytes of streamed arguments held back at once, and how many are held.
+    limit: usize,
+    held: usize,
 }
 
 impl Decoder {
     pub fn new() -> Self {
-        Self::default()
+        Self::with_limit(usize::MAX)
+    }
+
+    /// A decoder that fails once more than `limit` bytes of streamed arguments are held.
+    pub fn with_limit(limit: usize) -> Self {
+        Decoder {
+            limit,
+            ..Self::default()
+        }
     }
 
     /// True once a finish reason arrived.
@@ -185,7 +196,7 @@ impl Decoder {
         let mut out = Vec::new();
         for cand in chunk.candidates.into_iter().take(1) {
             for part in cand.content.map(|c| c.parts).unwrap_or_default() {
-                self.part(part, &mut out);
+                self.part(part, &mut out)?;
             }
             for r in cand.safety_ratings {
                 if r.blocked == Some(true)
@@ -202,7 +213,7 @@ impl Decoder {
         Ok(out)
     }
 
-    fn part(&mut self, part: Part, out: &mut Vec<StreamEvent>) {
+    fn part(&mut self, part: Part, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         let thought = part.thought == Some(true);
         if thought && let Some(t) = part.text.as_deref().filter(|t| !t.is_empty()) {
             self.produced = true;
@@ -217,31 +228,42 @@ impl Decoder {
             });
         }
         if thought {
-            return;
+            return Ok(());
         }
         if let Some(t) = part.text.filter(|t| !t.is_empty()) {
             self.produced = true;
             out.push(StreamEvent::TextDelta(t));
         }
         if let Some(fc) = part.function_call {
-            self.function_call(fc, out);
+            self.function_call(fc, out)?;
         }
+        Ok(())
     }
 
-    fn function_call(&mut self, fc: FunctionCallPart, out: &mut Vec<StreamEvent>) {
+    fn function_call(
+        &mut self,
+        fc: FunctionCallPart,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
         let has_name = fc.name.as_deref().is_some_and(|n| !n.is_empty());
         if let Some(partials) = fc.partial_args {
             if let Some(open) = self.open.as_mut() {
                 for p in partials {
+                    self.held = self
+                        .held
+                        .saturating_add(p.string_value.as_ref().map_or(8, String::len));
                     apply_partial(&mut open.args, p);
                 }
             }
-            return;
+            if self.held > self.limit {
+                return Err(crate::provider::limits::too_large(self.limit));
+            }
+            return Ok(());
         }
         if !has_name {
             // `functionCall: {}` ends a streamed call.
             self.close_open(out);
-            return;
+            return Ok(());
         }
         self.close_open(out);
         let call = OpenCall {
@@ -254,6 +276,7 @@ impl Decoder {
         } else {
             self.emit_call(call, out);
         }
+        Ok(())
     }
 
     fn close_open(&mut self, out: &mut Vec<StreamEvent>) {

@@ -200,6 +200,45 @@ pub(crate) enum Write {
     Event(EventRow),
 }
 
+/// What a run of events changes on its session row: the latest time, the first title
+/// (kept only when the session has none), the last model.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SessionUpdate {
+    pub session_id: String,
+    pub updated_at: String,
+    pub title: Option<String>,
+    pub model: Option<String>,
+}
+
+/// One update per session of `items`, in order of first appearance; applying them after
+/// the inserts gives the same rows as updating after each event.
+pub(crate) fn session_updates(items: &[Write]) -> Vec<SessionUpdate> {
+    let mut out: Vec<SessionUpdate> = Vec::new();
+    for item in items {
+        let Write::Event(row) = item else { continue };
+        match out.iter_mut().find(|u| u.session_id == row.session_id) {
+            Some(u) => {
+                if row.created_at > u.updated_at {
+                    u.updated_at.clone_from(&row.created_at);
+                }
+                if u.title.is_none() {
+                    u.title.clone_from(&row.title);
+                }
+                if row.model.is_some() {
+                    u.model.clone_from(&row.model);
+                }
+            }
+            None => out.push(SessionUpdate {
+                session_id: row.session_id.clone(),
+                updated_at: row.created_at.clone(),
+                title: row.title.clone(),
+                model: row.model.clone(),
+            }),
+        }
+    }
+    out
+}
+
 /// The database side of the store.
 #[async_trait]
 pub(crate) trait Backend: Send + Sync {
@@ -356,6 +395,33 @@ mod tests {
         );
         assert_eq!(r.model.as_deref(), Some("m2"));
         assert_eq!(r.content, "");
+    }
+
+    #[test]
+    fn batch_updates_match_one_by_one() {
+        let ev = |sid: &str, at: &str, title: Option<&str>, model: Option<&str>| {
+            let mut r = EventRow::new(
+                "e".into(),
+                sid.into(),
+                Record::Message(Message::assistant("x")),
+                at.into(),
+            );
+            r.title = title.map(str::to_string);
+            r.model = model.map(str::to_string);
+            Write::Event(r)
+        };
+        let items = vec![
+            ev("a", "t1", None, Some("m1")),
+            ev("b", "t2", Some("b title"), None),
+            ev("a", "t3", Some("first"), None),
+            ev("a", "t2", Some("second"), Some("m2")),
+        ];
+        let u = session_updates(&items);
+        assert_eq!(u.len(), 2);
+        assert_eq!((u[0].session_id.as_str(), u[0].updated_at.as_str()), ("a", "t3"));
+        assert_eq!(u[0].title.as_deref(), Some("first"));
+        assert_eq!(u[0].model.as_deref(), Some("m2"));
+        assert_eq!(u[1].title.as_deref(), Some("b title"));
     }
 
     #[test]

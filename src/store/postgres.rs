@@ -11,8 +11,8 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, Row};
 
 use super::backend::{
-    Backend, DbError, EventRow, MESSAGE_KINDS_SQL, OpenError, Select, StoredEvent, Write, check_applied,
-    classify, like_prefix, migrate_failed,
+    Backend, DbError, EventRow, MESSAGE_KINDS_SQL, OpenError, Select, SessionUpdate, StoredEvent, Write,
+    check_applied, classify, like_prefix, migrate_failed, session_updates,
 };
 use super::lease::PgLocks;
 use super::{SessionInfo, SessionMeta, StoreError};
@@ -173,14 +173,18 @@ async fn insert_event(c: &mut sqlx::PgConnection, row: &EventRow) -> Result<(), 
     .execute(&mut *c)
     .await
     .map_err(sort)?;
+    Ok(())
+}
+
+async fn update_session(c: &mut sqlx::PgConnection, u: &SessionUpdate) -> Result<(), DbError> {
     sqlx::query(
         "UPDATE sessions SET updated_at = greatest(updated_at, $1::timestamptz), \
          title = coalesce(title, $2), model = coalesce($3, model) WHERE id = $4",
     )
-    .bind(&row.created_at)
-    .bind(row.title.as_deref().map(without_nul))
-    .bind(row.model.as_deref().map(without_nul))
-    .bind(without_nul(&row.session_id))
+    .bind(&u.updated_at)
+    .bind(u.title.as_deref().map(without_nul))
+    .bind(u.model.as_deref().map(without_nul))
+    .bind(without_nul(&u.session_id))
     .execute(&mut *c)
     .await
     .map_err(sort)?;
@@ -206,6 +210,9 @@ impl Backend for Postgres {
     async fn insert_event(&self, row: &EventRow) -> Result<(), DbError> {
         let mut tx = self.pool.begin().await.map_err(sort)?;
         insert_event(&mut tx, row).await?;
+        for u in session_updates(&[Write::Event(row.clone())]) {
+            update_session(&mut tx, &u).await?;
+        }
         tx.commit().await.map_err(sort)
     }
 
@@ -216,6 +223,9 @@ impl Backend for Postgres {
                 Write::Session { meta, at } => insert_session(&mut tx, meta, at).await?,
                 Write::Event(row) => insert_event(&mut tx, row).await?,
             }
+        }
+        for u in session_updates(items) {
+            update_session(&mut tx, &u).await?;
         }
         tx.commit().await.map_err(sort)
     }

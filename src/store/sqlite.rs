@@ -15,8 +15,8 @@ use sqlx::sqlite::{
 use sqlx::{Row, sqlite::SqliteRow};
 
 use super::backend::{
-    Backend, DbError, EventRow, MESSAGE_KINDS_SQL, OpenError, Select, StoredEvent, Write, check_applied,
-    classify, like_prefix, migrate_failed,
+    Backend, DbError, EventRow, MESSAGE_KINDS_SQL, OpenError, Select, SessionUpdate, StoredEvent, Write,
+    check_applied, classify, like_prefix, migrate_failed, session_updates,
 };
 use super::lease::{self, Holder};
 use super::location::parent_dir;
@@ -178,15 +178,19 @@ async fn insert_event(tx: &mut sqlx::SqliteConnection, row: &EventRow) -> Result
     .execute(&mut *tx)
     .await
     .map_err(sort)?;
+    Ok(())
+}
+
+async fn update_session(c: &mut sqlx::SqliteConnection, u: &SessionUpdate) -> Result<(), DbError> {
     sqlx::query(
         "UPDATE sessions SET updated_at = max(updated_at, ?), title = coalesce(title, ?), \
          model = coalesce(?, model) WHERE id = ?",
     )
-    .bind(&row.created_at)
-    .bind(&row.title)
-    .bind(&row.model)
-    .bind(&row.session_id)
-    .execute(&mut *tx)
+    .bind(&u.updated_at)
+    .bind(&u.title)
+    .bind(&u.model)
+    .bind(&u.session_id)
+    .execute(&mut *c)
     .await
     .map_err(sort)?;
     Ok(())
@@ -295,6 +299,9 @@ impl Backend for Sqlite {
     async fn insert_event(&self, row: &EventRow) -> Result<(), DbError> {
         let mut tx = self.pool.begin().await.map_err(sort)?;
         insert_event(&mut tx, row).await?;
+        for u in session_updates(&[Write::Event(row.clone())]) {
+            update_session(&mut tx, &u).await?;
+        }
         tx.commit().await.map_err(sort)
     }
 
@@ -305,6 +312,9 @@ impl Backend for Sqlite {
                 Write::Session { meta, at } => insert_session(&mut tx, meta, at).await?,
                 Write::Event(row) => insert_event(&mut tx, row).await?,
             }
+        }
+        for u in session_updates(items) {
+            update_session(&mut tx, &u).await?;
         }
         tx.commit().await.map_err(sort)
     }

@@ -4,6 +4,7 @@
 
 pub mod http;
 pub mod openai;
+pub mod text_protocol;
 
 use std::pin::Pin;
 

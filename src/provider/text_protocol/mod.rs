@@ -2,5 +2,7 @@
 //! plain text, parsed while streaming) and recovery of tool calls written as JSON text.
 //! Knows no vendor wire format; it works on canonical messages and `StreamEvent`s.
 
+pub mod calls;
 pub mod recover;
+pub mod render;
 pub mod tags;

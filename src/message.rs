@@ -12,6 +12,8 @@ pub enum Kind {
     Assistant,
     ToolCall,
     ToolResult,
+    /// The model's reasoning: visible text plus the provider's opaque payload.
+    Reasoning,
 }
 
 impl Kind {
@@ -23,6 +25,7 @@ impl Kind {
             Kind::Assistant => "assistant",
             Kind::ToolCall => "tool_call",
             Kind::ToolResult => "tool_result",
+            Kind::Reasoning => "reasoning",
         }
     }
 
@@ -34,6 +37,7 @@ impl Kind {
             "assistant" => Kind::Assistant,
             "tool_call" => Kind::ToolCall,
             "tool_result" => Kind::ToolResult,
+            "reasoning" => Kind::Reasoning,
             _ => return None,
         })
     }
@@ -65,12 +69,24 @@ pub struct ToolResultData {
     pub success: bool,
 }
 
+/// The `data` of a `reasoning` message: `{provider, opaque}`. `provider` names the
+/// configured provider that produced it; `opaque` is its payload (Anthropic thinking
+/// signature, Responses encrypted reasoning item, Gemini thought signature), or `null`.
+/// Serializers send it back only to the provider named here and drop it for any other.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningData {
+    pub provider: String,
+    #[serde(default)]
+    pub opaque: serde_json::Value,
+}
+
 /// The structured part of a message; `null` for system, user and assistant messages.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Data {
     ToolCall(ToolCallData),
     ToolResult(ToolResultData),
+    Reasoning(ReasoningData),
 }
 
 /// One canonical message: `{kind, content, data}`.
@@ -139,6 +155,29 @@ impl Message {
         }
     }
 
+    /// Reasoning text with the producing provider's opaque payload (`null` when none).
+    pub fn reasoning(
+        text: impl Into<String>,
+        provider: impl Into<String>,
+        opaque: serde_json::Value,
+    ) -> Self {
+        Message {
+            kind: Kind::Reasoning,
+            content: text.into(),
+            data: Some(Data::Reasoning(ReasoningData {
+                provider: provider.into(),
+                opaque,
+            })),
+        }
+    }
+
+    pub fn as_reasoning(&self) -> Option<&ReasoningData> {
+        match (&self.kind, &self.data) {
+            (Kind::Reasoning, Some(Data::Reasoning(d))) => Some(d),
+            _ => None,
+        }
+    }
+
     pub fn as_tool_call(&self) -> Option<&ToolCallData> {
         match (&self.kind, &self.data) {
             (Kind::ToolCall, Some(Data::ToolCall(d))) => Some(d),
@@ -166,24 +205,46 @@ impl Message {
         let data = match kind {
             Kind::ToolCall => Some(Data::ToolCall(serde_json::from_value(data).ok()?)),
             Kind::ToolResult => Some(Data::ToolResult(serde_json::from_value(data).ok()?)),
+            Kind::Reasoning => Some(Data::Reasoning(serde_json::from_value(data).ok()?)),
             _ => None,
         };
         Some(Message { kind, content, data })
     }
 }
 
-/// `glob(pattern="*.rs", path="src")`: every argument, strings quoted, in the order given.
+/// String arguments longer than this (in characters) are abbreviated in a call summary.
+pub const SUMMARY_ARG_CHARS: usize = 80;
+
+/// `glob(pattern="*.rs", path="src")`: every argument, strings quoted, in the order given;
+/// a long string shows its start and its size: `content="fn main() {\n…(12.3 KB)"`.
 pub fn call_summary(name: &str, arguments: &str) -> String {
     let args = match serde_json::from_str::<serde_json::Value>(arguments) {
         Ok(serde_json::Value::Object(map)) => map
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) if s.chars().count() > SUMMARY_ARG_CHARS => {
+                    let head: String = s.chars().take(SUMMARY_ARG_CHARS / 2).collect();
+                    let quoted = serde_json::Value::String(head).to_string();
+                    let open = &quoted[..quoted.len() - 1];
+                    format!("{k}={open}…({})\"", human_size(s.len()))
+                }
+                _ => format!("{k}={v}"),
+            })
             .collect::<Vec<_>>()
             .join(", "),
         Ok(other) => other.to_string(),
         Err(_) => arguments.to_string(),
     };
     format!("{name}({args})")
+}
+
+/// `512 B`, `12.3 KB`, `4.0 MB` (1 KB = 1024 bytes).
+pub fn human_size(bytes: usize) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
+    }
 }
 
 /// The text given to the model when a tool call never got its result.
@@ -278,9 +339,42 @@ mod tests {
     }
 
     #[test]
+    fn reasoning_keeps_its_provider_and_opaque_payload() {
+        let m = Message::reasoning("thinking…", "anthropic", serde_json::json!({"signature": "abc"}));
+        let v = serde_json::to_value(&m).unwrap();
+        assert_eq!(v["kind"], "reasoning");
+        assert_eq!(
+            v["data"],
+            serde_json::json!({"provider": "anthropic", "opaque": {"signature": "abc"}})
+        );
+        let back = Message::from_parts(
+            Kind::parse("reasoning").unwrap(),
+            m.content.clone(),
+            m.data_json(),
+        )
+        .unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.as_reasoning().unwrap().provider, "anthropic");
+        let back: Message = serde_json::from_value(v).unwrap();
+        assert_eq!(back, m);
+    }
+
+    #[test]
     fn summary_keeps_bad_arguments_verbatim() {
         assert_eq!(call_summary("bash", "{oops"), "bash({oops)");
         assert_eq!(call_summary("list_dir", "{}"), "list_dir()");
+        let big = serde_json::json!({"path": "a.rs", "content": "x\n".repeat(6300)}).to_string();
+        assert_eq!(
+            call_summary("file_write", &big),
+            format!(
+                "file_write(content=\"{}…(12.3 KB)\", path=\"a.rs\")",
+                "x\\n".repeat(20)
+            )
+        );
+        assert_eq!(
+            (human_size(1023), human_size(1024)),
+            ("1023 B".to_string(), "1.0 KB".to_string())
+        );
     }
 
     #[test]

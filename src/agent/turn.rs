@@ -5,11 +5,11 @@ use futures_util::StreamExt;
 use serde_json::json;
 
 use super::limit::{self, Action};
-use super::retry;
 use super::state::AgentState;
 use crate::message::Message;
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
 use crate::provider::{EventStream, ProviderError, Request, StreamEvent};
+use crate::store::MarkerKind;
 use crate::tools::{Executed, envelope};
 
 /// A tool call as the response gave it.
@@ -19,8 +19,35 @@ struct Call {
     arguments: String,
 }
 
+/// The reasoning of one response: finished blocks, and text not yet in a block.
+#[derive(Default)]
+struct Reasoning {
+    blocks: Vec<Message>,
+    text: String,
+}
+
+impl Reasoning {
+    /// A finished block; its text is what streamed since the last block when not given.
+    fn block(&mut self, text: String, opaque: serde_json::Value, provider: &str) {
+        let streamed = std::mem::take(&mut self.text);
+        let text = if text.is_empty() { streamed } else { text };
+        self.blocks.push(Message::reasoning(text, provider, opaque));
+    }
+
+    /// The messages to store, before the response's text and calls.
+    fn finish(mut self, provider: &str) -> Vec<Message> {
+        if !self.text.is_empty() {
+            let text = std::mem::take(&mut self.text);
+            self.blocks
+                .push(Message::reasoning(text, provider, serde_json::Value::Null));
+        }
+        self.blocks
+    }
+}
+
 /// Runs one user turn. Cancel by dropping the future, then call `AgentState::interrupt`.
 pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
+    st.emit(Event::UserMessage { text: text.clone() });
     st.emit(Event::TurnStarted);
     st.append(Message::user(text));
     let limit = st.config.max_tool_turns;
@@ -35,20 +62,24 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             }
         };
         let mut calls = Vec::new();
+        let mut reasoning = Reasoning::default();
         let mut broken = None;
         while let Some(item) = stream.next().await {
             match item {
-                Ok(StreamEvent::TextDelta(t)) => {
-                    st.partial.push_str(&t);
-                    st.emit(Event::TextDelta { text: t });
+                Ok(StreamEvent::TextDelta(t)) => st.stream_text(&t),
+                Ok(StreamEvent::ReasoningDelta(t)) => {
+                    reasoning.text.push_str(&t);
+                    st.emit(Event::ReasoningDelta { text: t });
                 }
-                Ok(StreamEvent::ReasoningDelta(t)) => st.emit(Event::ReasoningDelta { text: t }),
+                Ok(StreamEvent::Reasoning { text, opaque }) => {
+                    reasoning.block(text, opaque, st.provider.name())
+                }
                 Ok(StreamEvent::ToolCall { id, name, arguments }) => calls.push(Call { id, name, arguments }),
-                Ok(StreamEvent::Usage { input, output }) => {
+                Ok(StreamEvent::Usage { input, output, .. }) => {
                     st.usage.0 += input;
                     st.usage.1 += output;
                     st.emit(Event::Usage { input, output });
-                    st.marker("usage", json!({"input": input, "output": output}));
+                    st.marker(MarkerKind::Usage, json!({"input": input, "output": output}));
                 }
                 Ok(StreamEvent::Finished { .. }) => {}
                 Err(e) => {
@@ -58,9 +89,12 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             }
         }
         drop(stream);
+        for m in reasoning.finish(st.provider.name()) {
+            st.append(m);
+        }
         st.flush_partial();
         if let Some(e) = broken {
-            st.marker("interrupted", json!({"reason": e.to_string()}));
+            st.marker(MarkerKind::Interrupted, json!({"reason": e.to_string()}));
             st.notice(
                 NoticeLevel::Error,
                 format!("{e}. The answer so far was kept; you can continue the conversation."),
@@ -137,18 +171,20 @@ fn skipped(limit: u32) -> Executed {
 async fn request(st: &AgentState) -> Result<EventStream, ProviderError> {
     let base = std::time::Duration::from_millis(st.config.retry_base_delay_ms);
     let mut attempt = 0;
+    // External tools found so far (a discovery in progress is waited for, briefly).
+    let schemas = st.registry.ready_schemas().await;
     loop {
         let req = Request {
             model: &st.model,
             system: &st.system_prompt,
             messages: &st.conversation.messages,
-            tools: &st.schemas,
+            tools: &schemas,
         };
         match st.provider.stream(req).await {
             Ok(s) => return Ok(s),
             Err(e) if e.is_retryable() && attempt < st.config.max_retries => {
                 attempt += 1;
-                let wait = retry::delay(attempt, base, e.retry_after());
+                let wait = crate::backoff::delay(attempt, base, crate::backoff::MAX_BACKOFF, e.retry_after());
                 st.emit(Event::Retrying {
                     attempt,
                     in_secs: wait.as_secs_f64(),
@@ -161,15 +197,7 @@ async fn request(st: &AgentState) -> Result<EventStream, ProviderError> {
     }
 }
 
-/// The error as the user should read it, with what to do about it.
+/// The error as the user should read it, with what to do about it (the provider knows).
 fn describe(st: &AgentState, e: &ProviderError) -> String {
-    match e {
-        ProviderError::MissingKey { .. } => st.config.setup_hint().join("\n"),
-        ProviderError::Auth { .. } if st.config.api_key.is_none() => format!(
-            "{e}\nSet it with `export {}=...`, or point ikigai at another server with --base-url.",
-            st.config.api_key_env
-        ),
-        ProviderError::Connect { .. } => format!("{e}\nIs the server running? Check base_url (--base-url)."),
-        _ => e.to_string(),
-    }
+    st.provider.describe(e)
 }

@@ -4,7 +4,9 @@
 use futures_util::StreamExt;
 use serde_json::json;
 
+use super::guard::{RepeatGuard, repeated_envelope};
 use super::limit::{self, Action};
+use crate::provider::text_protocol::decode::is_recovered_id;
 use super::state::AgentState;
 use crate::message::Message;
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
@@ -53,6 +55,8 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     let limit = st.config.max_tool_turns;
     let mut executed: u32 = 0;
     let mut limit_reached = false;
+    let mut guard = RepeatGuard::new(st.config.max_identical_calls);
+    let mut guard_noticed = false;
     loop {
         let mut stream = match request(st).await {
             Ok(s) => s,
@@ -74,7 +78,19 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 Ok(StreamEvent::Reasoning { text, opaque }) => {
                     reasoning.block(text, opaque, st.provider.name())
                 }
-                Ok(StreamEvent::ToolCall { id, name, arguments }) => calls.push(Call { id, name, arguments }),
+                Ok(StreamEvent::ToolCall { id, name, arguments }) => {
+                    // Text and reasoning before a call stay before it; text after it, after.
+                    for m in std::mem::take(&mut reasoning).finish(st.provider.name()) {
+                        st.append(m);
+                    }
+                    st.flush_partial();
+                    st.append(Message::tool_call(&id, &name, &arguments));
+                    if is_recovered_id(&id) {
+                        st.marker(MarkerKind::Recovered, json!({"tool_call_id": id}));
+                    }
+                    calls.push(Call { id, name, arguments });
+                }
+                Ok(StreamEvent::Notice(text)) => st.notice(NoticeLevel::Warning, text),
                 Ok(StreamEvent::Usage { input, output, .. }) => {
                     st.usage.0 += input;
                     st.usage.1 += output;
@@ -99,6 +115,11 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 NoticeLevel::Error,
                 format!("{e}. The answer so far was kept; you can continue the conversation."),
             );
+            if !calls.is_empty() {
+                // Calls that were announced but never run are answered, so the history
+                // stays valid for every vendor.
+                st.interrupt();
+            }
             return TurnEndReason::Interrupted;
         }
         if calls.is_empty() {
@@ -107,9 +128,6 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 return TurnEndReason::Limit;
             }
             return TurnEndReason::Done;
-        }
-        for c in &calls {
-            st.append(Message::tool_call(&c.id, &c.name, &c.arguments));
         }
         let plan = limit::plan(executed, limit, calls.len());
         for (c, action) in calls.iter().zip(plan) {
@@ -120,6 +138,20 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             });
             let done = match action {
                 Action::Skip => skipped(limit),
+                _ if !guard.allow(&c.name, &c.arguments) => {
+                    if !guard_noticed {
+                        guard_noticed = true;
+                        st.notice(
+                            NoticeLevel::Warning,
+                            format!(
+                                "{} was asked for again with the same arguments; not run again (max_identical_calls = {})",
+                                c.name,
+                                guard.max()
+                            ),
+                        );
+                    }
+                    repeated(&c.name, guard.max())
+                }
                 Action::Execute | Action::ExecuteLast => {
                     let mut done = st.registry.execute(&c.name, &c.arguments, &st.tool_ctx).await;
                     executed += 1;
@@ -153,6 +185,15 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     }
 }
 
+/// The result of a repeated call that was not run again.
+fn repeated(name: &str, times: u32) -> Executed {
+    Executed {
+        summary: "not run again: identical to an earlier call".to_string(),
+        envelope: repeated_envelope(name, times),
+        success: false,
+    }
+}
+
 /// The result of a call that was not run because the limit was reached.
 fn skipped(limit: u32) -> Executed {
     let mut envelope = json!({
@@ -179,6 +220,7 @@ async fn request(st: &AgentState) -> Result<EventStream, ProviderError> {
             system: &st.system_prompt,
             messages: &st.conversation.messages,
             tools: &schemas,
+            stop: &[],
         };
         match st.provider.stream(req).await {
             Ok(s) => return Ok(s),

@@ -28,6 +28,8 @@ pub struct Request<'a> {
     pub system: &'a str,
     pub messages: &'a [Message],
     pub tools: &'a [ToolSchema],
+    /// Stop sequences (the text protocol's closing tag); empty for none.
+    pub stop: &'a [String],
 }
 
 /// Why a response ended, in canonical terms.
@@ -76,6 +78,9 @@ impl FinishReason {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StreamEvent {
     TextDelta(String),
+    /// Something the user should know about this response (a tag that was not run, a
+    /// recovered call, a protocol switch); shown as a warning, never sent to the model.
+    Notice(String),
     /// Visible reasoning text, for display (never mixed into the answer).
     ReasoningDelta(String),
     /// A finished reasoning block to store: its whole visible text and the provider's

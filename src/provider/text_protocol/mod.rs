@@ -3,6 +3,8 @@
 //! Knows no vendor wire format; it works on canonical messages and `StreamEvent`s.
 
 pub mod calls;
+pub mod decode;
 pub mod recover;
 pub mod render;
 pub mod tags;
+pub mod wrapper;

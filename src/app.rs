@@ -88,6 +88,7 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
         model: cli.model.clone(),
         base_url: cli.base_url.clone(),
         max_tool_turns: cli.max_tool_turns,
+        tool_protocol: cli.tool_protocol.clone(),
     };
     let mut config = crate::config::Config::load(&overrides)?;
     crate::provider::resolve(&mut config, &|k| std::env::var(k).ok())

@@ -36,6 +36,11 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub max_tool_turns: Option<u32>,
 
+    /// How the model calls tools: `native` (the API's tool calls) or `text` (the
+    /// SYSTEM.EXEC protocol in plain text, for models without tool calling).
+    #[arg(long, value_name = "native|text", value_parser = ["native", "text"])]
+    pub tool_protocol: Option<String>,
+
     /// Print one JSON object per line for every event (scripted mode).
     #[arg(long)]
     pub json: bool,

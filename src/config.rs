@@ -83,6 +83,12 @@ pub struct ProviderSection {
     pub temperature: Option<f64>,
     pub reasoning_effort: Option<String>,
     pub max_output_tokens: Option<u64>,
+    /// `native` (default) or `text` (the SYSTEM.EXEC protocol).
+    pub tool_protocol: Option<String>,
+    /// Text protocol: `prefill` (continue the assistant message) or `user`.
+    pub text_protocol_continue: Option<String>,
+    /// Native mode: turn a whole-response JSON tool call written as text into a call.
+    pub recover_text_tool_calls: Option<bool>,
 }
 
 /// The config file as written; every key optional, unknown keys rejected.
@@ -104,6 +110,8 @@ pub struct FileConfig {
     pub system_prompt_file: Option<PathBuf>,
     pub database_url: Option<String>,
     pub tool_result_lines: Option<usize>,
+    pub tool_protocol: Option<String>,
+    pub max_identical_calls: Option<u32>,
     pub max_response_bytes: Option<usize>,
     pub response_timeout_secs: Option<u64>,
     #[serde(default)]
@@ -134,6 +142,7 @@ pub struct Overrides {
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub max_tool_turns: Option<u32>,
+    pub tool_protocol: Option<String>,
 }
 
 /// The effective, validated settings.
@@ -179,6 +188,10 @@ pub struct Config {
     pub database_url: Option<Secret>,
     /// Lines of a tool result the TUI shows; 0 = all.
     pub tool_result_lines: usize,
+    /// `native` or `text` for the selected provider (over its section); `None` = its default.
+    pub tool_protocol: Option<String>,
+    /// How often one turn may run an identical call (same tool and arguments); 0 = no limit.
+    pub max_identical_calls: u32,
     /// Variables passed to tool processes although their names look secret.
     pub tool_env_pass: Vec<String>,
     /// More variables kept from tool processes: case-insensitive globs on the name.
@@ -234,6 +247,8 @@ impl Config {
             system_prompt: None,
             database_url: None,
             tool_result_lines: 0,
+            tool_protocol: None,
+            max_identical_calls: 2,
             tool_env_pass: Vec::new(),
             tool_env_exclude: Vec::new(),
             tool_schema_timeout_ms: 1000,
@@ -314,6 +329,10 @@ impl Config {
         set(&mut self.max_retries, f.max_retries);
         set(&mut self.retry_base_delay_ms, f.retry_base_delay_ms);
         set(&mut self.tool_result_lines, f.tool_result_lines);
+        set(&mut self.max_identical_calls, f.max_identical_calls);
+        if f.tool_protocol.is_some() {
+            self.tool_protocol = f.tool_protocol;
+        }
         set(&mut self.max_response_bytes, f.max_response_bytes);
         set(&mut self.response_timeout_secs, f.response_timeout_secs);
         self.providers = f.providers;
@@ -379,6 +398,9 @@ impl Config {
             self.base_url_from_env = false;
         }
         set(&mut self.max_tool_turns, o.max_tool_turns);
+        if o.tool_protocol.is_some() {
+            self.tool_protocol = o.tool_protocol.clone();
+        }
     }
 
     fn validate(&mut self) -> Result<(), ConfigError> {
@@ -401,6 +423,23 @@ impl Config {
         }
         if self.response_timeout_secs == 0 {
             return Err(invalid("response_timeout_secs", "must be at least 1"));
+        }
+        let protocols = self
+            .tool_protocol
+            .iter()
+            .chain(self.providers.values().filter_map(|p| p.tool_protocol.as_ref()));
+        for p in protocols {
+            if !matches!(p.as_str(), "native" | "text") {
+                return Err(invalid("tool_protocol", &format!("`{p}` is not `native` or `text`")));
+            }
+        }
+        for c in self.providers.values().filter_map(|p| p.text_protocol_continue.as_ref()) {
+            if !matches!(c.as_str(), "prefill" | "user") {
+                return Err(invalid(
+                    "text_protocol_continue",
+                    &format!("`{c}` is not `prefill` or `user`"),
+                ));
+            }
         }
         if self.max_tool_turns == 0 {
             return Err(invalid("max_tool_turns", "must be at least 1"));
@@ -500,6 +539,11 @@ impl Config {
             ),
             ("database".into(), db),
             ("tool_result_lines".into(), self.tool_result_lines.to_string()),
+            (
+                "tool_protocol".into(),
+                self.tool_protocol.clone().unwrap_or_else(|| "provider default".into()),
+            ),
+            ("max_identical_calls".into(), self.max_identical_calls.to_string()),
         ]
     }
 }

@@ -28,6 +28,7 @@ pub async fn replay(name: &str) -> (Vec<StreamEvent>, Option<ProviderError>) {
         system: "",
         messages: &msgs,
         tools: &[],
+        stop: &[],
     };
     let mut stream = provider.stream(req).await.unwrap();
     let mut events = Vec::new();
@@ -375,6 +376,7 @@ async fn a_body_cut_before_finish_is_reported_not_silently_accepted() {
         system: "",
         messages: &msgs,
         tools: &[],
+        stop: &[],
     };
     let items: Vec<_> = provider.stream(req).await.unwrap().collect().await;
     assert_eq!(items[0], Ok(StreamEvent::TextDelta("one ".into())));
@@ -402,6 +404,7 @@ async fn malformed_chunks_end_the_stream_with_a_clear_error() {
         system: "",
         messages: &msgs,
         tools: &[],
+        stop: &[],
     };
     let items: Vec<_> = provider.stream(req).await.unwrap().collect().await;
     assert_eq!(items[0], Ok(StreamEvent::TextDelta("ok".into())));

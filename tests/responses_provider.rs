@@ -39,6 +39,7 @@ async fn replay(name: &str) -> (Vec<StreamEvent>, Option<ProviderError>) {
         system: "",
         messages: &msgs,
         tools: &[],
+        stop: &[],
     };
     let mut stream = p.stream(req).await.unwrap();
     let mut events = Vec::new();
@@ -279,6 +280,7 @@ async fn reasoning_from_another_provider_is_not_sent() {
         system: "",
         messages: &msgs,
         tools: &[],
+        stop: &[],
     };
     let mut s = p.stream(req).await.unwrap();
     while s.next().await.is_some() {}

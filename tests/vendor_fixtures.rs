@@ -43,6 +43,7 @@ async fn run(provider: &dyn Provider, model: &str) -> (Vec<StreamEvent>, Option<
         system: "",
         messages: &msgs,
         tools: &[],
+        stop: &[],
     };
     let mut stream = match provider.stream(req).await {
         Ok(s) => s,

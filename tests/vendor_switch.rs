@@ -35,6 +35,7 @@ async fn events(p: &dyn Provider, model: &str, history: &[Message]) -> Vec<Strea
         system: "You are a test.",
         messages: history,
         tools: &tools,
+        stop: &[],
     };
     let mut s = p.stream(req).await.unwrap();
     let mut out = Vec::new();

@@ -2,6 +2,7 @@
 //! it only through `Op` and `Event`; cancelling drops the turn in flight.
 
 pub mod commands;
+pub mod guard;
 pub mod limit;
 pub mod prompt;
 pub mod resume;

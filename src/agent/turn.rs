@@ -4,7 +4,9 @@
 use futures_util::StreamExt;
 use serde_json::json;
 
+use super::guard::{RepeatGuard, repeated_envelope};
 use super::limit::{self, Action};
+use crate::provider::text_protocol::decode::is_recovered_id;
 use super::state::AgentState;
 use crate::message::{Message, fresh_call_id};
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
@@ -53,6 +55,8 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     let limit = st.config.max_tool_turns;
     let mut executed: u32 = 0;
     let mut limit_reached = false;
+    let mut guard = RepeatGuard::new(st.config.max_identical_calls);
+    let mut guard_noticed = false;
     loop {
         let mut stream = match request(st).await {
             Ok(s) => s,
@@ -75,7 +79,20 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 Ok(StreamEvent::Reasoning { text, opaque }) => {
                     reasoning.block(text, opaque, st.provider.name())
                 }
-                Ok(StreamEvent::ToolCall { id, name, arguments }) => calls.push(Call { id, name, arguments }),
+                Ok(StreamEvent::ToolCall { id, name, arguments }) => {
+                    let id = unique_id(st, id);
+                    // Text and reasoning before a call stay before it; text after it, after.
+                    for m in std::mem::take(&mut reasoning).finish(st.provider.name()) {
+                        st.append(m);
+                    }
+                    st.flush_partial();
+                    st.append(Message::tool_call(&id, &name, &arguments));
+                    if is_recovered_id(&id) {
+                        st.marker(MarkerKind::Recovered, json!({"tool_call_id": id}));
+                    }
+                    calls.push(Call { id, name, arguments });
+                }
+                Ok(StreamEvent::Notice(text)) => st.notice(NoticeLevel::Warning, text),
                 Ok(StreamEvent::Usage { input, output, .. }) => {
                     st.usage.0 += input;
                     st.usage.1 += output;
@@ -100,6 +117,11 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 NoticeLevel::Error,
                 format!("{e}. The answer so far was kept; you can continue the conversation."),
             );
+            if !calls.is_empty() {
+                // Calls that were announced but never run are answered, so the history
+                // stays valid for every vendor.
+                st.interrupt();
+            }
             return TurnEndReason::Interrupted;
         }
         let cut_off = finish == Some(FinishReason::Length);
@@ -109,16 +131,12 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 "The answer was cut off by the model's output token limit (finish_reason: length).",
             );
         }
-        unique_ids(st, &mut calls);
         if calls.is_empty() {
             if limit_reached {
                 st.notice(NoticeLevel::Warning, envelope::limit_message(limit));
                 return TurnEndReason::Limit;
             }
             return TurnEndReason::Done;
-        }
-        for c in &calls {
-            st.append(Message::tool_call(&c.id, &c.name, &c.arguments));
         }
         let plan = limit::plan(executed, limit, calls.len());
         let last = calls.len() - 1;
@@ -132,6 +150,20 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 // The output limit cut the response inside its last call: never run it.
                 _ if cut_off && i == last => cut_off_call(&c.arguments),
                 Action::Skip => skipped(limit),
+                _ if !guard.allow(&c.name, &c.arguments) => {
+                    if !guard_noticed {
+                        guard_noticed = true;
+                        st.notice(
+                            NoticeLevel::Warning,
+                            format!(
+                                "{} was asked for again with the same arguments; not run again (max_identical_calls = {})",
+                                c.name,
+                                guard.max()
+                            ),
+                        );
+                    }
+                    repeated(&c.name, guard.max())
+                }
                 Action::Execute | Action::ExecuteLast => {
                     let (mut done, stderr) = st
                         .registry
@@ -174,15 +206,23 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     }
 }
 
-/// Every call gets an id unique in the session: a missing id or one already used (in the
-/// conversation or earlier in this response) is replaced by a fresh one.
-fn unique_ids(st: &AgentState, calls: &mut [Call]) {
-    let mut seen: Vec<String> = Vec::new();
-    for c in calls.iter_mut() {
-        if c.id.is_empty() || seen.contains(&c.id) || st.conversation.has_call_id(&c.id) {
-            c.id = fresh_call_id();
-        }
-        seen.push(c.id.clone());
+/// The result of a repeated call that was not run again.
+fn repeated(name: &str, times: u32) -> Executed {
+    Executed {
+        summary: "not run again: identical to an earlier call".to_string(),
+        envelope: repeated_envelope(name, times),
+        success: false,
+    }
+}
+
+/// An id unique in the session: a missing id, or one already used in the conversation
+/// (earlier calls of this response included, as they are appended when they arrive), is
+/// replaced by a fresh one.
+fn unique_id(st: &AgentState, id: String) -> String {
+    if id.is_empty() || st.conversation.has_call_id(&id) {
+        fresh_call_id()
+    } else {
+        id
     }
 }
 
@@ -230,6 +270,7 @@ async fn request(st: &AgentState) -> Result<EventStream, ProviderError> {
             system: &st.system_prompt,
             messages: &st.conversation.messages,
             tools: &schemas,
+            stop: &[],
         };
         match st.provider.stream(req).await {
             Ok(s) => return Ok(s),

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::presets::{self, WireKind};
+use super::text_protocol::render::Continuation;
+use super::text_protocol::wrapper::{ToolMode, ToolProtocol};
 use super::{Provider, ProviderError};
 use crate::config::{Config, Secret};
 
@@ -59,6 +61,8 @@ pub struct Spec {
     pub max_response_bytes: usize,
     /// Longest one response may take, request to end.
     pub response_timeout: Duration,
+    /// Native tool calls or the text protocol, and how text-mode output is continued.
+    pub tool_mode: ToolMode,
 }
 
 /// Every provider name the user can choose: the presets, then the sections' own names.
@@ -167,7 +171,9 @@ pub fn spec_for(
     // unless the user's section names a key variable.
     let own_endpoint = preset_url.as_deref() == Some(base_url.as_str());
     let key_required = !api_key_env.is_empty() && (own_endpoint || sec.api_key_env.is_some());
+    let tool_mode = tool_mode(config, &sec, name, kind, is_selected, &base_url);
     Ok(Spec {
+        tool_mode,
         name: name.to_string(),
         kind,
         base_url,
@@ -189,6 +195,46 @@ pub fn spec_for(
         max_response_bytes: config.max_response_bytes,
         response_timeout: Duration::from_secs(config.response_timeout_secs),
     })
+}
+
+/// The local servers: small models that often write tool calls as text.
+const LOCAL_PRESETS: [&str; 4] = ["ollama", "llamacpp", "vllm", "lmstudio"];
+
+/// A profile's tool protocol: the flag or top-level `tool_protocol` (selected provider
+/// only) over its section, then the defaults: recovery of text tool calls on for local
+/// servers (a local preset or a loopback URL), prefill continuation where the server
+/// continues a final assistant message (llama.cpp, Ollama, loopback servers, Anthropic).
+fn tool_mode(
+    config: &Config,
+    sec: &crate::config::ProviderSection,
+    name: &str,
+    kind: WireKind,
+    is_selected: bool,
+    base_url: &str,
+) -> ToolMode {
+    let loopback = reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .is_some_and(|h| h == "localhost" || h == "[::1]" || h.starts_with("127."));
+    let local = LOCAL_PRESETS.contains(&name) || loopback;
+    let protocol = config
+        .tool_protocol
+        .as_deref()
+        .filter(|_| is_selected)
+        .or(sec.tool_protocol.as_deref());
+    let prefill = matches!(name, "llamacpp" | "ollama")
+        || (loopback && kind == WireKind::OpenAiChat)
+        || kind == WireKind::Anthropic;
+    let continuation = sec
+        .text_protocol_continue
+        .as_deref()
+        .and_then(Continuation::parse)
+        .unwrap_or(if prefill { Continuation::Prefill } else { Continuation::User });
+    ToolMode {
+        text: protocol == Some("text"),
+        continuation,
+        recover: sec.recover_text_tool_calls.unwrap_or(local),
+    }
 }
 
 /// Fills the selected provider's effective values into `config` (provider, kind, base URL,
@@ -244,6 +290,14 @@ pub fn build_named(
 
 /// One match arm per wire kind: the extension point for new provider kinds.
 pub fn build_spec(spec: Spec) -> Result<Arc<dyn Provider>, SetupError> {
+    let mode = spec.tool_mode;
+    let inner = build_kind(spec)?;
+    // Every provider goes through the tool-protocol wrapper: it passes native calls
+    // through and switches to the text protocol when the model cannot take tools.
+    Ok(Arc::new(ToolProtocol::new(inner, mode)))
+}
+
+fn build_kind(spec: Spec) -> Result<Arc<dyn Provider>, SetupError> {
     let fail = |spec: &Spec, e: ProviderError| SetupError::Other {
         name: spec.name.clone(),
         message: e.to_string(),

@@ -13,6 +13,7 @@ pub mod openai;
 pub mod presets;
 pub mod responses;
 pub mod sse;
+pub mod text_protocol;
 
 pub use factory::{SetupError, Spec, build, resolve};
 
@@ -31,6 +32,8 @@ pub struct Request<'a> {
     pub system: &'a str,
     pub messages: &'a [Message],
     pub tools: &'a [ToolSchema],
+    /// Stop sequences (the text protocol's closing tag); empty for none.
+    pub stop: &'a [String],
 }
 
 /// Why a response ended, in canonical terms.
@@ -79,6 +82,9 @@ impl FinishReason {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StreamEvent {
     TextDelta(String),
+    /// Something the user should know about this response (a tag that was not run, a
+    /// recovered call, a protocol switch); shown as a warning, never sent to the model.
+    Notice(String),
     /// Visible reasoning text, for display (never mixed into the answer).
     ReasoningDelta(String),
     /// A finished reasoning block to store: its whole visible text and the provider's

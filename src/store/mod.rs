@@ -44,6 +44,8 @@ pub enum MarkerKind {
     Interrupted,
     /// `/new` started over in a fresh session: `{previous}`.
     New,
+    /// A tool call the model wrote as text was recovered into a real call: `{tool_call_id}`.
+    Recovered,
     /// A kind this binary does not know (written by a newer ikigai); kept, ignored.
     Other(String),
 }
@@ -55,6 +57,7 @@ impl MarkerKind {
             MarkerKind::Usage => "usage",
             MarkerKind::Interrupted => "interrupted",
             MarkerKind::New => "new",
+            MarkerKind::Recovered => "recovered",
             MarkerKind::Other(s) => s,
         }
     }
@@ -65,6 +68,7 @@ impl MarkerKind {
             "usage" => MarkerKind::Usage,
             "interrupted" => MarkerKind::Interrupted,
             "new" => MarkerKind::New,
+            "recovered" => MarkerKind::Recovered,
             other => MarkerKind::Other(other.to_string()),
         }
     }

@@ -33,6 +33,9 @@ pub fn body(req: &Request<'_>, opts: &Options<'_>) -> Value {
         "stream": true,
         "messages": messages(req.messages, opts.name),
     });
+    if !req.stop.is_empty() {
+        body["stop_sequences"] = json!(req.stop);
+    }
     if !system.is_empty() {
         body["system"] = json!([{"type": "text", "text": system, "cache_control": ephemeral()}]);
     }
@@ -315,6 +318,7 @@ mod tests {
                     system: "",
                     messages: h,
                     tools: &tools,
+                    stop: &[],
                 },
                 &opts,
             )

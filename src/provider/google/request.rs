@@ -68,6 +68,9 @@ pub fn body(req: &Request<'_>, opts: &Options<'_>) -> Value {
     if let Some(t) = opts.temperature {
         config.insert("temperature".into(), json!(t));
     }
+    if !req.stop.is_empty() {
+        config.insert("stopSequences".into(), json!(req.stop));
+    }
     if let Some(t) = &opts.thinking {
         config.insert("thinkingConfig".into(), t.clone());
     }

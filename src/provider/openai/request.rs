@@ -13,6 +13,9 @@ pub fn body(req: &Request<'_>) -> Value {
         "stream": true,
         "stream_options": {"include_usage": true},
     });
+    if !req.stop.is_empty() {
+        body["stop"] = json!(req.stop);
+    }
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req
             .tools
@@ -102,6 +105,7 @@ mod tests {
             system: "sys",
             messages: &msgs,
             tools: &tools,
+            stop: &[],
         };
         let b = body(&req);
         assert_eq!(b["stream"], true);
@@ -133,6 +137,7 @@ mod tests {
             system: "",
             messages: &msgs,
             tools: &[],
+            stop: &[],
         };
         let b = body(&req);
         let args = b["messages"][1]["tool_calls"][0]["function"]["arguments"]
@@ -150,6 +155,7 @@ mod tests {
             system: "",
             messages: &msgs,
             tools: &[],
+            stop: &[],
         };
         let b = body(&req);
         assert!(b.get("tool_choice").is_none());

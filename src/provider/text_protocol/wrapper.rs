@@ -1,0 +1,218 @@
+//! `ToolProtocol`: a provider wrapper that makes any provider work for models without
+//! native tool calls. In text mode it rewrites the request (tools as tagged text in the
+//! system prompt and history, no native tools, the closing tag as a stop sequence) and
+//! decodes tags in the response into `ToolCall`s; in native mode it passes through,
+//! optionally recovering calls written as JSON text, and falls back to text mode for the
+//! session when the server says the model does not support tools. The agent loop never
+//! knows which protocol is in use.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+
+use super::decode::{RecoveryDecoder, TextDecoder};
+use super::render::{Continuation, instructions, rewrite};
+use super::tags::EXEC_CLOSE;
+use crate::message::Message;
+use crate::provider::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
+
+/// How a provider profile handles tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolMode {
+    /// Start in text mode (`tool_protocol = "text"`).
+    pub text: bool,
+    pub continuation: Continuation,
+    /// Native mode: turn a whole-response JSON call into a real call.
+    pub recover: bool,
+}
+
+impl Default for ToolMode {
+    fn default() -> Self {
+        ToolMode {
+            text: false,
+            continuation: Continuation::User,
+            recover: false,
+        }
+    }
+}
+
+pub struct ToolProtocol {
+    inner: Arc<dyn Provider>,
+    text: AtomicBool,
+    mode: ToolMode,
+}
+
+impl ToolProtocol {
+    pub fn new(inner: Arc<dyn Provider>, mode: ToolMode) -> Self {
+        ToolProtocol {
+            inner,
+            text: AtomicBool::new(mode.text),
+            mode,
+        }
+    }
+
+    /// True while requests use the text protocol.
+    pub fn is_text(&self) -> bool {
+        self.text.load(Ordering::Relaxed)
+    }
+
+    async fn stream_text(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
+        let system = format!("{}{}", request.system, instructions(request.tools));
+        let messages: Vec<Message> = rewrite(request.messages, self.mode.continuation);
+        let stop = [EXEC_CLOSE.to_string()];
+        let inner = self
+            .inner
+            .stream(Request {
+                model: request.model,
+                system: &system,
+                messages: &messages,
+                tools: &[],
+                stop: &stop,
+            })
+            .await?;
+        let decoder = TextDecoder::new(request.tools.to_vec());
+        Ok(text_stream(inner, decoder))
+    }
+}
+
+/// Whether a rejection says the model cannot take tools (Ollama: "does not support
+/// tools"; others word it alike).
+pub fn is_tools_unsupported(e: &ProviderError) -> bool {
+    let text = match e {
+        ProviderError::Rejected { message, .. } => message,
+        ProviderError::Api(message) => message,
+        _ => return false,
+    };
+    let t = text.to_ascii_lowercase();
+    (t.contains("support") && (t.contains("tools") || t.contains("tool call") || t.contains("function")))
+        || t.contains("tools are not supported")
+        || t.contains("tool use is not supported")
+}
+
+#[async_trait]
+impl Provider for ToolProtocol {
+    fn spec(&self) -> &Spec {
+        self.inner.spec()
+    }
+
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn setup_hint(&self) -> Vec<String> {
+        self.inner.setup_hint()
+    }
+
+    fn describe(&self, e: &ProviderError) -> String {
+        self.inner.describe(e)
+    }
+
+    async fn models(&self) -> Result<Vec<String>, ProviderError> {
+        self.inner.models().await
+    }
+
+    async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
+        if self.is_text() {
+            return self.stream_text(request).await;
+        }
+        match self.inner.stream(request).await {
+            Err(e) if !request.tools.is_empty() && is_tools_unsupported(&e) => {
+                self.text.store(true, Ordering::Relaxed);
+                let s = self.stream_text(request).await?;
+                let notice = StreamEvent::Notice(format!(
+                    "{} does not support native tool calls; using the text protocol for this session",
+                    request.model
+                ));
+                Ok(Box::pin(futures_util::stream::iter([Ok(notice)]).chain(s)))
+            }
+            Ok(s) if self.mode.recover && !request.tools.is_empty() => {
+                Ok(recovery_stream(s, RecoveryDecoder::new(request.tools.to_vec())))
+            }
+            other => other,
+        }
+    }
+}
+
+/// The inner stream through a `TextDecoder`; it stops reading once a command completed.
+fn text_stream(inner: EventStream, decoder: TextDecoder) -> EventStream {
+    struct St {
+        inner: Option<EventStream>,
+        d: TextDecoder,
+        out: VecDeque<Result<StreamEvent, ProviderError>>,
+        finished: bool,
+    }
+    let st = St {
+        inner: Some(inner),
+        d: decoder,
+        out: VecDeque::new(),
+        finished: false,
+    };
+    Box::pin(futures_util::stream::unfold(st, |mut st| async move {
+        loop {
+            if let Some(item) = st.out.pop_front() {
+                return Some((item, st));
+            }
+            if st.finished {
+                return None;
+            }
+            let next = match st.inner.as_mut() {
+                Some(s) if !st.d.stopped() => s.next().await,
+                _ => None,
+            };
+            match next {
+                Some(Ok(ev)) => {
+                    let is_end = matches!(ev, StreamEvent::Finished { .. });
+                    st.out.extend(st.d.push(ev).into_iter().map(Ok));
+                    st.finished = is_end;
+                }
+                Some(Err(e)) => {
+                    // Keep what was safe to show; never run a command from a broken stream.
+                    st.out.extend(
+                        st.d.finish()
+                            .into_iter()
+                            .filter(|e| !matches!(e, StreamEvent::Finished { .. }))
+                            .map(Ok),
+                    );
+                    st.out.push_back(Err(e));
+                    st.finished = true;
+                }
+                None => {
+                    // Drop the inner stream: a completed command ends this response.
+                    st.inner = None;
+                    st.out.extend(st.d.finish().into_iter().map(Ok));
+                    st.finished = true;
+                }
+            }
+        }
+    }))
+}
+
+/// The inner stream through a `RecoveryDecoder`.
+fn recovery_stream(inner: EventStream, decoder: RecoveryDecoder) -> EventStream {
+    let st = (inner, decoder, VecDeque::new(), false);
+    Box::pin(futures_util::stream::unfold(st, |(mut inner, mut d, mut out, mut done)| async move {
+        loop {
+            if let Some(item) = out.pop_front() {
+                return Some((item, (inner, d, out, done)));
+            }
+            if done {
+                return None;
+            }
+            match inner.next().await {
+                Some(Ok(ev)) => out.extend(d.push(ev).into_iter().map(Ok)),
+                Some(Err(e)) => {
+                    out.extend(d.finish().into_iter().map(Ok));
+                    out.push_back(Err(e));
+                    done = true;
+                }
+                None => {
+                    out.extend(d.finish().into_iter().map(Ok));
+                    done = true;
+                }
+            }
+        }
+    }))
+}

@@ -133,7 +133,7 @@ fn processes_that_leave_the_tool_group_die_with_the_call() {
     fake.push(bash_call(
         "call_1",
         "setsid sleep 100.4321 & echo $!; set -m; sleep 100.4321 & echo $!; set +m; \
-         setsid bash -c 'sleep 100.4321 & echo $!'",
+         setsid -w bash -c 'sleep 100.4321 & echo $!'",
     ));
     // The next call runs while ikigai is still alive: the escaped processes are already
     // gone, not merely cleaned up at exit.

@@ -85,10 +85,10 @@ pub fn become_subreaper() -> bool {
     nix::sys::prctl::set_child_subreaper(true).is_ok()
 }
 
-/// The calls in flight in this process: (process group, marker).
-static RUNNING: Mutex<Vec<(Pid, String)>> = Mutex::new(Vec::new());
+/// The calls in flight in this process: (process group, marker, start in clock ticks).
+static RUNNING: Mutex<Vec<(Pid, String, u64)>> = Mutex::new(Vec::new());
 
-fn running() -> std::sync::MutexGuard<'static, Vec<(Pid, String)>> {
+fn running() -> std::sync::MutexGuard<'static, Vec<(Pid, String, u64)>> {
     RUNNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -96,10 +96,10 @@ fn running() -> std::sync::MutexGuard<'static, Vec<(Pid, String)>> {
 /// process carrying its marker — for a front end that must stop at once (SIGTERM, SIGHUP).
 /// The calls themselves then finish as killed. Returns how many calls were running.
 pub fn kill_running() -> usize {
-    let calls: Vec<(Pid, String)> = running().clone();
-    for (pgid, marker) in &calls {
+    let calls: Vec<(Pid, String, u64)> = running().clone();
+    for (pgid, marker, since) in &calls {
         let _ = killpg(*pgid, Signal::SIGKILL);
-        kill_marked(marker);
+        kill_marked(marker, *since);
     }
     calls.len()
 }
@@ -118,6 +118,8 @@ fn next_marker() -> String {
 struct CallGuard {
     pgid: Pid,
     marker: String,
+    /// Clock ticks since boot just before the spawn: older processes are not the call's.
+    since: u64,
     group_armed: bool,
     done: bool,
 }
@@ -133,13 +135,13 @@ impl CallGuard {
     /// Kills the group and every process carrying the marker; returns the pids killed.
     fn kill_all(&mut self) -> Vec<Pid> {
         self.kill_group();
-        kill_marked(&self.marker)
+        kill_marked(&self.marker, self.since)
     }
 }
 
 impl Drop for CallGuard {
     fn drop(&mut self) {
-        running().retain(|(p, _)| *p != self.pgid);
+        running().retain(|(p, _, _)| *p != self.pgid);
         if self.done {
             return;
         }
@@ -164,6 +166,7 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
         }
     };
     let marker = next_marker();
+    let since = ticks_now().saturating_sub(2);
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
@@ -188,10 +191,11 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
         .ok_or_else(|| io::Error::other("the process exited before it could be watched"))?;
     let pid = Pid::from_raw(pid as i32);
     // Registered while the main process is unreaped, so the group id stays ours.
-    running().push((pid, marker.clone()));
+    running().push((pid, marker.clone(), since));
     let mut guard = CallGuard {
         pgid: pid,
         marker,
+        since,
         group_armed: true,
         done: false,
     };
@@ -261,7 +265,7 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     if let (false, Some(rx), Some(e)) = (err_eof, err_rx.as_ref(), err.as_mut()) {
         drain(rx, e, &mut err_chunk);
     }
-    running().retain(|(p, _)| *p != pid);
+    running().retain(|(p, _, _)| *p != pid);
     let status = child.wait().await;
     guard.group_armed = false;
     guard.done = true;
@@ -313,15 +317,26 @@ fn drain(rx: &pipe::Receiver, out: &mut CappedBuf, chunk: &mut [u8]) {
     }
 }
 
-/// Kills (SIGKILL) every process whose environment carries `CALL_MARKER=marker`, until no
-/// live one is left (a process may fork while we look). Only processes this user may read
-/// are seen, which are the only ones a tool could have started.
-pub fn kill_marked(marker: &str) -> Vec<Pid> {
+/// Clock ticks (USER_HZ, 100 per second on Linux) since boot, as /proc/PID/stat counts
+/// process start times; 0 when /proc/uptime cannot be read (then nothing is filtered).
+fn ticks_now() -> u64 {
+    std::fs::read_to_string("/proc/uptime")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0, |secs| (secs * 100.0) as u64)
+}
+
+/// Kills (SIGKILL) every process started at or after `since` (clock ticks since boot)
+/// whose environment carries `CALL_MARKER=marker`, until no live one is left (a process may
+/// fork while we look). Only processes this user may read are seen, which are the only ones
+/// a tool could have started; older ones are skipped without reading their environment
+/// (which can wait on a busy process's memory lock).
+pub fn kill_marked(marker: &str, since: u64) -> Vec<Pid> {
     let needle = format!("{CALL_MARKER}={marker}");
     let me = std::process::id();
     let mut killed = Vec::new();
     for _ in 0..16 {
-        let found = marked(needle.as_bytes(), me);
+        let found = marked(needle.as_bytes(), me, since);
         if found.is_empty() {
             break;
         }
@@ -336,7 +351,7 @@ pub fn kill_marked(marker: &str) -> Vec<Pid> {
 }
 
 /// Live processes (zombies have no environment) with the exact entry `needle`.
-fn marked(needle: &[u8], me: u32) -> Vec<Pid> {
+fn marked(needle: &[u8], me: u32, since: u64) -> Vec<Pid> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -346,6 +361,9 @@ fn marked(needle: &[u8], me: u32) -> Vec<Pid> {
             continue;
         };
         if pid == me {
+            continue;
+        }
+        if since > 0 && start_ticks(pid).is_some_and(|t| t < since) {
             continue;
         }
         let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
@@ -380,6 +398,12 @@ fn reap(killed: &[Pid], main: Pid) {
             std::thread::sleep(Duration::from_millis(2));
         }
     }
+}
+
+/// When a process started, in clock ticks since boot (field 22 of /proc/PID/stat).
+fn start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// The state letter and parent of a process, from /proc/PID/stat.

@@ -210,10 +210,12 @@ async fn malformed_arguments_and_unknown_tools_become_error_results_not_crashes(
 #[tokio::test]
 async fn the_tool_limit_marks_the_last_result_and_skips_later_calls() {
     let fake = FakeProvider::start();
-    let g = r#"{"pattern":"*.rs"}"#;
-    fake.push(Reply::tool_calls(&[("c1", "glob", g), ("c2", "glob", g)]));
-    fake.push(Reply::tool_calls(&[("c3", "glob", g), ("c4", "glob", g)]));
-    fake.push(Reply::tool_calls(&[("c5", "glob", g)]));
+    // Distinct arguments: identical calls would meet the repeat guard first.
+    let g = |p: &str| format!(r#"{{"pattern":"*.{p}"}}"#);
+    let (g1, g2, g3, g4, g5) = (g("rs"), g("a"), g("b"), g("c"), g("d"));
+    fake.push(Reply::tool_calls(&[("c1", "glob", &g1), ("c2", "glob", &g2)]));
+    fake.push(Reply::tool_calls(&[("c3", "glob", &g3), ("c4", "glob", &g4)]));
+    fake.push(Reply::tool_calls(&[("c5", "glob", &g5)]));
     let dir = project();
     let mut cfg = config_for(&fake);
     cfg.max_tool_turns = 3;

@@ -200,7 +200,9 @@ fn a_tool_call_written_as_fenced_json_by_a_local_model_is_recovered_and_marked()
     fake.push(Reply::fixture("local-04-llamacpp-server-tool-call-as-fenced-json-text.sse"));
     fake.push(Reply::text("found them"));
     let (h, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    std::fs::write(cwd.path().join("a.rs"), "fn main() {}\n").unwrap();
+    // The recorded model asked for glob(pattern="src/**/*.rs").
+    std::fs::create_dir(cwd.path().join("src")).unwrap();
+    std::fs::write(cwd.path().join("src/a.rs"), "fn main() {}\n").unwrap();
     let out = run(
         h.path(),
         cwd.path(),
@@ -215,7 +217,7 @@ fn a_tool_call_written_as_fenced_json_by_a_local_model_is_recovered_and_marked()
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 2);
     let tool = messages(&reqs[1].body).iter().find(|m| m["role"] == "tool").unwrap();
-    assert!(tool["content"].as_str().unwrap().contains("a.rs"), "{tool}");
+    assert!(tool["content"].as_str().unwrap().contains("src/a.rs"), "{tool}");
     // The event log marks the call as recovered.
     let export = common::ikigai(h.path())
         .current_dir(cwd.path())

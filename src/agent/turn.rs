@@ -162,7 +162,13 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                             ),
                         );
                     }
-                    repeated(&c.name, guard.max())
+                    // A refused repeat still counts against the limit: loops end.
+                    executed += 1;
+                    let mut done = repeated(&c.name, guard.max());
+                    if action == Action::ExecuteLast {
+                        envelope::mark_limit(&mut done.envelope, limit);
+                    }
+                    done
                 }
                 Action::Execute | Action::ExecuteLast => {
                     let (mut done, stderr) = st

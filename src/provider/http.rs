@@ -195,8 +195,16 @@ pub async fn error_from_response(resp: Response, ctx: &ErrorContext, idle: Durat
     } else {
         format!(": {message}")
     };
-    if let Some(e) = classify(Some(status), &message, &error_code(&body), &ctx.model) {
-        return e;
+    match classify(Some(status), &message, &error_code(&body), &ctx.model) {
+        // Say where the model was looked for, as a plain 404 does.
+        Some(ProviderError::UnknownModel { model, detail }) => {
+            return ProviderError::UnknownModel {
+                model,
+                detail: format!("{detail} (endpoint {})", ctx.url),
+            };
+        }
+        Some(e) => return e,
+        None => {}
     }
     match status {
         401 | 403 => ProviderError::Auth {

@@ -26,6 +26,7 @@ fn app() -> App {
         registry: Registry::empty(),
         cwd: "/work/project".into(),
         welcome_notes: vec![],
+        sessions: None,
     };
     App::new(ctx, Theme::new(true), History::load(None), "~/project".into())
 }
@@ -65,6 +66,7 @@ fn benches(c: &mut Criterion) {
                     id: Some("s".into()),
                     model: "m".into(),
                     history: history.clone(),
+                    tokens: 0,
                 },
                 Instant::now(),
             );

@@ -7,6 +7,20 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+/// Key variables of the well-known vendors: never passed to a tool process, whatever
+/// `tool_env_pass` says (see `Config::provider_key_vars`).
+pub const VENDOR_KEY_VARS: [&str; 9] = [
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "XAI_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "MISTRAL_API_KEY",
+];
+
 /// A configuration problem; always the user's to fix (exit code 2), never retryable.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -94,6 +108,21 @@ pub struct FileConfig {
     pub response_timeout_secs: Option<u64>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderSection>,
+    pub tool_env_pass: Option<Vec<String>>,
+    pub tool_env_exclude: Option<Vec<String>>,
+    pub tool_dirs: Option<ToolDirs>,
+}
+
+/// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDirs {
+    /// Default: `<binary dir>/../libexec/ikigai`, then `PREFIX/libexec/ikigai`.
+    pub system: Option<PathBuf>,
+    /// Default: `~/.ikigai/tools`.
+    pub user: Option<PathBuf>,
+    /// Default: `.ikigai/tools` in the working directory (a relative path is relative to it).
+    pub project: Option<PathBuf>,
 }
 
 /// Values given on the command line; they win over everything.
@@ -149,6 +178,12 @@ pub struct Config {
     pub database_url: Option<Secret>,
     /// Lines of a tool result the TUI shows; 0 = all.
     pub tool_result_lines: usize,
+    /// Variables passed to tool processes although their names look secret.
+    pub tool_env_pass: Vec<String>,
+    /// More variables kept from tool processes: case-insensitive globs on the name.
+    pub tool_env_exclude: Vec<String>,
+    /// Where external tools are looked for.
+    pub tool_dirs: ToolDirs,
 }
 
 /// The default provider's resolved values, so that `Config::default()` is ready to use
@@ -196,6 +231,9 @@ impl Config {
             system_prompt: None,
             database_url: None,
             tool_result_lines: 0,
+            tool_env_pass: Vec::new(),
+            tool_env_exclude: Vec::new(),
+            tool_dirs: ToolDirs::default(),
         }
     }
 }
@@ -275,6 +313,17 @@ impl Config {
         set(&mut self.max_response_bytes, f.max_response_bytes);
         set(&mut self.response_timeout_secs, f.response_timeout_secs);
         self.providers = f.providers;
+        set(&mut self.tool_env_pass, f.tool_env_pass);
+        set(&mut self.tool_env_exclude, f.tool_env_exclude);
+        if let Some(mut dirs) = f.tool_dirs {
+            // Relative system and user folders are relative to the config file.
+            for d in [&mut dirs.system, &mut dirs.user].into_iter().flatten() {
+                if let (true, Some(parent)) = (d.is_relative(), path.parent()) {
+                    *d = parent.join(&*d);
+                }
+            }
+            self.tool_dirs = dirs;
+        }
         if let Some(url) = f.database_url {
             self.database_url = Some(Secret::new(url));
         }
@@ -353,6 +402,9 @@ impl Config {
         if self.max_output_size < 1024 {
             return Err(invalid("max_output_size", "must be at least 1024 bytes"));
         }
+        if let Some(url) = &self.database_url {
+            check_database_url(url.expose()).map_err(|m| invalid("database_url", &m))?;
+        }
         for (key, v) in [
             ("tool_timeout_secs", self.tool_timeout_secs),
             ("connect_timeout_secs", self.connect_timeout_secs),
@@ -362,7 +414,30 @@ impl Config {
                 return Err(invalid(key, "must be at least 1"));
             }
         }
+        for pattern in &self.tool_env_exclude {
+            globset::GlobBuilder::new(pattern)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| invalid("tool_env_exclude", &e.to_string()))?;
+        }
         Ok(())
+    }
+
+    /// Environment variables that hold provider keys: the configured `api_key_env`, every
+    /// `[providers.NAME]` section's and every well-known vendor's. Tool processes never get
+    /// them, even when named in `tool_env_pass`, and their values are scrubbed everywhere.
+    pub fn provider_key_vars(&self) -> Vec<String> {
+        let mut vars = Vec::new();
+        let sections = self.providers.values().filter_map(|p| p.api_key_env.as_deref());
+        for v in std::iter::once(self.api_key_env.as_str())
+            .chain(sections)
+            .chain(VENDOR_KEY_VARS)
+        {
+            if !v.is_empty() && !vars.iter().any(|x| x == v) {
+                vars.push(v.to_string());
+            }
+        }
+        vars
     }
 
     /// The effective settings as TOML-ish lines, secrets redacted (for `/config`).
@@ -429,14 +504,67 @@ fn check_url(url: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Hides the password of a `scheme://user:password@host/db` URL.
-pub fn redact_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("redacted"));
-            u.to_string()
+/// Checks a `database_url` before anything opens it: a known scheme (`postgres://`,
+/// `postgresql://`, `sqlite:`, or a plain file path), and for PostgreSQL a host that parses
+/// and a valid `sslmode`. The message never shows a password.
+fn check_database_url(url: &str) -> Result<(), String> {
+    let url = url.trim();
+    let lower = url.to_ascii_lowercase();
+    let shown = redact_url(url);
+    if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("{e}: {shown}"))?;
+        let socket = parsed.query_pairs().any(|(k, _)| k == "host");
+        if parsed.host_str().is_none_or(str::is_empty) && !socket {
+            return Err(format!("no host in {shown}"));
         }
-        _ => url.to_string(),
+        const SSLMODES: [&str; 6] = [
+            "disable",
+            "allow",
+            "prefer",
+            "require",
+            "verify-ca",
+            "verify-full",
+        ];
+        for (k, v) in parsed.query_pairs() {
+            if k == "sslmode" && !SSLMODES.contains(&v.as_ref()) {
+                return Err(format!("sslmode `{v}` is not one of {}", SSLMODES.join(", ")));
+            }
+        }
+        return Ok(());
+    }
+    if lower.starts_with("sqlite:") || !url.contains("://") {
+        return Ok(());
+    }
+    Err(format!(
+        "unknown scheme in {shown}: use postgres://…, sqlite://PATH or a file path"
+    ))
+}
+
+/// Hides the passwords of a URL: `user:password@` and password-like query parameters.
+pub fn redact_url(url: &str) -> String {
+    crate::redact::scrub_urls(url).into_owned()
+}
+
+impl Config {
+    /// The redactor for everything this run emits or keeps: every configured key and the
+    /// database URL's password (see `redact`).
+    pub fn redactor(&self) -> crate::redact::Redactor {
+        let mut secrets: Vec<String> = self.api_key.iter().map(|k| k.expose().to_string()).collect();
+        // Every provider's key, not only the selected one's: a tool or a model may echo any.
+        for var in self.provider_key_vars() {
+            if let Ok(v) = std::env::var(&var)
+                && !v.trim().is_empty()
+            {
+                secrets.push(v);
+            }
+        }
+        if let Some(db) = &self.database_url
+            && let Ok(u) = reqwest::Url::parse(db.expose())
+            && let Some(pw) = u.password()
+        {
+            secrets.push(pw.to_string());
+        }
+        crate::redact::Redactor::new(secrets)
     }
 }
 
@@ -463,6 +591,30 @@ mod tests {
         let p = dir.path().join("config.toml");
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    #[test]
+    fn invalid_database_urls_are_configuration_errors() {
+        for (url, says) in [
+            ("mysql://u:pw@h/db", "unknown scheme"),
+            ("postgres://u@h/db?sslmode=bogus", "sslmode `bogus`"),
+            ("postgres://u:pw@[::1/db", "invalid"),
+            ("postgres:///db", "no host"),
+        ] {
+            let e = check_database_url(url).unwrap_err();
+            assert!(e.contains(says), "{url}: {e}");
+            assert!(!e.contains(":pw@"), "{e}");
+        }
+        for ok in [
+            "postgres://u:pw@localhost:5432/db?sslmode=require",
+            "postgresql://h/db",
+            "postgres:///db?host=/run/postgresql",
+            "sqlite:///tmp/x.db",
+            "sqlite:x.db",
+            "/tmp/x.db",
+        ] {
+            assert_eq!(check_database_url(ok), Ok(()), "{ok}");
+        }
     }
 
     #[test]

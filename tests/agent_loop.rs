@@ -493,7 +493,7 @@ async fn cancel_kills_a_running_tool_and_answers_its_call() {
         (
             "call_1",
             "bash",
-            r#"{"command":"echo $$ > pid; sleep 30 & wait"}"#,
+            r#"{"command":"sleep 30 & echo $$ $! > pid.tmp; mv pid.tmp pid; wait"}"#,
         ),
         ("call_2", "glob", r#"{"pattern":"*"}"#),
     ]));
@@ -509,27 +509,32 @@ async fn cancel_kills_a_running_tool_and_answers_its_call() {
         assert!(std::time::Instant::now() < deadline, "bash never started");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let pid: i32 = std::fs::read_to_string(&pid_file)
+    let pids: Vec<i32> = std::fs::read_to_string(&pid_file)
         .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    agent.send(Op::Cancel);
-    let rest = agent.until_turn_end().await;
-    assert_eq!(turn_end(&rest), Some(TurnEndReason::Interrupted));
-    // The shell's whole process group is gone.
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    // The shell and its `sleep 30 &` child.
+    assert_eq!(pids.len(), 2, "{pids:?}");
     let gone = |pid: i32| {
         !std::path::Path::new(&format!("/proc/{pid}")).exists()
             || std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .map(|s| s.contains(") Z "))
                 .unwrap_or(true)
     };
-    while !gone(pid) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "bash {pid} still running after cancel"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(!gone(pids[1]), "the sleep child runs before the cancel");
+    agent.send(Op::Cancel);
+    let rest = agent.until_turn_end().await;
+    assert_eq!(turn_end(&rest), Some(TurnEndReason::Interrupted));
+    // The shell and the background child are both gone.
+    for pid in pids {
+        while !gone(pid) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "process {pid} still running after cancel"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
     // Both calls are answered in the next request, so the history stays valid.
     fake.push(Reply::text("ok"));

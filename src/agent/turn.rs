@@ -5,11 +5,11 @@ use futures_util::StreamExt;
 use serde_json::json;
 
 use super::limit::{self, Action};
-use super::retry;
 use super::state::AgentState;
 use crate::message::{Message, fresh_call_id};
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
 use crate::provider::{EventStream, FinishReason, ProviderError, Request, StreamEvent};
+use crate::store::MarkerKind;
 use crate::tools::{Executed, envelope};
 
 /// A tool call as the response gave it.
@@ -47,6 +47,7 @@ impl Reasoning {
 
 /// Runs one user turn. Cancel by dropping the future, then call `AgentState::interrupt`.
 pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
+    st.emit(Event::UserMessage { text: text.clone() });
     st.emit(Event::TurnStarted);
     st.append(Message::user(text));
     let limit = st.config.max_tool_turns;
@@ -66,10 +67,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         let mut broken = None;
         while let Some(item) = stream.next().await {
             match item {
-                Ok(StreamEvent::TextDelta(t)) => {
-                    st.partial.push_str(&t);
-                    st.emit(Event::TextDelta { text: t });
-                }
+                Ok(StreamEvent::TextDelta(t)) => st.stream_text(&t),
                 Ok(StreamEvent::ReasoningDelta(t)) => {
                     reasoning.text.push_str(&t);
                     st.emit(Event::ReasoningDelta { text: t });
@@ -82,7 +80,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     st.usage.0 += input;
                     st.usage.1 += output;
                     st.emit(Event::Usage { input, output });
-                    st.marker("usage", json!({"input": input, "output": output}));
+                    st.marker(MarkerKind::Usage, json!({"input": input, "output": output}));
                 }
                 Ok(StreamEvent::Finished { reason }) => finish = reason,
                 Err(e) => {
@@ -97,7 +95,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         }
         st.flush_partial();
         if let Some(e) = broken {
-            st.marker("interrupted", json!({"reason": e.to_string()}));
+            st.marker(MarkerKind::Interrupted, json!({"reason": e.to_string()}));
             st.notice(
                 NoticeLevel::Error,
                 format!("{e}. The answer so far was kept; you can continue the conversation."),
@@ -215,18 +213,20 @@ fn skipped(limit: u32) -> Executed {
 async fn request(st: &AgentState) -> Result<EventStream, ProviderError> {
     let base = std::time::Duration::from_millis(st.config.retry_base_delay_ms);
     let mut attempt = 0;
+    // External tools found so far (a discovery in progress is waited for, briefly).
+    let schemas = st.registry.ready_schemas().await;
     loop {
         let req = Request {
             model: &st.model,
             system: &st.system_prompt,
             messages: &st.conversation.messages,
-            tools: &st.schemas,
+            tools: &schemas,
         };
         match st.provider.stream(req).await {
             Ok(s) => return Ok(s),
             Err(e) if e.is_retryable() && attempt < st.config.max_retries => {
                 attempt += 1;
-                let wait = retry::delay(attempt, base, e.retry_after());
+                let wait = crate::backoff::delay(attempt, base, crate::backoff::MAX_BACKOFF, e.retry_after());
                 st.emit(Event::Retrying {
                     attempt,
                     in_secs: wait.as_secs_f64(),

@@ -257,7 +257,8 @@ pub async fn read_body(resp: Response, cap: usize, idle: Duration) -> Result<Str
     Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
-async fn read_capped(resp: Response, cap: usize, idle: Duration) -> String {
+/// At most `cap` bytes of a body, stopping at the first stall longer than `idle`.
+pub async fn read_capped(resp: Response, cap: usize, idle: Duration) -> String {
     let mut body = Vec::new();
     let mut stream = resp.bytes_stream();
     while body.len() < cap {

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::Record;
+use super::{MarkerKind, Record};
 use crate::message::{Conversation, Message};
 
 /// What a resumed session starts from.
@@ -23,12 +23,21 @@ pub struct Restored {
 
 /// Rebuilds a session from its records.
 pub fn rebuild(records: &[Record]) -> Restored {
-    let is = |r: &Record, name: &str| matches!(r, Record::Marker { kind, .. } if kind == name);
-    let start = records.iter().rposition(|r| is(r, "new")).map_or(0, |i| i + 1);
+    let is_new = |r: &Record| {
+        matches!(
+            r,
+            Record::Marker {
+                kind: MarkerKind::New,
+                ..
+            }
+        )
+    };
+    let start = records.iter().rposition(is_new).map_or(0, |i| i + 1);
     let model = records.iter().rev().find_map(|r| match r {
-        Record::Marker { kind, data } if kind == "model" => {
-            data.get("model").and_then(Value::as_str).map(str::to_string)
-        }
+        Record::Marker {
+            kind: MarkerKind::Model,
+            data,
+        } => data.get("model").and_then(Value::as_str).map(str::to_string),
         _ => None,
     });
     let mut conversation = Conversation::new();
@@ -36,7 +45,10 @@ pub fn rebuild(records: &[Record]) -> Restored {
     for r in &records[start..] {
         match r {
             Record::Message(m) => conversation.push(m.clone()),
-            Record::Marker { kind, data } if kind == "usage" => {
+            Record::Marker {
+                kind: MarkerKind::Usage,
+                data,
+            } => {
                 let n = |k: &str| data.get(k).and_then(Value::as_u64).unwrap_or(0);
                 usage.0 = usage.0.saturating_add(n("input"));
                 usage.1 = usage.1.saturating_add(n("output"));
@@ -61,7 +73,7 @@ mod tests {
 
     fn marker(kind: &str, data: Value) -> Record {
         Record::Marker {
-            kind: kind.into(),
+            kind: MarkerKind::parse(kind),
             data,
         }
     }

@@ -95,6 +95,7 @@ mod tests {
             name: "glob".into(),
             description: "find".into(),
             parameters: vec![ParamSpec::new("pattern", "string", "glob", true)],
+            json_schema: None,
         }];
         let req = Request {
             model: "m",

@@ -195,8 +195,16 @@ pub async fn error_from_response(resp: Response, ctx: &ErrorContext, idle: Durat
     } else {
         format!(": {message}")
     };
-    if let Some(e) = classify(Some(status), &message, &error_code(&body), &ctx.model) {
-        return e;
+    match classify(Some(status), &message, &error_code(&body), &ctx.model) {
+        // Name the endpoint too: a wrong base URL also answers "not found".
+        Some(ProviderError::UnknownModel { model, detail }) => {
+            return ProviderError::UnknownModel {
+                model,
+                detail: format!(" at {}{detail}", ctx.url),
+            };
+        }
+        Some(e) => return e,
+        None => {}
     }
     match status {
         401 | 403 => ProviderError::Auth {

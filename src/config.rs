@@ -69,6 +69,10 @@ pub struct FileConfig {
     pub system_prompt_file: Option<PathBuf>,
     pub database_url: Option<String>,
     pub tool_result_lines: Option<usize>,
+    pub context_window: Option<u64>,
+    pub max_output_tokens: Option<u64>,
+    pub max_tool_result_share: Option<f64>,
+    pub auto_compact_at: Option<f64>,
 }
 
 /// Values given on the command line; they win over everything.
@@ -105,6 +109,14 @@ pub struct Config {
     pub database_url: Option<Secret>,
     /// Lines of a tool result the TUI shows; 0 = all.
     pub tool_result_lines: usize,
+    /// The model's context window in tokens; `None`: from the preset table or the server.
+    pub context_window: Option<u64>,
+    /// Tokens kept free for the answer; `None`: an eighth of the window, at most 16k.
+    pub max_output_tokens: Option<u64>,
+    /// Largest share of the context window one tool result may take (0–1].
+    pub max_tool_result_share: f64,
+    /// Share of the window at which the conversation is compacted (0–1].
+    pub auto_compact_at: f64,
 }
 
 impl Default for Config {
@@ -126,6 +138,10 @@ impl Default for Config {
             system_prompt: None,
             database_url: None,
             tool_result_lines: 0,
+            context_window: None,
+            max_output_tokens: None,
+            max_tool_result_share: 0.25,
+            auto_compact_at: 0.85,
         }
     }
 }
@@ -202,6 +218,14 @@ impl Config {
         set(&mut self.max_retries, f.max_retries);
         set(&mut self.retry_base_delay_ms, f.retry_base_delay_ms);
         set(&mut self.tool_result_lines, f.tool_result_lines);
+        if f.context_window.is_some() {
+            self.context_window = f.context_window;
+        }
+        if f.max_output_tokens.is_some() {
+            self.max_output_tokens = f.max_output_tokens;
+        }
+        set(&mut self.max_tool_result_share, f.max_tool_result_share);
+        set(&mut self.auto_compact_at, f.auto_compact_at);
         if let Some(url) = f.database_url {
             self.database_url = Some(Secret::new(url));
         }
@@ -271,6 +295,28 @@ impl Config {
         }
         if self.max_output_size < 1024 {
             return Err(invalid("max_output_size", "must be at least 1024 bytes"));
+        }
+        for (key, v) in [
+            ("max_tool_result_share", self.max_tool_result_share),
+            ("auto_compact_at", self.auto_compact_at),
+        ] {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(invalid(
+                    key,
+                    "must be a share of the window above 0 and at most 1",
+                ));
+            }
+        }
+        if self.context_window.is_some_and(|w| w < 1024) {
+            return Err(invalid("context_window", "must be at least 1024 tokens"));
+        }
+        if let (Some(w), Some(o)) = (self.context_window, self.max_output_tokens)
+            && o >= w / 2
+        {
+            return Err(invalid(
+                "max_output_tokens",
+                "must be less than half of context_window",
+            ));
         }
         for (key, v) in [
             ("tool_timeout_secs", self.tool_timeout_secs),
@@ -351,6 +397,21 @@ impl Config {
             ),
             ("database".into(), db),
             ("tool_result_lines".into(), self.tool_result_lines.to_string()),
+            (
+                "context_window".into(),
+                self.context_window
+                    .map_or_else(|| "from the model".into(), |w| w.to_string()),
+            ),
+            (
+                "max_output_tokens".into(),
+                self.max_output_tokens
+                    .map_or_else(|| "an eighth of the window".into(), |w| w.to_string()),
+            ),
+            (
+                "max_tool_result_share".into(),
+                self.max_tool_result_share.to_string(),
+            ),
+            ("auto_compact_at".into(), self.auto_compact_at.to_string()),
         ]
     }
 }

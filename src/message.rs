@@ -12,6 +12,8 @@ pub enum Kind {
     Assistant,
     ToolCall,
     ToolResult,
+    /// A summary that stands for the earlier messages (see `CompactionData`).
+    Compaction,
 }
 
 impl Kind {
@@ -23,6 +25,7 @@ impl Kind {
             Kind::Assistant => "assistant",
             Kind::ToolCall => "tool_call",
             Kind::ToolResult => "tool_result",
+            Kind::Compaction => "compaction",
         }
     }
 
@@ -34,6 +37,7 @@ impl Kind {
             "assistant" => Kind::Assistant,
             "tool_call" => Kind::ToolCall,
             "tool_result" => Kind::ToolResult,
+            "compaction" => Kind::Compaction,
             _ => return None,
         })
     }
@@ -65,12 +69,24 @@ pub struct ToolResultData {
     pub success: bool,
 }
 
+/// The `data` of a `compaction` message: `{replaces_through_seq, kept}`. The summary
+/// stands for every message of the session before the compaction event except the
+/// last `kept`, which stay whole; `replaces_through_seq` is the stored position of the
+/// last replaced event as far as the agent knew it (informational).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionData {
+    pub replaces_through_seq: i64,
+    #[serde(default)]
+    pub kept: usize,
+}
+
 /// The structured part of a message; `null` for system, user and assistant messages.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Data {
     ToolCall(ToolCallData),
     ToolResult(ToolResultData),
+    Compaction(CompactionData),
 }
 
 /// One canonical message: `{kind, content, data}`.
@@ -139,6 +155,25 @@ impl Message {
         }
     }
 
+    /// A compaction summary standing for the earlier messages but the last `kept`.
+    pub fn compaction(summary: impl Into<String>, replaces_through_seq: i64, kept: usize) -> Self {
+        Message {
+            kind: Kind::Compaction,
+            content: summary.into(),
+            data: Some(Data::Compaction(CompactionData {
+                replaces_through_seq,
+                kept,
+            })),
+        }
+    }
+
+    pub fn as_compaction(&self) -> Option<&CompactionData> {
+        match (&self.kind, &self.data) {
+            (Kind::Compaction, Some(Data::Compaction(d))) => Some(d),
+            _ => None,
+        }
+    }
+
     pub fn as_tool_call(&self) -> Option<&ToolCallData> {
         match (&self.kind, &self.data) {
             (Kind::ToolCall, Some(Data::ToolCall(d))) => Some(d),
@@ -166,6 +201,7 @@ impl Message {
         let data = match kind {
             Kind::ToolCall => Some(Data::ToolCall(serde_json::from_value(data).ok()?)),
             Kind::ToolResult => Some(Data::ToolResult(serde_json::from_value(data).ok()?)),
+            Kind::Compaction => Some(Data::Compaction(serde_json::from_value(data).ok()?)),
             _ => None,
         };
         Some(Message { kind, content, data })
@@ -184,6 +220,14 @@ pub fn call_summary(name: &str, arguments: &str) -> String {
         Err(_) => arguments.to_string(),
     };
     format!("{name}({args})")
+}
+
+/// How a compaction summary reads to the model (every provider sends it as a user turn).
+pub fn compaction_text(summary: &str) -> String {
+    format!(
+        "[The earlier part of this conversation was compacted to fit the context window. \
+Summary of it:]\n\n{summary}"
+    )
 }
 
 /// The text given to the model when a tool call never got its result.
@@ -275,6 +319,23 @@ mod tests {
         let back = Message::from_parts(m.kind, m.content.clone(), m.data_json()).unwrap();
         assert_eq!(back, m);
         assert!(Message::from_parts(Kind::ToolResult, String::new(), serde_json::Value::Null).is_none());
+    }
+
+    #[test]
+    fn compaction_round_trips_through_parts() {
+        let m = Message::compaction("task: fix the parser", 41, 3);
+        assert_eq!(m.kind.as_str(), "compaction");
+        assert_eq!(
+            m.data_json(),
+            serde_json::json!({"replaces_through_seq": 41, "kept": 3})
+        );
+        let back = Message::from_parts(
+            Kind::parse("compaction").unwrap(),
+            m.content.clone(),
+            m.data_json(),
+        );
+        assert_eq!(back.as_ref(), Some(&m));
+        assert_eq!(back.unwrap().as_compaction().unwrap().kept, 3);
     }
 
     #[test]

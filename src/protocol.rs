@@ -14,6 +14,9 @@ pub enum Op {
     Cancel,
     /// A slash command, without its leading `/` removed (e.g. `/model gpt-5`).
     Command(String),
+    /// Compact the conversation now (`/compact [instructions]`): the model summarises it
+    /// and the summary stands for the earlier messages in later requests.
+    Compact(Option<String>),
     /// Finish and stop the agent task.
     Shutdown,
 }
@@ -72,6 +75,14 @@ pub enum Event {
     Usage {
         input: u64,
         output: u64,
+        /// The share of the context window the request used, in percent, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context_pct: Option<u32>,
+    },
+    /// The conversation was compacted: estimated request tokens before and after.
+    Compacted {
+        before: u64,
+        after: u64,
     },
     Retrying {
         attempt: u32,

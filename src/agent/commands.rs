@@ -1,4 +1,4 @@
-//! Slash commands the agent answers: /model, /new, /sessions, /resume. Front ends handle
+//! Slash commands the agent answers: /model, /new, /sessions, /resume, /compact. Front ends handle
 //! the rest (/help, /exit, /tools, /config) themselves.
 
 use serde_json::json;
@@ -19,6 +19,7 @@ pub async fn handle(st: &mut AgentState, line: &str) {
         "/new" => new_session(st),
         "/sessions" => sessions(st).await,
         "/resume" => resume(st, arg).await,
+        "/compact" => compact(st, Some(arg)).await,
         _ => st.notice(NoticeLevel::Error, format!("Unknown command: {cmd}")),
     }
 }
@@ -29,6 +30,9 @@ fn model(st: &mut AgentState, name: &str) {
         return;
     }
     st.model = name.to_string();
+    let fresh = super::budget::Budget::from_config(&st.config, name);
+    st.budget.set_window(fresh.window, fresh.source);
+    st.budget.probed = false;
     st.marker("model", json!({"model": name}));
     st.emit(Event::ModelChanged {
         model: name.to_string(),
@@ -42,6 +46,8 @@ fn new_session(st: &mut AgentState) {
     st.conversation = Conversation::new();
     st.partial.clear();
     st.usage = (0, 0);
+    st.budget.reset_sizes();
+    st.budget.records = 0;
     if st.sessions.is_some() {
         st.marker("new", json!({"previous": previous}));
     }
@@ -79,5 +85,13 @@ async fn resume(st: &mut AgentState, prefix: &str) {
     match super::resume::load(store.as_ref(), &super::Resume::Id(prefix.to_string()), &st.cwd).await {
         Ok(resumed) => super::resume::install(st, resumed),
         Err(e) => st.notice(NoticeLevel::Error, e.to_string()),
+    }
+}
+
+/// `/compact [instructions]`: summarise the conversation now.
+pub async fn compact(st: &mut AgentState, instructions: Option<&str>) {
+    match super::compact::run(st, instructions).await {
+        Ok(_) => {}
+        Err(e) => st.notice(NoticeLevel::Warning, format!("/compact: {e}")),
     }
 }

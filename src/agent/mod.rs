@@ -1,7 +1,11 @@
 //! The agent task: owns the conversation, runs turns, answers commands. Front ends talk to
 //! it only through `Op` and `Event`; cancelling drops the turn in flight.
 
+pub mod budget;
 pub mod commands;
+pub mod compact;
+pub mod context;
+pub mod elide;
 pub mod limit;
 pub mod prompt;
 pub mod resume;
@@ -58,9 +62,12 @@ pub struct AgentHandle {
 /// op channel closes. Its first event is `SessionStarted`.
 pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
     let (ops, rx) = unbounded_channel();
+    let schemas = setup.registry.schemas();
+    let mut budget = budget::Budget::from_config(&setup.config, &setup.config.model);
+    budget.set_fixed(&setup.system_prompt, &schemas);
     let st = AgentState {
         model: setup.config.model.clone(),
-        schemas: setup.registry.schemas(),
+        schemas,
         tool_ctx: ToolContext {
             cwd: setup.cwd.clone(),
             max_output_size: setup.config.max_output_size,
@@ -78,6 +85,7 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
         events,
         partial: String::new(),
         usage: (0, 0),
+        budget,
     };
     let task = tokio::spawn(drive(st, setup.resumed, rx));
     AgentHandle { ops, task }
@@ -120,6 +128,12 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
                                         format!("{c}: wait until the current turn ends (or cancel it)"),
                                     ));
                                 }
+                                Some(Op::Compact(_)) => {
+                                    let _ = events.send(Event::notice(
+                                        NoticeLevel::Warning,
+                                        "/compact: wait until the current turn ends (or cancel it)",
+                                    ));
+                                }
                                 Some(Op::Shutdown) | None => {
                                     shutdown = true;
                                     break None;
@@ -139,6 +153,7 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
             }
             Op::Cancel => {}
             Op::Command(line) => commands::handle(&mut st, &line).await,
+            Op::Compact(instructions) => commands::compact(&mut st, instructions.as_deref()).await,
             Op::Shutdown => shutdown = true,
         }
     }

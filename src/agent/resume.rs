@@ -18,6 +18,8 @@ pub struct Resumed {
     /// Error results added for tool calls that never finished; stored on install.
     pub repairs: Vec<Message>,
     pub usage: (u64, u64),
+    /// How many records the session had when loaded (the next record's position).
+    pub records: usize,
 }
 
 /// Loads the session `which` names.
@@ -32,13 +34,15 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
             store.load(&info.id).await?
         }
     };
-    let restored = crate::store::restore::rebuild(&records);
+    let count = records.len();
+    let restored = crate::store::restore::rebuild_owned(records);
     Ok(Resumed {
         id: info.id,
         conversation: restored.conversation,
         model: restored.model.or(Some(info.model)),
         repairs: restored.repairs,
         usage: restored.usage,
+        records: count,
     })
 }
 
@@ -49,6 +53,8 @@ pub fn install(st: &mut AgentState, resumed: Resumed) {
     st.conversation = resumed.conversation;
     st.partial.clear();
     st.usage = resumed.usage;
+    st.budget.reset_sizes();
+    st.budget.records = i64::try_from(resumed.records).unwrap_or(i64::MAX);
     if let Some(m) = resumed.model {
         st.model = m;
     }

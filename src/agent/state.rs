@@ -32,6 +32,8 @@ pub struct AgentState {
     /// Assistant text of the response streaming now, not yet appended.
     pub partial: String,
     pub usage: (u64, u64),
+    /// The context window and the request estimate (see `budget.rs`).
+    pub budget: super::budget::Budget,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -62,6 +64,7 @@ impl AgentState {
             self.session_begun = true;
         }
         sessions.record(&self.session_id, record);
+        self.budget.records += 1;
     }
 
     pub fn marker(&mut self, kind: &str, data: serde_json::Value) {

@@ -4,13 +4,14 @@
 use futures_util::StreamExt;
 use serde_json::json;
 
+use super::context::Failure;
 use super::limit::{self, Action};
 use super::retry;
 use super::state::AgentState;
 use crate::message::Message;
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
 use crate::provider::{EventStream, ProviderError, Request, StreamEvent};
-use crate::tools::{Executed, envelope};
+use crate::tools::{Executed, ToolSchema, envelope};
 
 /// A tool call as the response gave it.
 struct Call {
@@ -27,10 +28,15 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     let mut executed: u32 = 0;
     let mut limit_reached = false;
     loop {
-        let mut stream = match request(st).await {
+        // The budget step (tool caps, elision, compaction, recovery) sends the request.
+        let mut stream = match super::context::request(st).await {
             Ok(s) => s,
-            Err(e) => {
+            Err(Failure::Provider(e)) => {
                 st.notice(NoticeLevel::Error, describe(st, &e));
+                return TurnEndReason::Error;
+            }
+            Err(Failure::TooLarge(text)) => {
+                st.notice(NoticeLevel::Error, text);
                 return TurnEndReason::Error;
             }
         };
@@ -47,7 +53,12 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 Ok(StreamEvent::Usage { input, output }) => {
                     st.usage.0 += input;
                     st.usage.1 += output;
-                    st.emit(Event::Usage { input, output });
+                    let context_pct = st.budget.observe(input);
+                    st.emit(Event::Usage {
+                        input,
+                        output,
+                        context_pct,
+                    });
                     st.marker("usage", json!({"input": input, "output": output}));
                 }
                 Ok(StreamEvent::Finished { .. }) => {}
@@ -92,6 +103,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     if action == Action::ExecuteLast {
                         envelope::mark_limit(&mut done.envelope, limit);
                     }
+                    super::context::after_tool(st, &mut done);
                     done
                 }
             };
@@ -133,16 +145,21 @@ fn skipped(limit: u32) -> Executed {
     }
 }
 
-/// Sends the request, retrying failures before the first byte with backoff.
-async fn request(st: &AgentState) -> Result<EventStream, ProviderError> {
+/// Sends `messages` (the budget step's view of the conversation), retrying failures
+/// before the first byte with backoff.
+pub(super) async fn send(
+    st: &AgentState,
+    messages: &[Message],
+    tools: &[ToolSchema],
+) -> Result<EventStream, ProviderError> {
     let base = std::time::Duration::from_millis(st.config.retry_base_delay_ms);
     let mut attempt = 0;
     loop {
         let req = Request {
             model: &st.model,
             system: &st.system_prompt,
-            messages: &st.conversation.messages,
-            tools: &st.schemas,
+            messages,
+            tools,
         };
         match st.provider.stream(req).await {
             Ok(s) => return Ok(s),

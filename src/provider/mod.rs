@@ -4,6 +4,7 @@
 
 pub mod http;
 pub mod openai;
+pub mod window;
 
 use std::pin::Pin;
 

@@ -131,7 +131,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 };
                 writeln!(self.err, "{}", self.paint(color, &format!("{prefix}{text}")))?;
             }
-            Event::Usage { input, output } if self.opts.verbose => {
+            Event::Usage { input, output, .. } if self.opts.verbose => {
                 writeln!(
                     self.err,
                     "{}",
@@ -360,7 +360,11 @@ mod tests {
         let (out, _) = render(
             &[
                 Event::TextDelta { text: "hi".into() },
-                Event::Usage { input: 1, output: 2 },
+                Event::Usage {
+                    input: 1,
+                    output: 2,
+                    context_pct: Some(15),
+                },
             ],
             PlainOptions {
                 json: true,
@@ -371,7 +375,7 @@ mod tests {
         assert_eq!(lines[0]["type"], "text_delta");
         assert_eq!(
             lines[1],
-            serde_json::json!({"type": "usage", "input": 1, "output": 2})
+            serde_json::json!({"type": "usage", "input": 1, "output": 2, "context_pct": 15})
         );
     }
 

@@ -5,6 +5,7 @@ pub mod agent;
 pub mod env;
 pub mod fake_provider;
 pub mod pg;
+pub mod window_vendor;
 
 use std::path::Path;
 use std::process::Command;

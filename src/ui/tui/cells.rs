@@ -281,6 +281,10 @@ pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
     use crate::message::Kind;
     Some(match m.kind {
         Kind::System => return None,
+        Kind::Compaction => Cell::Notice(
+            crate::protocol::NoticeLevel::Info,
+            format!("Earlier conversation compacted. Summary:\n{}", m.content),
+        ),
         Kind::User => Cell::User(m.content.clone()),
         Kind::Assistant => Cell::Assistant(m.content.clone()),
         Kind::ToolCall => {

@@ -12,6 +12,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "resume a stored session (a unique id prefix is enough)",
     ),
     ("/model", "[NAME]", "show or switch the model"),
+    (
+        "/compact",
+        "",
+        "summarise the conversation to free context (text after it guides the summary)",
+    ),
     ("/tools", "", "list the tools the model may call"),
     ("/tool", "NAME", "show a tool's schema"),
     ("/config", "", "show the effective settings (secrets redacted)"),
@@ -53,7 +58,7 @@ pub fn parse(input: &str) -> Option<Command> {
         "/tools" => Command::Tools,
         "/tool" => Command::Tool(arg),
         "/config" => Command::Config,
-        "/new" | "/sessions" | "/resume" | "/model" => Command::Agent(t.to_string()),
+        "/new" | "/sessions" | "/resume" | "/model" | "/compact" => Command::Agent(t.to_string()),
         _ => Command::Unknown {
             name: name.to_string(),
             suggestion: closest(name),

@@ -21,6 +21,8 @@ pub mod wrap;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_context;
+#[cfg(test)]
 mod tests_input;
 
 use std::time::Duration;

@@ -4,7 +4,8 @@ database holding one session of N turns (scripts/gen-long-session.py), then
 `ikigai --continue --json -p …` against the loopback fake vendor whose model calls
 `bash echo`. Prints, per size: time to `session_started`, the tool call's
 tool_call_started → tool_call_finished time, the whole run, and peak RSS.
-Usage: measure_long_session.py IKIGAI BASE_URL TURNS[,TURNS…] [RUNS]"""
+Usage: measure_long_session.py IKIGAI[,IKIGAI_BEFORE] BASE_URL TURNS[,TURNS…] [RUNS]
+(with two binaries, each size is measured with both, in the same run)."""
 import os, statistics, subprocess, sys, tempfile, time, json
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -28,30 +29,37 @@ def one(binary, base_url, env, cwd):
     return marks, time.perf_counter() - t0, ru.ru_maxrss / 1024
 
 def main():
-    binary, base_url, sizes = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3].split(",")]
+    binaries, base_url, sizes = sys.argv[1].split(","), sys.argv[2], [int(s) for s in sys.argv[3].split(",")]
     runs = int(sys.argv[4]) if len(sys.argv) > 4 else 5
     for turns in sizes:
         with tempfile.TemporaryDirectory() as home:
             cwd = os.path.join(home, "proj")
             os.mkdir(cwd)
+            # A window large enough that the whole history goes out (no compaction): the
+            # worst case for encoding, and the case the numbers in issue 14 describe.
+            cfg = os.path.join(home, "config.toml")
+            open(cfg, "w").write("context_window = 100000000\n")
             env = {"PATH": os.environ["PATH"], "HOME": home, "OPENAI_API_KEY": "bench",
+                   "IKIGAI_CONFIG": cfg,
                    "XDG_CONFIG_HOME": os.path.join(home, ".config"),
                    "XDG_DATA_HOME": os.path.join(home, ".local/share")}
             # Let ikigai create and migrate the database, then fill it.
-            subprocess.run([binary, "sessions"], env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([binaries[0], "sessions"], env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
             db = os.path.join(home, ".local/share/ikigai/ikigai.db")
             subprocess.run([sys.executable, os.path.join(here, "gen-long-session.py"), db, cwd, str(turns)],
                            check=True, stdout=subprocess.DEVNULL)
             size = os.path.getsize(db)
-            started, tool, total, rss = [], [], [], []
-            for _ in range(runs):
-                marks, t, r = one(binary, base_url, env, cwd)
-                started.append(marks["session_started"] * 1000)
-                tool.append((marks["tool_call_finished"] - marks["tool_call_started"]) * 1000)
-                total.append(t * 1000)
-                rss.append(r)
-            med = statistics.median
-            print(f"{turns * 6:>6} events ({size / 1e6:.1f} MB db): session_started {med(started):6.1f} ms, "
-                  f"tool call {med(tool):6.2f} ms, whole run {med(total):7.1f} ms, peak RSS {max(rss):5.1f} MiB")
+            for binary in binaries:
+                started, tool, total, rss = [], [], [], []
+                for _ in range(runs):
+                    marks, t, r = one(binary, base_url, env, cwd)
+                    started.append(marks["session_started"] * 1000)
+                    tool.append((marks["tool_call_finished"] - marks["tool_call_started"]) * 1000)
+                    total.append(t * 1000)
+                    rss.append(r)
+                med = statistics.median
+                print(f"{binary}: {turns * 6:>6} events ({size / 1e6:.1f} MB db): session_started "
+                      f"{med(started):6.1f} ms, tool call {med(tool):6.2f} ms, whole run {med(total):7.1f} ms, "
+                      f"peak RSS {max(rss):5.1f} MiB")
 
 main()

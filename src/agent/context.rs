@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
-use super::budget::{WindowSource, is_context_error, refused_tokens, refused_window};
+use super::budget::{Budget, WindowSource, is_context_error, refused_tokens, refused_window};
 use super::compact::{self, CompactError};
 use super::elide::{self, KEEP_NEWEST, Plan};
 use super::state::AgentState;
@@ -118,19 +118,41 @@ pub async fn ensure(st: &mut AgentState, force: bool) -> Result<Plan, Failure> {
 
 /// The elision plan before compaction is considered.
 fn plan(st: &AgentState, force: bool) -> Plan {
-    let chars = st.budget.messages_chars();
-    if !force && st.budget.tokens(chars) <= st.budget.elide_threshold() {
+    if force {
+        return plan_for(st, st.budget.elide_threshold(), KEEP_NEWEST);
+    }
+    request_plan(&st.budget, &st.conversation.messages)
+}
+
+/// The wire plan for `messages` with no compaction: nothing elided under the elision
+/// threshold, else old tool output elided down to it. `budget` must be synced.
+pub fn request_plan(budget: &Budget, messages: &[Message]) -> Plan {
+    let chars = budget.messages_chars();
+    if budget.tokens(chars) <= budget.elide_threshold() {
         return Plan {
             stubbed: Vec::new(),
             chars,
         };
     }
-    plan_for(st, st.budget.elide_threshold(), KEEP_NEWEST)
+    elide::plan(
+        messages,
+        budget,
+        chars_for(budget, budget.elide_threshold()),
+        KEEP_NEWEST,
+    )
 }
 
 fn plan_for(st: &AgentState, target_tokens: u64, keep: usize) -> Plan {
-    // Tokens → message characters under the current calibration.
-    let b = &st.budget;
+    elide::plan(
+        &st.conversation.messages,
+        &st.budget,
+        chars_for(&st.budget, target_tokens),
+        keep,
+    )
+}
+
+/// The most message characters estimated at no more than `target_tokens`.
+fn chars_for(b: &Budget, target_tokens: u64) -> u64 {
     let mut lo = 0u64;
     let mut hi = b.messages_chars();
     while lo < hi {
@@ -141,7 +163,7 @@ fn plan_for(st: &AgentState, target_tokens: u64, keep: usize) -> Plan {
             hi = mid - 1;
         }
     }
-    elide::plan(&st.conversation.messages, b, lo, keep)
+    lo
 }
 
 /// The latest user message alone does not fit: say so plainly (it stays stored, and

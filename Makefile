@@ -4,10 +4,12 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 ARGS    ?=
 
-.PHONY: build run test deps bench install clean
+.PHONY: build run test deps bench install uninstall clean
 
+# PREFIX is compiled in: the system tool folder is PREFIX/libexec/ikigai (a libexec/ikigai
+# beside the binary's folder, <bin>/../libexec/ikigai, is used first).
 build:
-	$(CARGO) build --release
+	IKIGAI_PREFIX=$(PREFIX) $(CARGO) build --release
 
 run: build
 	./target/release/ikigai $(ARGS)
@@ -30,6 +32,16 @@ bench: deps
 
 install: build
 	install -Dm755 target/release/ikigai $(DESTDIR)$(PREFIX)/bin/ikigai
+	install -d $(DESTDIR)$(PREFIX)/libexec/ikigai
+	install -Dm644 config.example.toml $(DESTDIR)$(PREFIX)/share/doc/ikigai/config.example.toml
+	install -d $(DESTDIR)$(PREFIX)/share/doc/ikigai/examples/tools
+	install -m755 examples/tools/* $(DESTDIR)$(PREFIX)/share/doc/ikigai/examples/tools/
+
+# Removes what install put there; tools you added to libexec/ikigai stay (and so does it).
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/ikigai
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/ikigai
+	-rmdir $(DESTDIR)$(PREFIX)/libexec/ikigai 2>/dev/null
 
 clean:
 	$(CARGO) clean

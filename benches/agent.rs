@@ -33,14 +33,14 @@ fn bench(c: &mut Criterion) {
     g.bench_function("text_turn", |b| {
         b.iter(|| {
             // A fresh conversation each time, so requests do not grow across iterations.
-            agent.send(Op::Command("/new".into()));
+            agent.send(Op::NewSession);
             fake.push(text.clone());
             rt.block_on(agent.turn("hi"))
         })
     });
     g.bench_function("one_tool_round_trip", |b| {
         b.iter(|| {
-            agent.send(Op::Command("/new".into()));
+            agent.send(Op::NewSession);
             fake.push(call.clone());
             fake.push(text.clone());
             rt.block_on(agent.turn("hi"))

@@ -93,7 +93,7 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         model: "fake-model".into(),
         max_tool_turns: u32::MAX,
         // The whole history goes out with every request: the worst case.
-        context_window: Some(100_000_000),
+        context_window: 100_000_000,
         ..Config::default()
     };
     let (tx, events) = unbounded_channel();
@@ -103,6 +103,7 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         model: None,
         repairs: Vec::new(),
         usage: (0, 0),
+        forked_from: None,
         records: n,
     };
     let setup = AgentSetup {

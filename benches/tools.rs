@@ -8,11 +8,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ikigai::tools::{Registry, ToolContext};
 
 fn ctx(dir: &Path) -> ToolContext {
-    ToolContext {
-        cwd: dir.to_path_buf(),
-        max_output_size: 1024 * 1024,
-        timeout: Duration::from_secs(60),
-    }
+    ToolContext::new(dir.to_path_buf(), 1024 * 1024, Duration::from_secs(60))
 }
 
 /// A deterministic tree: `dirs` × `files` small source files, some with a marker.

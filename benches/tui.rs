@@ -65,6 +65,7 @@ fn benches(c: &mut Criterion) {
                     id: Some("s".into()),
                     model: "m".into(),
                     history: history.clone(),
+                    tokens: 0,
                 },
                 Instant::now(),
             );

@@ -1,17 +1,20 @@
-//! Wires config, provider, tools, store and a front end together for one run.
-//! Returns typed errors; `main.rs` prints them and picks the exit code.
+//! Wires config, provider, tools, store and one front end together for one run.
+//! Front ends return their own errors; this module converts them into `AppError`, and
+//! `main.rs` prints it and picks the exit code.
 
+use std::io::Read;
 use std::sync::Arc;
 
-use tokio::sync::mpsc::unbounded_channel;
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
-use crate::agent::{AgentSetup, Resume};
+use crate::agent::{AgentSetup, Resume, Resumed};
 use crate::config::{Config, ConfigError};
-use crate::provider::openai::OpenAiChat;
-use crate::store::Sessions;
+use crate::protocol::{Event, NoticeLevel, Op};
+use crate::store::{Sessions, StoreError};
 use crate::tools::Registry;
-use crate::ui::plain::{Input, PlainOptions};
-use crate::ui::tui::TuiContext;
+use crate::ui::plain::{Input, PlainError, PlainOptions};
+use crate::ui::tool_cmd::ToolCmdError;
+use crate::ui::tui::{TuiContext, TuiError};
 
 /// Why a run failed. `exit_code` maps it: 2 for usage and configuration, 1 otherwise.
 #[derive(Debug, thiserror::Error)]
@@ -21,11 +24,14 @@ pub enum AppError {
     /// The command line or the input was wrong.
     #[error("{0}")]
     Usage(String),
+    /// `--resume ID` or `-c` found no session to continue.
+    #[error("{0}")]
+    NoSession(String),
     /// The provider failed in a way retries could not fix.
     #[error("{0}")]
     Provider(String),
     #[error("{0}")]
-    Store(#[from] crate::store::StoreError),
+    Store(#[from] StoreError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]
@@ -35,8 +41,40 @@ pub enum AppError {
 impl AppError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            AppError::Config(_) | AppError::Usage(_) => 2,
+            AppError::Config(_) | AppError::Usage(_) | AppError::NoSession(_) => 2,
             _ => 1,
+        }
+    }
+
+    /// Whoever read our output stopped reading (`ikigai -p … | head`).
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, AppError::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
+impl From<ToolCmdError> for AppError {
+    fn from(e: ToolCmdError) -> Self {
+        match e {
+            ToolCmdError::Usage(m) => AppError::Usage(m),
+            ToolCmdError::Io(e) => AppError::Io(e),
+        }
+    }
+}
+
+impl From<PlainError> for AppError {
+    fn from(e: PlainError) -> Self {
+        match e {
+            PlainError::Io(e) => AppError::Io(e),
+            e @ PlainError::AgentGone => AppError::Runtime(e.to_string()),
+        }
+    }
+}
+
+impl From<TuiError> for AppError {
+    fn from(e: TuiError) -> Self {
+        match e {
+            TuiError::Io(e) => AppError::Io(e),
+            e @ (TuiError::Terminal(_) | TuiError::AgentGone) => AppError::Runtime(e.to_string()),
         }
     }
 }
@@ -46,15 +84,45 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
     use crate::cli::Command;
     let overrides = crate::config::Overrides {
         config_path: cli.config.clone(),
+        provider: cli.provider.clone(),
         model: cli.model.clone(),
         base_url: cli.base_url.clone(),
         max_tool_turns: cli.max_tool_turns,
     };
-    let config = crate::config::Config::load(&overrides)?;
+    let mut config = crate::config::Config::load(&overrides)?;
+    crate::provider::resolve(&mut config, &|k| std::env::var(k).ok())
+        .map_err(|e| AppError::Usage(e.to_string()))?;
+    crate::redact::install(Arc::new(config.redactor()));
     match &cli.command {
-        Some(Command::Tool(args)) => crate::tools::cli::run(args, &config).await,
-        Some(Command::Sessions) => crate::store::cli::list(&config).await,
+        Some(Command::Tool(args)) => Ok(crate::ui::tool_cmd::run(args, &config).await?),
+        Some(Command::Sessions(args)) => sessions(args, &config).await,
+        Some(Command::Export(args)) => {
+            let format = match args.format {
+                crate::cli::ExportFormatArg::Md => crate::ui::sessions::ExportFormat::Markdown,
+                crate::cli::ExportFormatArg::Jsonl => crate::ui::sessions::ExportFormat::Jsonl,
+            };
+            let r = crate::ui::sessions::export(&config, &args.id, format).await;
+            r.map_err(AppError::from)
+        }
         None => chat(&cli, config).await,
+    }
+}
+
+async fn sessions(args: &crate::cli::SessionsArgs, config: &Config) -> Result<u8, AppError> {
+    use crate::cli::SessionsAction;
+    let r = match &args.action {
+        None => crate::ui::sessions::list(config, args.json).await,
+        Some(SessionsAction::Rm { id }) => crate::ui::sessions::remove(config, id).await,
+    };
+    r.map_err(AppError::from)
+}
+
+impl From<crate::ui::sessions::SessionsError> for AppError {
+    fn from(e: crate::ui::sessions::SessionsError) -> Self {
+        match e {
+            crate::ui::sessions::SessionsError::Store(e) => AppError::Store(e),
+            crate::ui::sessions::SessionsError::Io(e) => AppError::Io(e),
+        }
     }
 }
 
@@ -68,12 +136,14 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let cwd = std::env::current_dir()?;
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let no_key = config.needs_key();
-    if no_key && !interactive {
-        return Err(AppError::Usage(config.setup_hint().join("\n")));
+    let provider = crate::provider::build(&config).map_err(|e| AppError::Usage(e.to_string()))?;
+    let setup_hint = provider.setup_hint();
+    if !setup_hint.is_empty() && !interactive {
+        return Err(AppError::Usage(setup_hint.join("\n")));
     }
-    let provider = OpenAiChat::new(&config).map_err(|e| AppError::Provider(e.to_string()))?;
     let registry = Registry::builtin();
+    // External tools are found in the background; a request waits for them ≤ 1.5 s.
+    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd));
     let (events_tx, events_rx) = unbounded_channel();
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
     let which = match (&cli.resume, cli.continue_session) {
@@ -81,17 +151,29 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         (None, true) => Some(Resume::LatestInCwd),
         (None, false) => None,
     };
-    let resumed = match which {
+    let mut resumed = match which {
         None => None,
-        Some(which) => Some(crate::agent::resume::load(sessions.as_ref(), &which, &cwd).await?),
+        Some(which) => Some(load_session(sessions.as_ref(), &which, &cwd).await?),
     };
+    let model_override = resumed
+        .as_mut()
+        .and_then(|r| flag_model_wins(r, &config, cli, &events_tx));
+    // -p with piped stdin: the input is context for the one prompt.
+    let prompt = match &cli.prompt {
+        Some(p) if !std::io::stdin().is_terminal() => {
+            Some(attach_stdin(p, config.max_output_size, &events_tx)?)
+        }
+        other => other.clone(),
+    };
+    // The TUI's header shows the model the session continues with.
+    let session_model = resumed.as_ref().and_then(|r| r.model.clone());
     let system_prompt = config
         .system_prompt
         .clone()
         .unwrap_or_else(|| crate::agent::prompt::default_prompt(&cwd));
     let setup = AgentSetup {
         config: config.clone(),
-        provider: Arc::new(provider),
+        provider,
         registry: registry.clone(),
         sessions: Some(sessions),
         cwd: cwd.clone(),
@@ -99,18 +181,27 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         resumed,
     };
     let agent = crate::agent::spawn(setup, events_tx);
+    if let Some(model) = model_override {
+        // Recorded in the session, so the next resume continues with it.
+        let _ = agent.ops.send(Op::SetModel(model));
+    }
     if interactive {
-        let welcome_notes = if no_key { config.setup_hint() } else { Vec::new() };
+        let welcome_notes = setup_hint;
+        let mut config = config;
+        if let Some(m) = session_model {
+            config.model = m;
+        }
         let ctx = TuiContext {
             config,
             registry,
             cwd,
             welcome_notes,
         };
-        crate::ui::tui::run(agent, events_rx, ctx).await.map(|()| 0)
+        crate::ui::tui::run(agent, events_rx, ctx).await?;
+        Ok(0)
     } else {
-        let input = match &cli.prompt {
-            Some(p) => Input::Prompt(p.clone()),
+        let input = match prompt {
+            Some(p) => Input::Prompt(p),
             None => Input::Stdin,
         };
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
@@ -119,6 +210,80 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
             verbose: cli.verbose,
             color: !cli.json && !no_color && std::io::stdout().is_terminal(),
         };
-        crate::ui::plain::run(agent, events_rx, input, opts).await
+        let ctx = crate::ui::plain::PlainContext { config, registry };
+        Ok(crate::ui::plain::run(agent, events_rx, input, opts, ctx).await?)
     }
+}
+
+/// Loads the session to continue; "none there" is the user's to fix (exit 2).
+async fn load_session(
+    store: &dyn Sessions,
+    which: &Resume,
+    cwd: &std::path::Path,
+) -> Result<Resumed, AppError> {
+    match crate::agent::resume::load(store, which, cwd).await {
+        Ok(r) => Ok(r),
+        Err(StoreError::NotFound(_)) => Err(AppError::NoSession(match which {
+            Resume::LatestInCwd => "no stored session in this folder; `ikigai sessions` lists all".into(),
+            Resume::Id(id) => format!("no stored session matches `{id}`; `ikigai sessions` lists all"),
+        })),
+        Err(e @ StoreError::Ambiguous { .. }) => {
+            Err(AppError::NoSession(format!("{e}; `ikigai sessions` lists all")))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// An explicit `--model` or `IKIGAI_MODEL` wins over the model a resumed session stored;
+/// says so, and returns the model to record.
+fn flag_model_wins(
+    r: &mut Resumed,
+    config: &Config,
+    cli: &crate::cli::Cli,
+    events: &UnboundedSender<Event>,
+) -> Option<String> {
+    let source = if cli.model.is_some() {
+        "--model"
+    } else if std::env::var("IKIGAI_MODEL").is_ok_and(|v| !v.is_empty()) {
+        "IKIGAI_MODEL"
+    } else {
+        return None;
+    };
+    let stored = r.model.clone()?;
+    if stored == config.model {
+        return None;
+    }
+    r.model = Some(config.model.clone());
+    let _ = events.send(Event::notice(
+        NoticeLevel::Info,
+        format!("the session used {stored}; {source} wins: {}", config.model),
+    ));
+    Some(config.model.clone())
+}
+
+/// `prompt` with piped stdin attached as context, cut at `max` bytes (with a notice).
+fn attach_stdin(prompt: &str, max: usize, events: &UnboundedSender<Event>) -> Result<String, AppError> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(max as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| AppError::Usage(format!("cannot read stdin: {e}")))?;
+    if buf.is_empty() {
+        return Ok(prompt.to_string());
+    }
+    if buf.len() > max {
+        buf.truncate(max);
+        let _ = events.send(Event::notice(
+            NoticeLevel::Warning,
+            format!(
+                "stdin is longer than max_output_size ({max} bytes); only the first {max} bytes were attached"
+            ),
+        ));
+    }
+    let text = String::from_utf8_lossy(&buf);
+    Ok(format!(
+        "{prompt}\n\n<stdin>\n{}\n</stdin>",
+        text.trim_end_matches('\n')
+    ))
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// ikigai: a terminal AI coding agent. Run it in a project folder and chat; the model
 /// uses local tools (find, read, search, write, edit, shell) and ikigai shows every call.
@@ -13,15 +13,22 @@ pub struct Cli {
     #[arg(short = 'p', long = "prompt", value_name = "TEXT")]
     pub prompt: Option<String>,
 
-    /// Model name (overrides config and IKIGAI_MODEL).
+    /// Provider: a preset (openai, openai-responses, anthropic, google, xai, deepseek,
+    /// openrouter, groq, mistral, ollama, llamacpp, vllm, lmstudio) or a [providers.NAME]
+    /// section (overrides config and IKIGAI_PROVIDER).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+
+    /// Model name, or PROVIDER/MODEL (overrides config and IKIGAI_MODEL).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
 
-    /// Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1.
+    /// Base URL of the provider's API, e.g. http://127.0.0.1:8080/v1 for a local server.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
 
-    /// Config file (default: $IKIGAI_CONFIG or ~/.config/ikigai/config.toml).
+    /// Config file (default: $IKIGAI_CONFIG, else $XDG_CONFIG_HOME/ikigai/config.toml, else
+    /// ~/.config/ikigai/config.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -51,8 +58,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List stored sessions, newest first.
-    Sessions,
+    /// List stored sessions, newest first (`sessions rm ID` deletes one).
+    Sessions(SessionsArgs),
+    /// Print a stored session: a readable transcript, or its raw events.
+    Export(ExportArgs),
     /// List, describe or run a tool through the external-tool protocol.
     Tool(ToolArgs),
 }
@@ -69,4 +78,39 @@ pub struct ToolArgs {
 
     /// The tool to run; its JSON arguments are read from stdin.
     pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub action: Option<SessionsAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// Delete a session and its events (refused while another ikigai process uses it).
+    Rm {
+        /// The session id (a unique prefix is enough).
+        id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The session id (a unique prefix is enough).
+    pub id: String,
+
+    /// md: a readable transcript with every tool call and result; jsonl: the raw events.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: ExportFormatArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormatArg {
+    Md,
+    Jsonl,
 }

@@ -1,14 +1,25 @@
 //! Effective settings: defaults < config file < environment < flags, validated once.
 //! Reads the file and the environment it is given; never prints, never stores the API key.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-pub const DEFAULT_MODEL: &str = "gpt-5-mini";
-pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
+/// Key variables of the well-known vendors: never passed to a tool process, whatever
+/// `tool_env_pass` says (see `Config::provider_key_vars`).
+pub const VENDOR_KEY_VARS: [&str; 9] = [
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "XAI_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "MISTRAL_API_KEY",
+];
 
 /// A configuration problem; always the user's to fix (exit code 2), never retryable.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +61,30 @@ impl fmt::Display for Secret {
     }
 }
 
+/// A `[providers.NAME]` section: adds a provider or overrides a preset's values.
+/// Which kinds and presets exist is the provider factory's business, not the config's.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    /// Wire protocol: `openai-chat`, `openai-responses`, `anthropic` or `google`.
+    pub kind: Option<String>,
+    pub base_url: Option<String>,
+    /// The environment variable that holds the key (`""` for none).
+    pub api_key_env: Option<String>,
+    /// The default model of this provider.
+    pub model: Option<String>,
+    /// Extra HTTP headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Extra query parameters (Azure's `api-version`).
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    pub context_window: Option<u64>,
+    pub temperature: Option<f64>,
+    pub reasoning_effort: Option<String>,
+    pub max_output_tokens: Option<u64>,
+}
+
 /// The config file as written; every key optional, unknown keys rejected.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,16 +104,34 @@ pub struct FileConfig {
     pub system_prompt_file: Option<PathBuf>,
     pub database_url: Option<String>,
     pub tool_result_lines: Option<usize>,
-    pub context_window: Option<u64>,
-    pub max_output_tokens: Option<u64>,
+    pub max_response_bytes: Option<usize>,
+    pub response_timeout_secs: Option<u64>,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderSection>,
+    pub tool_env_pass: Option<Vec<String>>,
+    pub tool_env_exclude: Option<Vec<String>>,
+    pub tool_dirs: Option<ToolDirs>,
     pub max_tool_result_share: Option<f64>,
     pub auto_compact_at: Option<f64>,
+}
+
+/// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDirs {
+    /// Default: `<binary dir>/../libexec/ikigai`, then `PREFIX/libexec/ikigai`.
+    pub system: Option<PathBuf>,
+    /// Default: `~/.ikigai/tools`.
+    pub user: Option<PathBuf>,
+    /// Default: `.ikigai/tools` in the working directory (a relative path is relative to it).
+    pub project: Option<PathBuf>,
 }
 
 /// Values given on the command line; they win over everything.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pub config_path: Option<PathBuf>,
+    pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub max_tool_turns: Option<u32>,
@@ -89,12 +142,30 @@ pub struct Overrides {
 pub struct Config {
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
+    /// The selected provider's name (a preset or a `[providers.NAME]` section); empty
+    /// means the default. `provider::resolve` fills this and the fields below it that are
+    /// empty from the preset and section; until then they hold only explicit settings.
     pub provider: String,
+    /// Wire kind of the selected provider (filled by `provider::resolve`).
+    pub kind: String,
     pub base_url: String,
+    /// True when `base_url` came from `OPENAI_BASE_URL` (it applies to OpenAI kinds only).
+    pub base_url_from_env: bool,
     pub model: String,
     /// The environment variable that holds the key (named in auth errors).
     pub api_key_env: String,
     pub api_key: Option<Secret>,
+    /// Tokens of the selected model's context window; 0 = unknown.
+    pub context_window: u64,
+    /// `[providers.NAME]` sections as written.
+    pub providers: BTreeMap<String, ProviderSection>,
+    /// The key variable of every configured provider (for the tool environment filter);
+    /// filled by `provider::resolve`.
+    pub provider_key_vars: Vec<String>,
+    /// Most bytes of text plus tool arguments one response may stream.
+    pub max_response_bytes: usize,
+    /// Longest one response may take, from request to end.
+    pub response_timeout_secs: u64,
     pub max_tool_turns: u32,
     pub max_output_size: usize,
     pub tool_timeout_secs: u64,
@@ -109,25 +180,53 @@ pub struct Config {
     pub database_url: Option<Secret>,
     /// Lines of a tool result the TUI shows; 0 = all.
     pub tool_result_lines: usize,
-    /// The model's context window in tokens; `None`: from the preset table or the server.
-    pub context_window: Option<u64>,
-    /// Tokens kept free for the answer; `None`: an eighth of the window, at most 16k.
-    pub max_output_tokens: Option<u64>,
+    /// Variables passed to tool processes although their names look secret.
+    pub tool_env_pass: Vec<String>,
+    /// More variables kept from tool processes: case-insensitive globs on the name.
+    pub tool_env_exclude: Vec<String>,
+    /// Where external tools are looked for.
+    pub tool_dirs: ToolDirs,
     /// Largest share of the context window one tool result may take (0–1].
     pub max_tool_result_share: f64,
     /// Share of the window at which the conversation is compacted (0–1].
     pub auto_compact_at: f64,
 }
 
+/// The default provider's resolved values, so that `Config::default()` is ready to use
+/// (a test in `provider::factory` checks they match what `provider::resolve` gives).
 impl Default for Config {
     fn default() -> Self {
         Config {
-            file: None,
             provider: "openai".to_string(),
-            base_url: DEFAULT_BASE_URL.to_string(),
-            model: DEFAULT_MODEL.to_string(),
-            api_key_env: DEFAULT_API_KEY_ENV.to_string(),
+            kind: "openai-chat".to_string(),
+            base_url: "https://api.openai.com/v1".to_string(),
+            model: "gpt-5-mini".to_string(),
+            api_key_env: "OPENAI_API_KEY".to_string(),
+            context_window: 400_000,
+            provider_key_vars: vec!["OPENAI_API_KEY".to_string()],
+            ..Config::unresolved()
+        }
+    }
+}
+
+impl Config {
+    /// Only the built-in defaults that do not depend on the provider; the provider fields
+    /// empty until `provider::resolve` fills them from the selected preset and section.
+    pub fn unresolved() -> Self {
+        Config {
+            file: None,
+            provider: String::new(),
+            kind: String::new(),
+            base_url: String::new(),
+            base_url_from_env: false,
+            model: String::new(),
+            api_key_env: String::new(),
             api_key: None,
+            context_window: 0,
+            providers: BTreeMap::new(),
+            provider_key_vars: Vec::new(),
+            max_response_bytes: 16 * 1024 * 1024,
+            response_timeout_secs: 600,
             max_tool_turns: 50,
             max_output_size: 1_048_576,
             tool_timeout_secs: 30,
@@ -138,8 +237,9 @@ impl Default for Config {
             system_prompt: None,
             database_url: None,
             tool_result_lines: 0,
-            context_window: None,
-            max_output_tokens: None,
+            tool_env_pass: Vec::new(),
+            tool_env_exclude: Vec::new(),
+            tool_dirs: ToolDirs::default(),
             max_tool_result_share: 0.25,
             auto_compact_at: 0.85,
         }
@@ -184,7 +284,7 @@ impl Config {
             Some(p) => (Some(p), true),
             None => (default_config_path(env), false),
         };
-        let mut cfg = Config::default();
+        let mut cfg = Config::unresolved();
         if let Some(path) = path {
             match std::fs::read_to_string(&path) {
                 Ok(text) => {
@@ -218,14 +318,22 @@ impl Config {
         set(&mut self.max_retries, f.max_retries);
         set(&mut self.retry_base_delay_ms, f.retry_base_delay_ms);
         set(&mut self.tool_result_lines, f.tool_result_lines);
-        if f.context_window.is_some() {
-            self.context_window = f.context_window;
-        }
-        if f.max_output_tokens.is_some() {
-            self.max_output_tokens = f.max_output_tokens;
-        }
         set(&mut self.max_tool_result_share, f.max_tool_result_share);
         set(&mut self.auto_compact_at, f.auto_compact_at);
+        set(&mut self.max_response_bytes, f.max_response_bytes);
+        set(&mut self.response_timeout_secs, f.response_timeout_secs);
+        self.providers = f.providers;
+        set(&mut self.tool_env_pass, f.tool_env_pass);
+        set(&mut self.tool_env_exclude, f.tool_env_exclude);
+        if let Some(mut dirs) = f.tool_dirs {
+            // Relative system and user folders are relative to the config file.
+            for d in [&mut dirs.system, &mut dirs.user].into_iter().flatten() {
+                if let (true, Some(parent)) = (d.is_relative(), path.parent()) {
+                    *d = parent.join(&*d);
+                }
+            }
+            self.tool_dirs = dirs;
+        }
         if let Some(url) = f.database_url {
             self.database_url = Some(Secret::new(url));
         }
@@ -254,6 +362,10 @@ impl Config {
         let get = |k: &str| env(k).filter(|v| !v.is_empty());
         if let Some(v) = get("OPENAI_BASE_URL") {
             self.base_url = v;
+            self.base_url_from_env = true;
+        }
+        if let Some(v) = get("IKIGAI_PROVIDER") {
+            self.provider = v;
         }
         if let Some(v) = get("IKIGAI_MODEL") {
             self.model = v;
@@ -261,12 +373,15 @@ impl Config {
         if let Some(v) = get("IKIGAI_DATABASE_URL") {
             self.database_url = Some(Secret::new(v));
         }
-        self.api_key = get(&self.api_key_env).map(Secret::new);
     }
 
     fn apply_overrides(&mut self, o: &Overrides) {
+        set(&mut self.provider, o.provider.clone());
         set(&mut self.model, o.model.clone());
-        set(&mut self.base_url, o.base_url.clone());
+        if let Some(url) = &o.base_url {
+            self.base_url = url.clone();
+            self.base_url_from_env = false;
+        }
         set(&mut self.max_tool_turns, o.max_tool_turns);
     }
 
@@ -275,20 +390,21 @@ impl Config {
             key,
             message: message.to_string(),
         };
-        if self.provider != "openai" {
-            return Err(invalid(
-                "provider",
-                "supported providers: openai (any OpenAI-compatible server)",
-            ));
+        // Which providers exist is checked by `provider::resolve`; the URL shape here.
+        if !self.base_url.is_empty() {
+            check_url(&self.base_url).map_err(|m| invalid("base_url", &m))?;
+            self.base_url = self.base_url.trim_end_matches('/').to_string();
         }
-        let url = reqwest::Url::parse(&self.base_url)
-            .map_err(|e| invalid("base_url", &format!("{e}: {}", self.base_url)))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(invalid("base_url", "must start with http:// or https://"));
+        for section in self.providers.values() {
+            if let Some(url) = &section.base_url {
+                check_url(url).map_err(|m| invalid("providers.base_url", &m))?;
+            }
         }
-        self.base_url = self.base_url.trim_end_matches('/').to_string();
-        if self.model.trim().is_empty() {
-            return Err(invalid("model", "must not be empty"));
+        if self.max_response_bytes < 1024 {
+            return Err(invalid("max_response_bytes", "must be at least 1024 bytes"));
+        }
+        if self.response_timeout_secs == 0 {
+            return Err(invalid("response_timeout_secs", "must be at least 1"));
         }
         if self.max_tool_turns == 0 {
             return Err(invalid("max_tool_turns", "must be at least 1"));
@@ -307,16 +423,8 @@ impl Config {
                 ));
             }
         }
-        if self.context_window.is_some_and(|w| w < 1024) {
-            return Err(invalid("context_window", "must be at least 1024 tokens"));
-        }
-        if let (Some(w), Some(o)) = (self.context_window, self.max_output_tokens)
-            && o >= w / 2
-        {
-            return Err(invalid(
-                "max_output_tokens",
-                "must be less than half of context_window",
-            ));
+        if let Some(url) = &self.database_url {
+            check_database_url(url.expose()).map_err(|m| invalid("database_url", &m))?;
         }
         for (key, v) in [
             ("tool_timeout_secs", self.tool_timeout_secs),
@@ -327,38 +435,38 @@ impl Config {
                 return Err(invalid(key, "must be at least 1"));
             }
         }
+        for pattern in &self.tool_env_exclude {
+            globset::GlobBuilder::new(pattern)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| invalid("tool_env_exclude", &e.to_string()))?;
+        }
         Ok(())
     }
 
-    /// True when requests go to OpenAI itself, which needs a key.
-    pub fn is_default_endpoint(&self) -> bool {
-        self.base_url == DEFAULT_BASE_URL
-    }
-
-    /// True when nothing could be sent: OpenAI's own endpoint and no key.
-    pub fn needs_key(&self) -> bool {
-        self.api_key.is_none() && self.is_default_endpoint()
-    }
-
-    /// A few lines (each under 80 columns) on how to point ikigai at a model.
-    pub fn setup_hint(&self) -> Vec<String> {
-        let var = &self.api_key_env;
-        vec![
-            format!("No API key in ${var}. To talk to a model, choose one:"),
-            format!("  OpenAI:        export {var}=sk-..."),
-            "  Other vendor:  ikigai --base-url https://api.example.com/v1 (key in the same".to_string(),
-            "                 variable, or name another with api_key_env in the config)".to_string(),
-            "  Local server:  ikigai --base-url http://127.0.0.1:8080/v1 (llama.cpp, vLLM;".to_string(),
-            "                 Ollama: http://127.0.0.1:11434/v1) - no key needed".to_string(),
-            "  Config file:   ~/.config/ikigai/config.toml (see config.example.toml)".to_string(),
-        ]
+    /// Environment variables that hold provider keys: the configured `api_key_env`, every
+    /// `[providers.NAME]` section's and every well-known vendor's. Tool processes never get
+    /// them, even when named in `tool_env_pass`, and their values are scrubbed everywhere.
+    pub fn provider_key_vars(&self) -> Vec<String> {
+        let mut vars = Vec::new();
+        let sections = self.providers.values().filter_map(|p| p.api_key_env.as_deref());
+        for v in std::iter::once(self.api_key_env.as_str())
+            .chain(sections)
+            .chain(VENDOR_KEY_VARS)
+        {
+            if !v.is_empty() && !vars.iter().any(|x| x == v) {
+                vars.push(v.to_string());
+            }
+        }
+        vars
     }
 
     /// The effective settings as TOML-ish lines, secrets redacted (for `/config`).
     pub fn describe(&self) -> Vec<(String, String)> {
-        let key = match &self.api_key {
-            Some(_) => format!("set in ${} (redacted)", self.api_key_env),
-            None => format!("not set (${})", self.api_key_env),
+        let key = match (&self.api_key, self.api_key_env.as_str()) {
+            (Some(_), var) => format!("set in ${var} (redacted)"),
+            (None, "") => "none needed".to_string(),
+            (None, var) => format!("not set (${var})"),
         };
         let db = self
             .database_url
@@ -374,9 +482,16 @@ impl Config {
                     .unwrap_or_else(|| "none".into()),
             ),
             ("provider".into(), self.provider.clone()),
-            ("base_url".into(), self.base_url.clone()),
+            ("kind".into(), self.kind.clone()),
+            ("base_url".into(), redact_url(&self.base_url)),
             ("model".into(), self.model.clone()),
             ("api key".into(), key),
+            ("context_window".into(), self.context_window.to_string()),
+            ("max_response_bytes".into(), self.max_response_bytes.to_string()),
+            (
+                "response_timeout_secs".into(),
+                self.response_timeout_secs.to_string(),
+            ),
             ("max_tool_turns".into(), self.max_tool_turns.to_string()),
             ("max_output_size".into(), self.max_output_size.to_string()),
             ("tool_timeout_secs".into(), self.tool_timeout_secs.to_string()),
@@ -398,16 +513,6 @@ impl Config {
             ("database".into(), db),
             ("tool_result_lines".into(), self.tool_result_lines.to_string()),
             (
-                "context_window".into(),
-                self.context_window
-                    .map_or_else(|| "from the model".into(), |w| w.to_string()),
-            ),
-            (
-                "max_output_tokens".into(),
-                self.max_output_tokens
-                    .map_or_else(|| "an eighth of the window".into(), |w| w.to_string()),
-            ),
-            (
                 "max_tool_result_share".into(),
                 self.max_tool_result_share.to_string(),
             ),
@@ -416,14 +521,76 @@ impl Config {
     }
 }
 
-/// Hides the password of a `scheme://user:password@host/db` URL.
-pub fn redact_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("redacted"));
-            u.to_string()
+/// An http(s) URL, or why not.
+fn check_url(url: &str) -> Result<(), String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{e}: {url}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err("must start with http:// or https://".into());
+    }
+    Ok(())
+}
+
+/// Checks a `database_url` before anything opens it: a known scheme (`postgres://`,
+/// `postgresql://`, `sqlite:`, or a plain file path), and for PostgreSQL a host that parses
+/// and a valid `sslmode`. The message never shows a password.
+fn check_database_url(url: &str) -> Result<(), String> {
+    let url = url.trim();
+    let lower = url.to_ascii_lowercase();
+    let shown = redact_url(url);
+    if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("{e}: {shown}"))?;
+        let socket = parsed.query_pairs().any(|(k, _)| k == "host");
+        if parsed.host_str().is_none_or(str::is_empty) && !socket {
+            return Err(format!("no host in {shown}"));
         }
-        _ => url.to_string(),
+        const SSLMODES: [&str; 6] = [
+            "disable",
+            "allow",
+            "prefer",
+            "require",
+            "verify-ca",
+            "verify-full",
+        ];
+        for (k, v) in parsed.query_pairs() {
+            if k == "sslmode" && !SSLMODES.contains(&v.as_ref()) {
+                return Err(format!("sslmode `{v}` is not one of {}", SSLMODES.join(", ")));
+            }
+        }
+        return Ok(());
+    }
+    if lower.starts_with("sqlite:") || !url.contains("://") {
+        return Ok(());
+    }
+    Err(format!(
+        "unknown scheme in {shown}: use postgres://…, sqlite://PATH or a file path"
+    ))
+}
+
+/// Hides the passwords of a URL: `user:password@` and password-like query parameters.
+pub fn redact_url(url: &str) -> String {
+    crate::redact::scrub_urls(url).into_owned()
+}
+
+impl Config {
+    /// The redactor for everything this run emits or keeps: every configured key and the
+    /// database URL's password (see `redact`).
+    pub fn redactor(&self) -> crate::redact::Redactor {
+        let mut secrets: Vec<String> = self.api_key.iter().map(|k| k.expose().to_string()).collect();
+        // Every provider's key, not only the selected one's: a tool or a model may echo any.
+        for var in self.provider_key_vars() {
+            if let Ok(v) = std::env::var(&var)
+                && !v.trim().is_empty()
+            {
+                secrets.push(v);
+            }
+        }
+        if let Some(db) = &self.database_url
+            && let Ok(u) = reqwest::Url::parse(db.expose())
+            && let Some(pw) = u.password()
+        {
+            secrets.push(pw.to_string());
+        }
+        crate::redact::Redactor::new(secrets)
     }
 }
 
@@ -453,6 +620,30 @@ mod tests {
     }
 
     #[test]
+    fn invalid_database_urls_are_configuration_errors() {
+        for (url, says) in [
+            ("mysql://u:pw@h/db", "unknown scheme"),
+            ("postgres://u@h/db?sslmode=bogus", "sslmode `bogus`"),
+            ("postgres://u:pw@[::1/db", "invalid"),
+            ("postgres:///db", "no host"),
+        ] {
+            let e = check_database_url(url).unwrap_err();
+            assert!(e.contains(says), "{url}: {e}");
+            assert!(!e.contains(":pw@"), "{e}");
+        }
+        for ok in [
+            "postgres://u:pw@localhost:5432/db?sslmode=require",
+            "postgresql://h/db",
+            "postgres:///db?host=/run/postgresql",
+            "sqlite:///tmp/x.db",
+            "sqlite:x.db",
+            "/tmp/x.db",
+        ] {
+            assert_eq!(check_database_url(ok), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
     fn defaults_without_any_file() {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().to_str().unwrap().to_string();
@@ -460,7 +651,9 @@ mod tests {
         assert_eq!(cfg.max_tool_turns, 50);
         assert_eq!(cfg.max_output_size, 1_048_576);
         assert_eq!(cfg.tool_timeout_secs, 30);
-        assert_eq!(cfg.base_url, DEFAULT_BASE_URL);
+        assert_eq!(cfg.base_url, "", "the provider preset decides");
+        assert_eq!(cfg.max_response_bytes, 16 * 1024 * 1024);
+        assert_eq!(cfg.response_timeout_secs, 600);
         assert!(cfg.api_key.is_none());
         assert!(cfg.file.is_none());
     }
@@ -480,8 +673,8 @@ mod tests {
         let cfg = Config::load_with(&Overrides::default(), &env).unwrap();
         assert_eq!(cfg.model, "from-file");
         assert_eq!(cfg.base_url, "http://env/v1");
+        assert!(cfg.base_url_from_env);
         assert_eq!(cfg.max_tool_turns, 7);
-        assert_eq!(cfg.api_key.as_ref().unwrap().expose(), "sk-1");
         let o = Overrides {
             model: Some("flag".into()),
             max_tool_turns: Some(3),
@@ -525,6 +718,50 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("base_url")
+        );
+    }
+
+    #[test]
+    fn provider_sections_are_read_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            &dir,
+            "provider = \"azure\"\n[providers.azure]\nkind = \"openai-chat\"\nbase_url = \"https://x.openai.azure.com/openai/v1\"\napi_key_env = \"AZURE_OPENAI_API_KEY\"\nquery = { api-version = \"preview\" }\nheaders = { x-team = \"a\" }\ncontext_window = 128000\ntemperature = 0.2\nreasoning_effort = \"low\"\nmax_output_tokens = 4096\n",
+        );
+        let o = Overrides {
+            config_path: Some(p),
+            ..Default::default()
+        };
+        let cfg = Config::load_with(&o, &env_of(&[("IKIGAI_PROVIDER", "ignored-by-flag")])).unwrap();
+        assert_eq!(cfg.provider, "ignored-by-flag", "env wins over the file");
+        let s = &cfg.providers["azure"];
+        assert_eq!(s.kind.as_deref(), Some("openai-chat"));
+        assert_eq!(s.query["api-version"], "preview");
+        assert_eq!(s.headers["x-team"], "a");
+        assert_eq!(s.context_window, Some(128_000));
+        assert_eq!(s.temperature, Some(0.2));
+        assert_eq!(s.max_output_tokens, Some(4096));
+        let p = write(&dir, "[providers.x]\nbase_url = \"ftp://nope\"\n");
+        let o = Overrides {
+            config_path: Some(p.clone()),
+            ..Default::default()
+        };
+        assert!(
+            Config::load_with(&o, &env_of(&[]))
+                .unwrap_err()
+                .to_string()
+                .contains("base_url")
+        );
+        let p = write(&dir, "[providers.x]\nkindd = \"openai-chat\"\n");
+        let o = Overrides {
+            config_path: Some(p),
+            ..Default::default()
+        };
+        assert!(
+            Config::load_with(&o, &env_of(&[]))
+                .unwrap_err()
+                .to_string()
+                .contains("kindd")
         );
     }
 

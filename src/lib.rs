@@ -4,11 +4,13 @@
 
 pub mod agent;
 pub mod app;
+pub mod backoff;
 pub mod cli;
 pub mod config;
 pub mod message;
 pub mod protocol;
 pub mod provider;
+pub mod redact;
 pub mod store;
 pub mod tools;
 pub mod ui;

@@ -1,4 +1,5 @@
-//! The `ikigai` binary: parses flags, runs, prints errors, picks exit codes.
+//! The `ikigai` binary: parses flags, runs, prints errors, picks exit codes. The only
+//! place that maps errors to exit codes.
 
 use std::process::ExitCode;
 
@@ -6,6 +7,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = ikigai::cli::Cli::parse();
+    // Descendants that a tool orphans (setsid, daemons) come back to us to be killed.
+    ikigai::tools::process::become_subreaper();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -19,9 +22,10 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         // Whoever read our output stopped reading (`ikigai -p … | head`): nothing to say.
-        Err(ikigai::app::AppError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("ikigai: {e}");
+            let text = e.to_string();
+            eprintln!("ikigai: {}", ikigai::redact::global().scrub_notice(&text));
             ExitCode::from(e.exit_code())
         }
     }

@@ -1,7 +1,7 @@
 //! The agent protocol: `Op` (front end → agent) and `Event` (agent → front ends).
 //! Front ends see only these; under `--json` each `Event` is one JSON line.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::message::Message;
 
@@ -12,13 +12,21 @@ pub enum Op {
     Submit(String),
     /// Drop the request or tool in flight, keeping what arrived.
     Cancel,
-    /// A slash command, without its leading `/` removed (e.g. `/model gpt-5`).
-    Command(String),
+    /// Use this model for the following requests (`/model NAME`).
+    SetModel(String),
+    /// Start over in a fresh session (`/new`).
+    NewSession,
+    /// Continue a stored session by id or unique id prefix (`/resume ID`).
+    Resume(String),
+    /// Ask for the stored sessions (`/sessions`); answered with `Event::Sessions`.
+    ListSessions,
     /// Compact the conversation now (`/compact [instructions]`): the model summarises it
     /// and the summary stands for the earlier messages in later requests.
     Compact(Option<String>),
     /// Finish and stop the agent task.
     Shutdown,
+    /// Rescan the tool folders now; the new set is offered from the next request.
+    RefreshTools,
 }
 
 /// How a turn ended.
@@ -49,10 +57,16 @@ pub enum Event {
         id: Option<String>,
         model: String,
         history: Vec<Message>,
+        /// Tokens (input + output) the session used so far: 0 for a new one.
+        tokens: u64,
     },
     /// `/model NAME` switched the model for the following requests.
     ModelChanged {
         model: String,
+    },
+    /// The text a turn starts from, as sent to the model (`-p` with piped stdin included).
+    UserMessage {
+        text: String,
     },
     TurnStarted,
     TextDelta {
@@ -64,6 +78,9 @@ pub enum Event {
     ToolCallStarted {
         id: String,
         name: String,
+        /// The model's raw arguments; under `--json` the parsed object (the raw string
+        /// when it is not JSON).
+        #[serde(serialize_with = "json_or_string")]
         arguments: String,
     },
     ToolCallFinished {
@@ -96,6 +113,34 @@ pub enum Event {
     TurnEnded {
         reason: TurnEndReason,
     },
+    /// The answer to `Op::ListSessions`: stored sessions, newest first.
+    Sessions {
+        sessions: Vec<SessionInfo>,
+    },
+}
+
+/// One stored session as listed (`ikigai sessions`, `/sessions`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SessionInfo {
+    pub id: String,
+    /// RFC 3339.
+    pub created_at: String,
+    pub updated_at: String,
+    pub cwd: String,
+    pub provider: String,
+    pub model: String,
+    pub messages: i64,
+    pub title: Option<String>,
+    /// The session this one was forked from (when another process held it).
+    pub forked_from: Option<String>,
+}
+
+/// Writes `text` as the JSON value it holds, or as a string when it is not JSON.
+fn json_or_string<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => v.serialize(s),
+        Err(_) => s.serialize_str(text),
+    }
 }
 
 impl Event {
@@ -119,6 +164,24 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
             r#"{"type":"turn_ended","reason":"interrupted"}"#
+        );
+        let e = Event::ToolCallStarted {
+            id: "c".into(),
+            name: "glob".into(),
+            arguments: r#"{"pattern":"*.rs"}"#.into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"type":"tool_call_started","id":"c","name":"glob","arguments":{"pattern":"*.rs"}}"#
+        );
+        let e = Event::ToolCallStarted {
+            id: "c".into(),
+            name: "glob".into(),
+            arguments: r#"{"pattern": "*"#.into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"type":"tool_call_started","id":"c","name":"glob","arguments":"{\"pattern\": \"*"}"#
         );
         let e = Event::TextDelta { text: "hi".into() };
         assert_eq!(

@@ -498,7 +498,7 @@ async fn cancel_kills_a_running_tool_and_answers_its_call() {
         (
             "call_1",
             "bash",
-            r#"{"command":"echo $$ > pid; sleep 30 & wait"}"#,
+            r#"{"command":"sleep 30 & echo $$ $! > pid.tmp; mv pid.tmp pid; wait"}"#,
         ),
         ("call_2", "glob", r#"{"pattern":"*"}"#),
     ]));
@@ -514,27 +514,32 @@ async fn cancel_kills_a_running_tool_and_answers_its_call() {
         assert!(std::time::Instant::now() < deadline, "bash never started");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let pid: i32 = std::fs::read_to_string(&pid_file)
+    let pids: Vec<i32> = std::fs::read_to_string(&pid_file)
         .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    agent.send(Op::Cancel);
-    let rest = agent.until_turn_end().await;
-    assert_eq!(turn_end(&rest), Some(TurnEndReason::Interrupted));
-    // The shell's whole process group is gone.
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    // The shell and its `sleep 30 &` child.
+    assert_eq!(pids.len(), 2, "{pids:?}");
     let gone = |pid: i32| {
         !std::path::Path::new(&format!("/proc/{pid}")).exists()
             || std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .map(|s| s.contains(") Z "))
                 .unwrap_or(true)
     };
-    while !gone(pid) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "bash {pid} still running after cancel"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(!gone(pids[1]), "the sleep child runs before the cancel");
+    agent.send(Op::Cancel);
+    let rest = agent.until_turn_end().await;
+    assert_eq!(turn_end(&rest), Some(TurnEndReason::Interrupted));
+    // The shell and the background child are both gone.
+    for pid in pids {
+        while !gone(pid) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "process {pid} still running after cancel"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
     // Both calls are answered in the next request, so the history stays valid.
     fake.push(Reply::text("ok"));
@@ -555,13 +560,15 @@ async fn without_a_key_for_openai_a_turn_explains_the_setup_at_once() {
     let dir = project();
     let mut cfg = config_for(&fake);
     cfg.api_key = None;
-    cfg.base_url = ikigai::config::DEFAULT_BASE_URL.to_string();
+    // OpenAI's own endpoint, with a key variable that is surely unset in the test run.
+    cfg.base_url = "https://api.openai.com/v1".to_string();
+    cfg.api_key_env = "IKIGAI_TEST_UNSET_OPENAI_KEY".to_string();
     let mut agent = TestAgent::start(cfg, dir.path());
     let events = agent.turn("hello").await;
     assert_eq!(turn_end(&events), Some(TurnEndReason::Error));
     let msg = notices(&events).join("\n");
     assert!(
-        msg.contains("export OPENAI_API_KEY") && msg.contains("--base-url"),
+        msg.contains("export IKIGAI_TEST_UNSET_OPENAI_KEY") && msg.contains("--provider"),
         "{msg}"
     );
     assert!(

@@ -102,7 +102,7 @@ fn config(vendor: &WindowVendor, window: u64) -> Config {
         model: "fake-model".into(),
         retry_base_delay_ms: 10,
         max_tool_turns: 1000,
-        context_window: Some(window),
+        context_window: window,
         ..Config::default()
     }
 }

@@ -141,13 +141,19 @@ fn resume_errors_are_clear() {
     let out = run(common::ikigai(home.path())
         .args(["--resume", "deadbeef", "-p", "x", "--base-url", &fake.base_url])
         .env("OPENAI_API_KEY", "k"));
-    assert_ne!(out.status.code(), Some(0));
-    assert!(text(&out.stderr).contains("deadbeef"), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "an unknown id is the user's to fix");
+    assert_eq!(
+        text(&out.stderr),
+        "ikigai: no stored session matches `deadbeef`; `ikigai sessions` lists all\n"
+    );
     let out = run(common::ikigai(home.path())
         .args(["--continue", "-p", "x", "--base-url", &fake.base_url])
         .env("OPENAI_API_KEY", "k"));
-    assert_ne!(out.status.code(), Some(0));
-    assert!(text(&out.stderr).contains("no session"), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "ikigai: no stored session in this folder; `ikigai sessions` lists all\n"
+    );
     assert!(
         fake.requests().is_empty(),
         "nothing is sent when the resume fails"

@@ -124,11 +124,22 @@ fn unreachable_database_is_a_clear_error() {
     assert!(!err.contains("hunter2"), "{err}");
     assert!(out.stdout.is_empty());
 
-    let out = ikigai(home.path(), &[("IKIGAI_DATABASE_URL", "mysql://h/db")]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("unsupported database_url"),
-        "{}",
-        text(&out.stderr)
-    );
+    // A database_url that cannot work is a configuration error at start (exit 2).
+    for (url, says) in [
+        ("mysql://u:hunter2@h/db", "unknown scheme"),
+        (
+            "postgres://u:hunter2@h/db?sslmode=sometimes",
+            "sslmode `sometimes`",
+        ),
+        ("postgres://u:hunter2@[::1/db", "invalid"),
+    ] {
+        let out = ikigai(home.path(), &[("IKIGAI_DATABASE_URL", url)]);
+        assert_eq!(out.status.code(), Some(2), "{url}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("invalid setting `database_url`") && err.contains(says),
+            "{err}"
+        );
+        assert!(!err.contains("hunter2"), "{err}");
+    }
 }

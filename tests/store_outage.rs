@@ -15,12 +15,14 @@ use tokio::sync::mpsc;
 
 use common::pg::Cluster;
 
-fn fast() -> Options {
+/// Quick retries; the spool goes to `spool` (never the developer's own state folder).
+fn fast_in(spool: &std::path::Path) -> Options {
     Options {
         retry_min: Duration::from_millis(50),
         retry_max: Duration::from_millis(300),
         connect_timeout: Duration::from_secs(2),
         flush_grace: Duration::from_millis(300),
+        spool_dir: Some(spool.to_path_buf()),
         ..Options::default()
     }
 }
@@ -86,7 +88,8 @@ async fn sqlite_unreachable_at_start_then_back() {
     std::fs::write(&blocker, "in the way").unwrap();
     let path = blocker.join("ikigai.db");
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let store = store::open_with(&config(&path.display().to_string()), tx, fast());
+    let spool = dir.path().join("spool");
+    let store = store::open_with(&config(&path.display().to_string()), tx, fast_in(&spool));
     store.begin(meta("s1"));
     for i in 0..5 {
         store.record("s1", user(&format!("m{i}")));
@@ -97,19 +100,34 @@ async fn sqlite_unreachable_at_start_then_back() {
         text.contains("cannot save the session") && text.contains(&blocker.display().to_string()),
         "{text}"
     );
-    // Reads say so; flush gives up after its grace period instead of hanging.
+    // Reads say so; flush does not wait on the dead database: it spools at once.
     match store.list().await {
         Err(StoreError::Unavailable(why)) => assert!(why.contains("blocker"), "{why}"),
         other => panic!("expected Unavailable, got {other:?}"),
     }
     store.flush().await;
+    let (level, text) = next_notice(&mut rx).await;
+    assert_eq!(level, NoticeLevel::Warning);
+    assert!(
+        text.contains("5 events could not be saved") && text.contains("kept in"),
+        "{text}"
+    );
+    let files: Vec<_> = std::fs::read_dir(&spool).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1, "one spool file");
     for i in 5..8 {
         store.record("s1", user(&format!("m{i}")));
     }
     std::fs::remove_file(&blocker).unwrap();
     let more = warnings_until_back(&mut rx).await;
-    // The only extra warning allowed is flush's "N events are not saved yet".
-    assert!(more.iter().all(|w| w.contains("not saved yet")), "{more:?}");
+    assert!(more.is_empty(), "{more:?}");
+    // The spooled writes come first, then the newer ones; the spool says it was saved.
+    let (level, text) = next_notice(&mut rx).await;
+    assert_eq!(level, NoticeLevel::Info);
+    assert!(
+        text.contains("saved 5 events") && text.contains("spool"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0, "spool emptied");
     store.flush().await;
     let (_, records) = store.load("s1").await.unwrap();
     let expected: Vec<String> = (0..8).map(|i| format!("m{i}")).collect();
@@ -128,7 +146,7 @@ async fn queue_is_bounded_while_down() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let options = Options {
         max_queued: 4,
-        ..fast()
+        ..fast_in(dir.path())
     };
     let store = store::open_with(&config(&path.display().to_string()), tx, options);
     store.begin(meta("s1"));
@@ -155,11 +173,12 @@ async fn queue_is_bounded_while_down() {
 /// port: one warning per outage, one info per recovery, every event in order.
 #[tokio::test]
 async fn postgres_down_at_start_and_mid_session() {
+    let dir = tempfile::tempdir().unwrap();
     let mut cluster = Cluster::init();
     let url = cluster.url("postgres");
     let url_with_password = url.replace("postgres@", "postgres:hunter2@");
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let store = store::open_with(&config(&url_with_password), tx, fast());
+    let store = store::open_with(&config(&url_with_password), tx, fast_in(dir.path()));
     store.begin(meta("p1"));
     store.record("p1", user("before start"));
 

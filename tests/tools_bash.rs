@@ -177,3 +177,116 @@ async fn bash_errors() {
         op_error(&e)
     );
 }
+
+/// Starts two processes that leave the shell's process group: one in a new session
+/// (`setsid`) and one in a job-control group (`set -m`). Prints their pids.
+const ESCAPES: &str = "setsid sleep 100 & echo $!; set -m; sleep 100 & echo $!; set +m";
+
+fn assert_all_gone(pids: &[i32], when: &str) {
+    for &pid in pids {
+        assert!(eventually(|| process_gone(pid)), "pid {pid} survived {when}");
+    }
+}
+
+/// The escaped processes really ran in another session or group (else the test proves
+/// nothing about escapes).
+fn assert_escaped(pids: &[i32], shell_group: i32) {
+    for &pid in pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+        if fields.len() > 2 {
+            assert_ne!(
+                fields[2].parse::<i32>().unwrap(),
+                shell_group,
+                "pid {pid} did not leave the group"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn processes_that_leave_the_group_are_killed_on_return() {
+    let d = tempfile::tempdir().unwrap();
+    let c = short(d.path(), 60);
+    let cmd = format!("{ESCAPES}; echo $$");
+    let e = run("bash", json!({"command": cmd}), &c).await;
+    let ps = pids(&output(&e));
+    assert_eq!(ps.len(), 3, "{}", output(&e));
+    assert_all_gone(&ps[..2], "the return of its call");
+}
+
+#[tokio::test]
+async fn processes_that_leave_the_group_are_killed_on_timeout() {
+    let d = tempfile::tempdir().unwrap();
+    let c = short(d.path(), 1);
+    let cmd = format!("{ESCAPES}; sleep 100");
+    let e = run("bash", json!({"command": cmd}), &c).await;
+    let msg = tool_failure(&e, "TOOL_TIMEOUT");
+    assert!(msg.contains("every process it started were killed"), "{msg}");
+    let ps = pids(e.envelope["partial_output"].as_str().unwrap());
+    assert_eq!(ps.len(), 2, "{}", e.envelope);
+    assert_all_gone(&ps, "the timeout");
+}
+
+#[tokio::test]
+async fn processes_that_leave_the_group_are_killed_on_cancel() {
+    let d = tempfile::tempdir().unwrap();
+    let c = short(d.path(), 60);
+    let pidfile = d.path().join("pids");
+    let cmd = format!(
+        "({ESCAPES}; echo $$) > {p}.tmp; mv {p}.tmp {p}; sleep 100",
+        p = pidfile.display()
+    );
+    let call = run("bash", json!({"command": cmd}), &c);
+    let started = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::pin!(call);
+        loop {
+            tokio::select! {
+                _ = &mut call => panic!("the command should still be running"),
+                _ = tokio::time::sleep(Duration::from_millis(20)) => {
+                    if pidfile.exists() {
+                        return;
+                    }
+                }
+            }
+        }
+    })
+    .await;
+    assert!(started.is_ok(), "the command never wrote its pids");
+    let ps = pids(&std::fs::read_to_string(&pidfile).unwrap());
+    assert_eq!(ps.len(), 3);
+    assert_all_gone(&ps, "the cancel");
+}
+
+#[tokio::test]
+async fn ending_one_call_never_kills_the_processes_of_another() {
+    let d = tempfile::tempdir().unwrap();
+    let c = short(d.path(), 60);
+    let pidfile = d.path().join("other");
+    // A long call whose escaped process must survive the end of a second call.
+    let long_cmd = format!(
+        "setsid sleep 100 & echo $! > {p}.tmp; mv {p}.tmp {p}; sleep 100",
+        p = pidfile.display()
+    );
+    let mut long = Box::pin(run("bash", json!({"command": long_cmd}), &c));
+    let other_pid = loop {
+        tokio::select! {
+            _ = &mut long => panic!("the long command should still be running"),
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {
+                if pidfile.exists() {
+                    break pids(&std::fs::read_to_string(&pidfile).unwrap())[0];
+                }
+            }
+        }
+    };
+    let e = run("bash", json!({"command": format!("{ESCAPES}; echo $$")}), &c).await;
+    let ps = pids(&output(&e));
+    assert_escaped(&ps[..2], ps[2]);
+    assert_all_gone(&ps[..2], "the return of its call");
+    assert!(
+        !process_gone(other_pid),
+        "another call's process {other_pid} was killed"
+    );
+    drop(long);
+    assert_all_gone(&[other_pid], "the cancel of its own call");
+}

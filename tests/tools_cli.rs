@@ -163,9 +163,11 @@ fn usage_errors_exit_2() {
     let out = ikigai(d.path(), &["tool", "frobnicate"], "{}", None, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unknown tool `frobnicate`"), "{err}");
-    assert!(err.contains("ikigai tool --list"), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ikigai: unknown tool `frobnicate`; `ikigai tool --list` shows the tools\n",
+        "said once, not `ikigai: ikigai tool: …`"
+    );
 
     let out = ikigai(d.path(), &["tool"], "", None, &[]);
     assert_eq!(out.status.code(), Some(2));

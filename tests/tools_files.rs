@@ -30,6 +30,10 @@ async fn file_read_returns_contents_and_line_windows() {
     let e = run("file_read", json!({"path": abs}), &c).await;
     assert_eq!(output(&e), "one\ntwo\nthree\nfour\n");
 
+    // Models often count from 0: offset 0 is the first line.
+    let e = run("file_read", json!({"path": "a.txt", "offset": 0, "limit": 2}), &c).await;
+    assert_eq!(output(&e), "one\ntwo\n");
+
     write(d.path(), "nonl.txt", "x\ny");
     let e = run("file_read", json!({"path": "nonl.txt", "offset": 2}), &c).await;
     assert_eq!(output(&e), "y");
@@ -55,8 +59,12 @@ async fn file_read_errors() {
     let e = run("file_read", json!({"path": "/dev/null"}), &c).await;
     assert_eq!(op_error(&e), "Not a regular file: /dev/null");
 
-    let e = run("file_read", json!({"path": "a.txt", "offset": 0}), &c).await;
-    assert!(tool_failure(&e, "INVALID_PARAMS").contains("`offset` must be an integer ≥ 1, got: 0"));
+    let e = run("file_read", json!({"path": "a.txt", "offset": -1}), &c).await;
+    assert!(
+        tool_failure(&e, "INVALID_PARAMS").contains("`offset` must be a non-negative integer, got: -1"),
+        "{}",
+        e.envelope
+    );
     let e = run("file_read", json!({"path": "a.txt", "limit": "ten"}), &c).await;
     assert!(tool_failure(&e, "INVALID_PARAMS").contains("`limit`"));
     let e = run("file_read", json!({"file_path": "a.txt"}), &c).await;
@@ -124,6 +132,44 @@ async fn file_read_caps_a_10mb_file_while_reading() {
     let out = result(&e)["output"].as_str().unwrap().to_string();
     assert!(out.len() <= c.max_output_size);
     assert!(out.contains(" of at least "), "{}", out.lines().last().unwrap());
+}
+
+#[tokio::test]
+async fn file_read_always_progresses_past_a_line_longer_than_the_cap() {
+    let d = tempfile::tempdir().unwrap();
+    // A 3 MB first line, then two short lines; the cap is 1 MiB.
+    let mut text = "x".repeat(3_000_000);
+    text.push_str("\nsecond\nthird\n");
+    write(d.path(), "long.txt", &text);
+    let c = ctx(d.path());
+    let mut offset = 1;
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        let e = run("file_read", json!({"path": "long.txt", "offset": offset}), &c).await;
+        let r = result(&e).clone();
+        let out = r["output"].as_str().unwrap();
+        assert!(out.len() <= c.max_output_size, "{}", out.len());
+        seen.push(out.to_string());
+        match r.get("next_offset") {
+            None => break,
+            Some(n) => {
+                let n = n.as_u64().unwrap();
+                assert!(n > offset, "next_offset {n} does not progress from {offset}");
+                assert!(
+                    r["note"]
+                        .as_str()
+                        .unwrap()
+                        .contains("Line 1 alone is longer than the output limit"),
+                    "{r}"
+                );
+                assert!(e.summary.contains("line longer than the cap"), "{}", e.summary);
+                offset = n;
+            }
+        }
+    }
+    assert_eq!(seen.len(), 2, "the long line, then the rest");
+    assert!(seen[0].starts_with("xxxx") && seen[0].contains("[output truncated: "));
+    assert_eq!(seen[1], "second\nthird\n");
 }
 
 #[tokio::test]

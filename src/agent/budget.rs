@@ -39,6 +39,8 @@ pub struct Budget {
     pub tool_share: f64,
     /// Estimated characters of the system prompt and tool schemas.
     fixed_chars: u64,
+    /// How many tool schemas `fixed_chars` counted.
+    fixed_tools: usize,
     /// Reported minus estimated tokens of the last request that got a usage report.
     offset: i64,
     /// Estimated tokens of the request sent last (before its report arrives).
@@ -70,6 +72,7 @@ impl Budget {
             compact_at,
             tool_share,
             fixed_chars: 0,
+            fixed_tools: usize::MAX,
             offset: 0,
             last_sent: None,
             sizes: Vec::new(),
@@ -81,20 +84,25 @@ impl Budget {
 
     /// The budget `config` implies for `model` (without asking any server).
     pub fn from_config(config: &crate::config::Config, model: &str) -> Self {
-        let (window, source) = match config.context_window {
-            Some(w) => (w, WindowSource::Config),
-            None => match crate::provider::window::preset(model) {
-                Some(w) => (w, WindowSource::Preset),
-                None => (crate::provider::window::FALLBACK_WINDOW, WindowSource::Fallback),
-            },
-        };
+        let (window, source) = window_for(config, model);
+        let reserve = config
+            .providers
+            .get(&config.provider)
+            .and_then(|s| s.max_output_tokens);
         Budget::new(
             window,
             source,
-            config.max_output_tokens,
+            reserve,
             config.auto_compact_at,
             config.max_tool_result_share,
         )
+    }
+
+    /// `/model NAME`: the window of the new model (the calibration stays).
+    pub fn model_changed(&mut self, config: &crate::config::Config, model: &str) {
+        let (window, source) = window_for(config, model);
+        self.set_window(window, source);
+        self.probed = false;
     }
 
     /// Switches to another window (a server said so, or the model changed).
@@ -106,8 +114,16 @@ impl Budget {
         }
     }
 
+    /// `set_fixed` again when the tool set changed (tools found later, `/refresh`).
+    pub fn refresh_fixed(&mut self, system: &str, tools: &[ToolSchema]) {
+        if self.fixed_tools != tools.len() {
+            self.set_fixed(system, tools);
+        }
+    }
+
     /// Remembers the size of what every request carries besides messages.
     pub fn set_fixed(&mut self, system: &str, tools: &[ToolSchema]) {
+        self.fixed_tools = tools.len();
         let tools: u64 = tools
             .iter()
             .map(|t| wire_chars(&t.to_json_schema().to_string()) + wire_chars(&t.description) + 40)
@@ -216,6 +232,26 @@ impl Budget {
     }
 }
 
+/// The window for `model`: the provider section's `context_window`, else the model
+/// family's, else the provider preset's, else unknown (to be asked of the server).
+fn window_for(config: &crate::config::Config, model: &str) -> (u64, WindowSource) {
+    let section = config
+        .providers
+        .get(&config.provider)
+        .and_then(|s| s.context_window)
+        .filter(|w| *w > 0);
+    if let Some(w) = section {
+        return (w, WindowSource::Config);
+    }
+    if let Some(w) = crate::provider::window::preset(model) {
+        return (w, WindowSource::Preset);
+    }
+    if config.context_window > 0 {
+        return (config.context_window, WindowSource::Preset);
+    }
+    (crate::provider::window::FALLBACK_WINDOW, WindowSource::Fallback)
+}
+
 /// An eighth of the window, at most 16k tokens.
 fn default_reserve(window: u64) -> u64 {
     (window / 8).min(16_384)
@@ -277,6 +313,7 @@ pub fn server_text(e: &crate::provider::ProviderError) -> Option<&str> {
     match e {
         ProviderError::Rejected { message, .. } | ProviderError::Api(message) => Some(message),
         ProviderError::Server { message, .. } => Some(message),
+        ProviderError::ContextLength { detail } => Some(detail),
         _ => None,
     }
 }
@@ -284,6 +321,9 @@ pub fn server_text(e: &crate::provider::ProviderError) -> Option<&str> {
 /// Whether a provider failure means the request did not fit the model's context window
 /// (every vendor words it differently).
 pub fn is_context_error(e: &crate::provider::ProviderError) -> bool {
+    if matches!(e, crate::provider::ProviderError::ContextLength { .. }) {
+        return true;
+    }
     let Some(text) = server_text(e) else {
         return false;
     };

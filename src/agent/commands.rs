@@ -1,39 +1,64 @@
-//! Slash commands the agent answers: /model, /new, /sessions, /resume, /compact. Front ends handle
-//! the rest (/help, /exit, /tools, /config) themselves.
+//! The typed commands the agent answers: `SetModel`, `NewSession`, `ListSessions`,
+//! `Resume`, `Compact`. Answers are structured events (`ModelChanged`, `SessionStarted`, `Sessions`)
+//! or notices; front ends render them and answer /help, /tools, /config themselves.
 
 use serde_json::json;
 
 use super::state::{AgentState, new_session_id};
 use crate::message::Conversation;
-use crate::protocol::{Event, NoticeLevel};
+use crate::protocol::{Event, NoticeLevel, Op};
+use crate::store::MarkerKind;
 
-/// Handles one command line such as `/model gpt-5`.
-pub async fn handle(st: &mut AgentState, line: &str) {
-    let line = line.trim();
-    let (cmd, arg) = match line.split_once(char::is_whitespace) {
-        Some((c, a)) => (c, a.trim()),
-        None => (line, ""),
-    };
-    match cmd {
-        "/model" => model(st, arg),
-        "/new" => new_session(st),
-        "/sessions" => sessions(st).await,
-        "/resume" => resume(st, arg).await,
-        "/compact" => compact(st, Some(arg)).await,
-        _ => st.notice(NoticeLevel::Error, format!("Unknown command: {cmd}")),
+/// The slash command an op stands for (for messages about it).
+pub fn name(op: &Op) -> &'static str {
+    match op {
+        Op::Submit(_) => "a message",
+        Op::Cancel => "cancel",
+        Op::SetModel(_) => "/model",
+        Op::NewSession => "/new",
+        Op::Resume(_) => "/resume",
+        Op::ListSessions => "/sessions",
+        Op::RefreshTools => "/refresh",
+        Op::Compact(_) => "/compact",
+        Op::Shutdown => "exit",
     }
 }
 
-fn model(st: &mut AgentState, name: &str) {
+/// Answers one command op (between turns).
+pub async fn handle(st: &mut AgentState, op: Op) {
+    match op {
+        Op::SetModel(name) => set_model(st, &name),
+        Op::NewSession => new_session(st),
+        Op::ListSessions => sessions(st).await,
+        Op::Resume(prefix) => resume(st, &prefix).await,
+        Op::RefreshTools => refresh_tools(st).await,
+        Op::Compact(instructions) => compact(st, instructions.as_deref()).await,
+        Op::Submit(_) | Op::Cancel | Op::Shutdown => {}
+    }
+}
+
+/// Rescans the tool folders; the new set goes with the next request.
+pub async fn refresh_tools(st: &mut AgentState) {
+    let n = st.registry.refresh().await;
+    for text in st.registry.take_notices() {
+        st.notice(NoticeLevel::Warning, text);
+    }
+    st.notice(
+        NoticeLevel::Info,
+        format!("Tools refreshed. {n} tools available."),
+    );
+}
+
+/// Switches the model for the following requests and records it in the session.
+pub fn set_model(st: &mut AgentState, name: &str) {
+    let name = name.trim();
     if name.is_empty() {
-        st.notice(NoticeLevel::Info, format!("model: {}", st.model));
+        st.notice(NoticeLevel::Error, "usage: /model NAME");
         return;
     }
     st.model = name.to_string();
-    let fresh = super::budget::Budget::from_config(&st.config, name);
-    st.budget.set_window(fresh.window, fresh.source);
-    st.budget.probed = false;
-    st.marker("model", json!({"model": name}));
+    st.budget.model_changed(&st.config, name);
+    st.marker(MarkerKind::Model, json!({"model": name}));
     st.emit(Event::ModelChanged {
         model: name.to_string(),
     });
@@ -41,21 +66,11 @@ fn model(st: &mut AgentState, name: &str) {
 }
 
 fn new_session(st: &mut AgentState) {
-    let previous = std::mem::replace(&mut st.session_id, new_session_id());
-    st.session_begun = false;
-    st.conversation = Conversation::new();
-    st.partial.clear();
-    st.usage = (0, 0);
-    st.budget.reset_sizes();
-    st.budget.records = 0;
+    let previous = st.switch_session(new_session_id(), false, Conversation::new(), (0, 0));
     if st.sessions.is_some() {
-        st.marker("new", json!({"previous": previous}));
+        st.marker(MarkerKind::New, json!({"previous": previous}));
     }
-    st.emit(Event::SessionStarted {
-        id: Some(st.session_id.clone()),
-        model: st.model.clone(),
-        history: Vec::new(),
-    });
+    st.announce_session(Vec::new());
 }
 
 async fn sessions(st: &mut AgentState) {
@@ -64,20 +79,12 @@ async fn sessions(st: &mut AgentState) {
         return;
     };
     match store.list().await {
-        Ok(list) => {
-            let home = std::env::var("HOME").ok();
-            let table = crate::store::cli::format_sessions(&list, home.as_deref(), &chrono::Local);
-            st.notice(NoticeLevel::Info, table.trim_end());
-        }
+        Ok(sessions) => st.emit(Event::Sessions { sessions }),
         Err(e) => st.notice(NoticeLevel::Error, e.to_string()),
     }
 }
 
 async fn resume(st: &mut AgentState, prefix: &str) {
-    if prefix.is_empty() {
-        st.notice(NoticeLevel::Error, "usage: /resume ID (see /sessions)");
-        return;
-    }
     let Some(store) = st.sessions.clone() else {
         st.notice(NoticeLevel::Warning, "sessions are not stored in this run");
         return;
@@ -90,8 +97,7 @@ async fn resume(st: &mut AgentState, prefix: &str) {
 
 /// `/compact [instructions]`: summarise the conversation now.
 pub async fn compact(st: &mut AgentState, instructions: Option<&str>) {
-    match super::compact::run(st, instructions).await {
-        Ok(_) => {}
-        Err(e) => st.notice(NoticeLevel::Warning, format!("/compact: {e}")),
+    if let Err(e) = super::compact::run(st, instructions).await {
+        st.notice(NoticeLevel::Warning, format!("/compact: {e}"));
     }
 }

@@ -31,13 +31,16 @@ pub async fn request(st: &mut AgentState) -> Result<EventStream, Failure> {
     // encoded: encoding grows with the conversation, showing results must not.
     tokio::task::yield_now().await;
     probe_window(st).await;
+    // External tools found so far (a discovery in progress is waited for, briefly).
+    let schemas = st.registry.ready_schemas().await;
+    st.budget.refresh_fixed(&st.system_prompt, &schemas);
     let mut force = false;
     loop {
         let plan = ensure(st, force).await?;
         st.budget.sent(st.budget.tokens(plan.chars));
         let result = {
             let view = wire(&st.conversation.messages, &plan);
-            super::turn::send(st, &view, &st.schemas).await
+            super::turn::send(st, &view, &schemas).await
         };
         match result {
             Ok(s) => return Ok(s),
@@ -201,7 +204,8 @@ async fn probe_window(st: &mut AgentState) {
         return;
     };
     let timeout = std::time::Duration::from_secs(3);
-    if let Some(w) = crate::provider::window::probe(&client, &st.config.base_url, &st.model, timeout).await {
+    let base_url = st.provider.spec().base_url.clone();
+    if let Some(w) = crate::provider::window::probe(&client, &base_url, &st.model, timeout).await {
         st.budget.set_window(w, WindowSource::Server);
     }
 }

@@ -9,14 +9,12 @@ pub mod elide;
 pub mod limit;
 pub mod prompt;
 pub mod resume;
-pub mod retry;
 pub mod state;
 pub mod turn;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
@@ -62,17 +60,15 @@ pub struct AgentHandle {
 /// op channel closes. Its first event is `SessionStarted`.
 pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
     let (ops, rx) = unbounded_channel();
+    let redactor = Arc::new(setup.config.redactor());
+    let model = setup.provider.spec().model.clone();
     let schemas = setup.registry.schemas();
-    let mut budget = budget::Budget::from_config(&setup.config, &setup.config.model);
+    let mut budget = budget::Budget::from_config(&setup.config, &model);
     budget.set_fixed(&setup.system_prompt, &schemas);
     let st = AgentState {
-        model: setup.config.model.clone(),
+        model,
         schemas,
-        tool_ctx: ToolContext {
-            cwd: setup.cwd.clone(),
-            max_output_size: setup.config.max_output_size,
-            timeout: Duration::from_secs(setup.config.tool_timeout_secs),
-        },
+        tool_ctx: ToolContext::from_config(setup.cwd.clone(), &setup.config),
         config: setup.config,
         provider: setup.provider,
         registry: setup.registry,
@@ -85,8 +81,19 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
         events,
         partial: String::new(),
         usage: (0, 0),
+        redactor,
+        held: String::new(),
         budget,
     };
+    // What the background tool discovery skipped or overrode, once it is done.
+    let registry = st.registry.clone();
+    let notices = st.events.clone();
+    tokio::spawn(async move {
+        registry.discovered().await;
+        for text in registry.take_notices() {
+            let _ = notices.send(Event::notice(NoticeLevel::Warning, text));
+        }
+    });
     let task = tokio::spawn(drive(st, setup.resumed, rx));
     AgentHandle { ops, task }
 }
@@ -94,11 +101,7 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
 async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedReceiver<Op>) {
     match resumed {
         Some(r) => resume::install(&mut st, r),
-        None => st.emit(Event::SessionStarted {
-            id: st.sessions.as_ref().map(|_| st.session_id.clone()),
-            model: st.model.clone(),
-            history: Vec::new(),
-        }),
+        None => st.announce_session(Vec::new()),
     }
     let mut queued: VecDeque<String> = VecDeque::new();
     let mut shutdown = false;
@@ -122,21 +125,15 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
                             op = ops.recv() => match op {
                                 Some(Op::Cancel) => break None,
                                 Some(Op::Submit(t)) => queued.push_back(t),
-                                Some(Op::Command(c)) => {
-                                    let _ = events.send(Event::notice(
-                                        NoticeLevel::Warning,
-                                        format!("{c}: wait until the current turn ends (or cancel it)"),
-                                    ));
-                                }
-                                Some(Op::Compact(_)) => {
-                                    let _ = events.send(Event::notice(
-                                        NoticeLevel::Warning,
-                                        "/compact: wait until the current turn ends (or cancel it)",
-                                    ));
-                                }
                                 Some(Op::Shutdown) | None => {
                                     shutdown = true;
                                     break None;
+                                }
+                                Some(other) => {
+                                    let _ = events.send(Event::notice(
+                                        NoticeLevel::Warning,
+                                        format!("{}: wait until the current turn ends (or cancel it)", commands::name(&other)),
+                                    ));
                                 }
                             },
                         }
@@ -152,9 +149,8 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
                 st.emit(Event::TurnEnded { reason });
             }
             Op::Cancel => {}
-            Op::Command(line) => commands::handle(&mut st, &line).await,
-            Op::Compact(instructions) => commands::compact(&mut st, instructions.as_deref()).await,
             Op::Shutdown => shutdown = true,
+            other => commands::handle(&mut st, other).await,
         }
     }
     if let Some(store) = &st.sessions {

@@ -6,8 +6,7 @@ use std::path::Path;
 use super::Resume;
 use super::state::AgentState;
 use crate::message::{Conversation, Message};
-use crate::protocol::Event;
-use crate::store::{Record, SessionInfo, Sessions, StoreError};
+use crate::store::{Record, Sessions, StoreError, Target};
 
 /// A stored session ready to continue.
 #[derive(Clone, Debug)]
@@ -18,52 +17,55 @@ pub struct Resumed {
     /// Error results added for tool calls that never finished; stored on install.
     pub repairs: Vec<Message>,
     pub usage: (u64, u64),
+    /// Set when the session asked for was held by another live process: `id` is a new
+    /// session forked from this one.
+    pub forked_from: Option<String>,
     /// How many records the session had when loaded (the next record's position).
     pub records: usize,
 }
 
-/// Loads the session `which` names.
+/// Loads the session `which` names, taking it for this process (or a fork of it, when
+/// another process holds it: repairs then go to the fork, never to the held session).
 pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Resumed, StoreError> {
-    let (info, records): (SessionInfo, Vec<Record>) = match which {
-        Resume::Id(prefix) => store.load(prefix).await?,
-        Resume::LatestInCwd => {
-            let cwd = cwd.display().to_string();
-            let Some(info) = store.latest_in(&cwd).await? else {
-                return Err(StoreError::NotFound(format!("any session in {cwd}")));
-            };
-            store.load(&info.id).await?
-        }
+    let cwd = cwd.display().to_string();
+    let target = match which {
+        Resume::Id(prefix) => Target::Id(prefix),
+        Resume::LatestInCwd => Target::LatestIn(&cwd),
     };
-    let count = records.len();
-    let restored = crate::store::restore::rebuild_owned(records);
+    let claimed = store.claim(target).await?;
+    let records = claimed.records.len();
+    let restored = crate::store::restore::rebuild_owned(claimed.records);
     Ok(Resumed {
-        id: info.id,
+        id: claimed.info.id,
         conversation: restored.conversation,
-        model: restored.model.or(Some(info.model)),
+        model: restored.model.or(Some(claimed.info.model)),
         repairs: restored.repairs,
         usage: restored.usage,
-        records: count,
+        forked_from: claimed.forked_from,
+        records,
     })
 }
 
 /// Makes `resumed` the current session and shows its history.
 pub fn install(st: &mut AgentState, resumed: Resumed) {
-    st.session_id = resumed.id;
-    st.session_begun = true;
-    st.conversation = resumed.conversation;
-    st.partial.clear();
-    st.usage = resumed.usage;
-    st.budget.reset_sizes();
+    st.switch_session(resumed.id, true, resumed.conversation, resumed.usage);
     st.budget.records = i64::try_from(resumed.records).unwrap_or(i64::MAX);
     if let Some(m) = resumed.model {
         st.model = m;
     }
+    let forked_from = resumed.forked_from;
     for m in resumed.repairs {
         st.record(Record::Message(m));
     }
-    st.emit(Event::SessionStarted {
-        id: Some(st.session_id.clone()),
-        model: st.model.clone(),
-        history: st.conversation.messages.clone(),
-    });
+    st.announce_session(st.conversation.messages.clone());
+    if let Some(from) = &forked_from {
+        st.notice(
+            crate::protocol::NoticeLevel::Info,
+            format!(
+                "session {from} is in use by another ikigai process; continuing in a new session \
+                 {} forked from it (its history is a copy)",
+                st.session_id
+            ),
+        );
+    }
 }

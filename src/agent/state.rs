@@ -11,7 +11,8 @@ use crate::config::Config;
 use crate::message::{Conversation, Message};
 use crate::protocol::{Event, NoticeLevel};
 use crate::provider::Provider;
-use crate::store::{Record, SessionMeta, Sessions};
+use crate::redact::{self, Redactor};
+use crate::store::{MarkerKind, Record, SessionMeta, Sessions};
 use crate::tools::{Registry, ToolContext, ToolSchema};
 
 pub struct AgentState {
@@ -32,6 +33,10 @@ pub struct AgentState {
     /// Assistant text of the response streaming now, not yet appended.
     pub partial: String,
     pub usage: (u64, u64),
+    /// Hides configured secrets in every event and record (built from the config).
+    pub redactor: Arc<Redactor>,
+    /// Streamed text not shown yet because it may be the start of a secret.
+    pub held: String,
     /// The context window and the request estimate (see `budget.rs`).
     pub budget: super::budget::Budget,
 }
@@ -42,9 +47,33 @@ pub fn new_session_id() -> String {
 }
 
 impl AgentState {
-    pub fn emit(&self, event: Event) {
+    pub fn emit(&self, mut event: Event) {
+        redact::scrub_event(&self.redactor, &mut event);
         // A front end that went away is not the agent's problem.
         let _ = self.events.send(event);
+    }
+
+    /// Streams assistant text: kept for the answer, shown except a tail that may be the
+    /// start of a secret (shown by `flush_partial` or the next delta).
+    pub fn stream_text(&mut self, text: &str) {
+        self.partial.push_str(text);
+        self.held.push_str(text);
+        self.redactor.scrub_in_place(&mut self.held);
+        let keep = self.redactor.hold_back(&self.held);
+        let cut = self.held.len() - keep;
+        if cut > 0 {
+            let rest = self.held.split_off(cut);
+            let shown = std::mem::replace(&mut self.held, rest);
+            self.emit(Event::TextDelta { text: shown });
+        }
+    }
+
+    /// Shows the text `stream_text` held back.
+    fn release_held(&mut self) {
+        if !self.held.is_empty() {
+            let text = std::mem::take(&mut self.held);
+            self.emit(Event::TextDelta { text });
+        }
     }
 
     pub fn notice(&self, level: NoticeLevel, text: impl Into<String>) {
@@ -52,8 +81,12 @@ impl AgentState {
     }
 
     /// Queues a record for the current session, beginning the session first if needed.
-    pub fn record(&mut self, record: Record) {
+    pub fn record(&mut self, mut record: Record) {
         let Some(sessions) = &self.sessions else { return };
+        match &mut record {
+            Record::Message(m) => redact::scrub_message(&self.redactor, m),
+            Record::Marker { data, .. } => self.redactor.scrub_json(data),
+        }
         if !self.session_begun {
             sessions.begin(SessionMeta {
                 id: self.session_id.clone(),
@@ -67,21 +100,51 @@ impl AgentState {
         self.budget.records += 1;
     }
 
-    pub fn marker(&mut self, kind: &str, data: serde_json::Value) {
-        self.record(Record::Marker {
-            kind: kind.to_string(),
-            data,
+    pub fn marker(&mut self, kind: MarkerKind, data: serde_json::Value) {
+        self.record(Record::Marker { kind, data });
+    }
+
+    /// Makes another session current: `id` (stored already when `begun`), its conversation
+    /// and the tokens it used so far. Clears what belonged to the previous one; returns
+    /// the previous session's id. Emits nothing (the caller announces the session).
+    pub fn switch_session(
+        &mut self,
+        id: String,
+        begun: bool,
+        conversation: Conversation,
+        usage: (u64, u64),
+    ) -> String {
+        self.session_begun = begun;
+        self.conversation = conversation;
+        self.partial.clear();
+        self.held.clear();
+        self.usage = usage;
+        self.budget.reset_sizes();
+        self.budget.records = 0;
+        std::mem::replace(&mut self.session_id, id)
+    }
+
+    /// Tells the front ends which session is current, with its history and tokens so far.
+    pub fn announce_session(&self, history: Vec<Message>) {
+        self.emit(Event::SessionStarted {
+            id: self.sessions.as_ref().map(|_| self.session_id.clone()),
+            model: self.model.clone(),
+            history,
+            tokens: self.usage.0.saturating_add(self.usage.1),
         });
     }
 
     /// Appends to the conversation and records it.
-    pub fn append(&mut self, m: Message) {
+    pub fn append(&mut self, mut m: Message) {
+        // Scrubbed before it is kept or sent: the provider never gets a secret back.
+        redact::scrub_message(&self.redactor, &mut m);
         self.record(Record::Message(m.clone()));
         self.conversation.push(m);
     }
 
     /// Appends the streamed assistant text, if any.
     pub fn flush_partial(&mut self) {
+        self.release_held();
         if !self.partial.is_empty() {
             let text = std::mem::take(&mut self.partial);
             self.append(Message::assistant(text));
@@ -92,8 +155,17 @@ impl AgentState {
     pub fn interrupt(&mut self) {
         self.flush_partial();
         for m in self.conversation.repair_orphans() {
+            // Front ends close the call they showed with this result line.
+            if let Some(r) = m.as_tool_result() {
+                self.emit(Event::ToolCallFinished {
+                    id: r.tool_call_id.clone(),
+                    summary: m.content.clone(),
+                    output: r.output.clone(),
+                    success: false,
+                });
+            }
             self.record(Record::Message(m));
         }
-        self.marker("interrupted", json!({}));
+        self.marker(MarkerKind::Interrupted, json!({}));
     }
 }

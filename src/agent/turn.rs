@@ -6,11 +6,11 @@ use serde_json::json;
 
 use super::context::Failure;
 use super::limit::{self, Action};
-use super::retry;
 use super::state::AgentState;
 use crate::message::Message;
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
 use crate::provider::{EventStream, ProviderError, Request, StreamEvent};
+use crate::store::MarkerKind;
 use crate::tools::{Executed, ToolSchema, envelope};
 
 /// A tool call as the response gave it.
@@ -20,8 +20,35 @@ struct Call {
     arguments: String,
 }
 
+/// The reasoning of one response: finished blocks, and text not yet in a block.
+#[derive(Default)]
+struct Reasoning {
+    blocks: Vec<Message>,
+    text: String,
+}
+
+impl Reasoning {
+    /// A finished block; its text is what streamed since the last block when not given.
+    fn block(&mut self, text: String, opaque: serde_json::Value, provider: &str) {
+        let streamed = std::mem::take(&mut self.text);
+        let text = if text.is_empty() { streamed } else { text };
+        self.blocks.push(Message::reasoning(text, provider, opaque));
+    }
+
+    /// The messages to store, before the response's text and calls.
+    fn finish(mut self, provider: &str) -> Vec<Message> {
+        if !self.text.is_empty() {
+            let text = std::mem::take(&mut self.text);
+            self.blocks
+                .push(Message::reasoning(text, provider, serde_json::Value::Null));
+        }
+        self.blocks
+    }
+}
+
 /// Runs one user turn. Cancel by dropping the future, then call `AgentState::interrupt`.
 pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
+    st.emit(Event::UserMessage { text: text.clone() });
     st.emit(Event::TurnStarted);
     st.append(Message::user(text));
     let limit = st.config.max_tool_turns;
@@ -41,16 +68,20 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             }
         };
         let mut calls = Vec::new();
+        let mut reasoning = Reasoning::default();
         let mut broken = None;
         while let Some(item) = stream.next().await {
             match item {
-                Ok(StreamEvent::TextDelta(t)) => {
-                    st.partial.push_str(&t);
-                    st.emit(Event::TextDelta { text: t });
+                Ok(StreamEvent::TextDelta(t)) => st.stream_text(&t),
+                Ok(StreamEvent::ReasoningDelta(t)) => {
+                    reasoning.text.push_str(&t);
+                    st.emit(Event::ReasoningDelta { text: t });
                 }
-                Ok(StreamEvent::ReasoningDelta(t)) => st.emit(Event::ReasoningDelta { text: t }),
+                Ok(StreamEvent::Reasoning { text, opaque }) => {
+                    reasoning.block(text, opaque, st.provider.name())
+                }
                 Ok(StreamEvent::ToolCall { id, name, arguments }) => calls.push(Call { id, name, arguments }),
-                Ok(StreamEvent::Usage { input, output }) => {
+                Ok(StreamEvent::Usage { input, output, .. }) => {
                     st.usage.0 += input;
                     st.usage.1 += output;
                     let context_pct = st.budget.observe(input);
@@ -59,7 +90,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                         output,
                         context_pct,
                     });
-                    st.marker("usage", json!({"input": input, "output": output}));
+                    st.marker(MarkerKind::Usage, json!({"input": input, "output": output}));
                 }
                 Ok(StreamEvent::Finished { .. }) => {}
                 Err(e) => {
@@ -69,9 +100,12 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             }
         }
         drop(stream);
+        for m in reasoning.finish(st.provider.name()) {
+            st.append(m);
+        }
         st.flush_partial();
         if let Some(e) = broken {
-            st.marker("interrupted", json!({"reason": e.to_string()}));
+            st.marker(MarkerKind::Interrupted, json!({"reason": e.to_string()}));
             st.notice(
                 NoticeLevel::Error,
                 format!("{e}. The answer so far was kept; you can continue the conversation."),
@@ -145,8 +179,8 @@ fn skipped(limit: u32) -> Executed {
     }
 }
 
-/// Sends `messages` (the budget step's view of the conversation), retrying failures
-/// before the first byte with backoff.
+/// Sends `messages` (the budget step's view of the conversation) with `tools`, retrying
+/// failures before the first byte with backoff.
 pub(super) async fn send(
     st: &AgentState,
     messages: &[Message],
@@ -165,7 +199,7 @@ pub(super) async fn send(
             Ok(s) => return Ok(s),
             Err(e) if e.is_retryable() && attempt < st.config.max_retries => {
                 attempt += 1;
-                let wait = retry::delay(attempt, base, e.retry_after());
+                let wait = crate::backoff::delay(attempt, base, crate::backoff::MAX_BACKOFF, e.retry_after());
                 st.emit(Event::Retrying {
                     attempt,
                     in_secs: wait.as_secs_f64(),
@@ -178,15 +212,7 @@ pub(super) async fn send(
     }
 }
 
-/// The error as the user should read it, with what to do about it.
+/// The error as the user should read it, with what to do about it (the provider knows).
 fn describe(st: &AgentState, e: &ProviderError) -> String {
-    match e {
-        ProviderError::MissingKey { .. } => st.config.setup_hint().join("\n"),
-        ProviderError::Auth { .. } if st.config.api_key.is_none() => format!(
-            "{e}\nSet it with `export {}=...`, or point ikigai at another server with --base-url.",
-            st.config.api_key_env
-        ),
-        ProviderError::Connect { .. } => format!("{e}\nIs the server running? Check base_url (--base-url)."),
-        _ => e.to_string(),
-    }
+    st.provider.describe(e)
 }

@@ -53,8 +53,8 @@ fn connection_text(e: &sqlx::Error) -> String {
     }
 }
 
-/// One event row as the writer inserts it.
-#[derive(Debug, Clone)]
+/// One event row as the writer inserts it (and as the spool keeps it).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct EventRow {
     /// A UUID chosen when the record was queued: a retried insert that had in fact
     /// landed is recognised instead of written twice.
@@ -82,11 +82,11 @@ impl EventRow {
                 (m.kind.as_str().to_string(), m.content, data, title, None)
             }
             Record::Marker { kind, data } => {
-                let model = (kind == "model")
+                let model = (kind == super::MarkerKind::Model)
                     .then(|| data.get("model").and_then(Value::as_str).map(str::to_string))
                     .flatten();
                 let data = Some(data).filter(|d| !d.is_null());
-                (kind, String::new(), data, None, model)
+                (kind.as_str().to_string(), String::new(), data, None, model)
             }
         };
         EventRow {
@@ -106,11 +106,14 @@ impl EventRow {
 /// One stored event as read back.
 #[derive(Debug, Clone)]
 pub(crate) struct StoredEvent {
+    pub id: String,
     pub seq: i64,
     pub kind: String,
     pub content: String,
     /// The JSON text, if any.
     pub data: Option<String>,
+    /// RFC 3339, UTC.
+    pub created_at: String,
 }
 
 impl StoredEvent {
@@ -126,9 +129,28 @@ impl StoredEvent {
                 .map(Record::Message)
                 .ok_or_else(|| damaged(session_id, self.seq, &"data does not match its kind")),
             None => Ok(Record::Marker {
-                kind: self.kind,
+                kind: super::MarkerKind::parse(&self.kind),
                 data,
             }),
+        }
+    }
+}
+
+impl StoredEvent {
+    /// The public, raw view (`ikigai export --format jsonl`).
+    pub fn info(&self) -> super::EventInfo {
+        let data = self
+            .data
+            .as_deref()
+            .map(|t| serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.to_string())))
+            .unwrap_or(Value::Null);
+        super::EventInfo {
+            id: self.id.clone(),
+            seq: self.seq,
+            kind: self.kind.clone(),
+            content: self.content.clone(),
+            data,
+            created_at: self.created_at.clone(),
         }
     }
 }
@@ -168,11 +190,45 @@ pub(crate) fn like_prefix(prefix: &str) -> String {
     out
 }
 
+/// One write of a batch (and one line of a spool file).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Write {
+    /// The session row, unless it exists.
+    Session { meta: SessionMeta, at: String },
+    /// An event at its `seq` (already chosen).
+    Event(EventRow),
+}
+
 /// The database side of the store.
 #[async_trait]
 pub(crate) trait Backend: Send + Sync {
     /// Writes the session row unless it exists.
     async fn insert_session(&self, meta: &SessionMeta, at: &str) -> Result<(), DbError>;
+    /// Writes every item in one transaction: all of them or none.
+    async fn write_batch(&self, items: &[Write]) -> Result<(), DbError>;
+    /// Makes `session_id` the one session this store holds, when no other live process
+    /// (or other store in this process) holds it; the session held before is released
+    /// on success. `Ok(false)`: held elsewhere.
+    async fn hold(&self, session_id: &str) -> Result<bool, DbError>;
+    /// Lets go of `session_id` if this store holds it.
+    async fn release(&self, session_id: &str) -> Result<(), DbError>;
+    /// In one transaction: a new session `new_id` (forked_from `from`) with a copy of
+    /// every event of `from` (new event ids, same order).
+    async fn fork(&self, from: &str, new_id: &str, at: &str) -> Result<(), DbError>;
+    /// Deletes a session and its events.
+    async fn delete_session(&self, session_id: &str) -> Result<(), DbError>;
+    /// Whether the database file this store opened is no longer at its path (SQLite:
+    /// deleted or replaced). Always false for a server.
+    fn file_gone(&self) -> bool {
+        false
+    }
+    /// After `file_gone`: opens a fresh file at the same path and copies the sessions
+    /// `keep` (rows and events, read from the still-open old file) into it.
+    async fn recreate(&self, keep: &[String]) -> Result<std::sync::Arc<dyn Backend>, DbError> {
+        let _ = keep;
+        Err(DbError::Rejected("this database cannot be recreated".into()))
+    }
     /// The highest `seq` of a session (0 when it has none).
     async fn max_seq(&self, session_id: &str) -> Result<i64, DbError>;
     /// Inserts the event and updates its session (updated_at, title, model) together.
@@ -293,7 +349,7 @@ mod tests {
             "e".into(),
             "s".into(),
             Record::Marker {
-                kind: "model".into(),
+                kind: super::super::MarkerKind::Model,
                 data: serde_json::json!({"model": "m2"}),
             },
             "t".into(),
@@ -305,6 +361,8 @@ mod tests {
     #[test]
     fn damaged_rows_are_reported_with_their_seq() {
         let e = StoredEvent {
+            id: "e7".into(),
+            created_at: String::new(),
             seq: 7,
             kind: "tool_call".into(),
             content: "x".into(),
@@ -313,6 +371,8 @@ mod tests {
         let err = e.into_record("abc").unwrap_err().to_string();
         assert!(err.contains("abc") && err.contains("event 7"), "{err}");
         let e = StoredEvent {
+            id: "e8".into(),
+            created_at: String::new(),
             seq: 8,
             kind: "usage".into(),
             content: String::new(),

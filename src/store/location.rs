@@ -83,6 +83,27 @@ pub fn default_sqlite_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathB
     xdg_dir(env, "XDG_DATA_HOME", ".local/share").map(|d| d.join("ikigai").join("ikigai.db"))
 }
 
+/// Makes ikigai's data folder (`$XDG_DATA_HOME/ikigai`, else
+/// `~/.local/share/ikigai`) private (0700), creating it when missing, whatever the
+/// backend: it holds the history file, and the SQLite database by default.
+pub fn secure_data_dir(env: &dyn Fn(&str) -> Option<String>) {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    // (Tightening a folder that is not ours fails with EPERM, which is ignored.)
+    let Some(dir) = xdg_dir(env, "XDG_DATA_HOME", ".local/share").map(|d| d.join("ikigai")) else {
+        return;
+    };
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir);
+    // An older folder made with the default mode is ours to tighten.
+    if let Ok(meta) = std::fs::metadata(&dir)
+        && meta.mode() & 0o077 != 0
+    {
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+    }
+}
+
 /// The folder a SQLite file goes in, when its path names one.
 pub(crate) fn parent_dir(p: &Path) -> Option<&Path> {
     p.parent().filter(|d| !d.as_os_str().is_empty())

@@ -11,9 +11,10 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, Row};
 
 use super::backend::{
-    Backend, DbError, EventRow, MESSAGE_KINDS_SQL, OpenError, Select, StoredEvent, check_applied, classify,
-    like_prefix, migrate_failed,
+    Backend, DbError, EventRow, MESSAGE_KINDS_SQL, OpenError, Select, StoredEvent, Write, check_applied,
+    classify, like_prefix, migrate_failed,
 };
+use super::lease::PgLocks;
 use super::{SessionInfo, SessionMeta, StoreError};
 
 /// The PostgreSQL schema, embedded in the binary.
@@ -38,6 +39,7 @@ fn sort(e: sqlx::Error) -> DbError {
 /// An open PostgreSQL database.
 pub(crate) struct Postgres {
     pool: PgPool,
+    locks: PgLocks,
 }
 
 /// Connects once directly (so a failure names its real cause), then opens the pool and
@@ -69,12 +71,15 @@ pub(crate) async fn connect(url: &str, timeout: Duration) -> Result<Arc<dyn Back
     let pool = PgPoolOptions::new()
         .max_connections(4)
         .acquire_timeout(timeout)
-        .connect_lazy_with(options);
+        .connect_lazy_with(options.clone());
     MIGRATOR
         .run(&pool)
         .await
         .map_err(|e| migrate_failed(e, &MIGRATOR, sort))?;
-    Ok(Arc::new(Postgres { pool }))
+    Ok(Arc::new(Postgres {
+        pool,
+        locks: PgLocks::new(options, timeout),
+    }))
 }
 
 /// PostgreSQL text and JSONB cannot hold U+0000; it is stored as U+FFFD.
@@ -105,6 +110,7 @@ fn session_sql(filter: &str, limit: &str) -> String {
     format!(
         "SELECT s.id, to_char(s.created_at AT TIME ZONE 'UTC', {TS}) AS created_at, \
          to_char(s.updated_at AT TIME ZONE 'UTC', {TS}) AS updated_at, s.cwd, s.provider, s.model, s.title, \
+         s.forked_from, \
          (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind IN ({MESSAGE_KINDS_SQL})) \
          AS messages FROM sessions s {filter} ORDER BY s.updated_at DESC, s.id DESC {limit}"
     )
@@ -120,25 +126,61 @@ fn session_info(row: &PgRow) -> Result<SessionInfo, sqlx::Error> {
         model: row.try_get("model")?,
         messages: row.try_get("messages")?,
         title: row.try_get("title")?,
+        forked_from: row.try_get("forked_from")?,
     })
+}
+
+async fn insert_session(c: &mut sqlx::PgConnection, meta: &SessionMeta, at: &str) -> Result<(), DbError> {
+    sqlx::query(
+        "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model) \
+         VALUES ($1, $2::timestamptz, $2::timestamptz, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(without_nul(&meta.id))
+    .bind(at)
+    .bind(without_nul(&meta.cwd))
+    .bind(without_nul(&meta.provider))
+    .bind(without_nul(&meta.model))
+    .execute(&mut *c)
+    .await
+    .map_err(sort)?;
+    Ok(())
+}
+
+async fn insert_event(c: &mut sqlx::PgConnection, row: &EventRow) -> Result<(), DbError> {
+    let data = row.data.as_ref().map(|d| json_without_nul(d).to_string());
+    sqlx::query(
+        "INSERT INTO events (id, session_id, seq, kind, content, data, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::timestamptz)",
+    )
+    .bind(&row.id)
+    .bind(without_nul(&row.session_id))
+    .bind(row.seq)
+    .bind(without_nul(&row.kind))
+    .bind(without_nul(&row.content))
+    .bind(data)
+    .bind(&row.created_at)
+    .execute(&mut *c)
+    .await
+    .map_err(sort)?;
+    sqlx::query(
+        "UPDATE sessions SET updated_at = greatest(updated_at, $1::timestamptz), \
+         title = coalesce(title, $2), model = coalesce($3, model) WHERE id = $4",
+    )
+    .bind(&row.created_at)
+    .bind(row.title.as_deref().map(without_nul))
+    .bind(row.model.as_deref().map(without_nul))
+    .bind(without_nul(&row.session_id))
+    .execute(&mut *c)
+    .await
+    .map_err(sort)?;
+    Ok(())
 }
 
 #[async_trait]
 impl Backend for Postgres {
     async fn insert_session(&self, meta: &SessionMeta, at: &str) -> Result<(), DbError> {
-        sqlx::query(
-            "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model) \
-             VALUES ($1, $2::timestamptz, $2::timestamptz, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(without_nul(&meta.id))
-        .bind(at)
-        .bind(without_nul(&meta.cwd))
-        .bind(without_nul(&meta.provider))
-        .bind(without_nul(&meta.model))
-        .execute(&self.pool)
-        .await
-        .map_err(sort)?;
-        Ok(())
+        let mut c = self.pool.acquire().await.map_err(sort)?;
+        insert_session(&mut c, meta, at).await
     }
 
     async fn max_seq(&self, session_id: &str) -> Result<i64, DbError> {
@@ -151,34 +193,67 @@ impl Backend for Postgres {
     }
 
     async fn insert_event(&self, row: &EventRow) -> Result<(), DbError> {
-        let data = row.data.as_ref().map(|d| json_without_nul(d).to_string());
         let mut tx = self.pool.begin().await.map_err(sort)?;
-        sqlx::query(
-            "INSERT INTO events (id, session_id, seq, kind, content, data, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::timestamptz)",
+        insert_event(&mut tx, row).await?;
+        tx.commit().await.map_err(sort)
+    }
+
+    async fn write_batch(&self, items: &[Write]) -> Result<(), DbError> {
+        let mut tx = self.pool.begin().await.map_err(sort)?;
+        for item in items {
+            match item {
+                Write::Session { meta, at } => insert_session(&mut tx, meta, at).await?,
+                Write::Event(row) => insert_event(&mut tx, row).await?,
+            }
+        }
+        tx.commit().await.map_err(sort)
+    }
+
+    async fn hold(&self, session_id: &str) -> Result<bool, DbError> {
+        self.locks.take(&without_nul(session_id), sort).await
+    }
+
+    async fn release(&self, session_id: &str) -> Result<(), DbError> {
+        self.locks.release(&without_nul(session_id), sort).await
+    }
+
+    async fn fork(&self, from: &str, new_id: &str, at: &str) -> Result<(), DbError> {
+        let mut tx = self.pool.begin().await.map_err(sort)?;
+        let n = sqlx::query(
+            "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model, title, forked_from) \
+             SELECT $1, $2::timestamptz, $2::timestamptz, cwd, provider, model, title, id FROM sessions \
+             WHERE id = $3",
         )
-        .bind(&row.id)
-        .bind(without_nul(&row.session_id))
-        .bind(row.seq)
-        .bind(without_nul(&row.kind))
-        .bind(without_nul(&row.content))
-        .bind(data)
-        .bind(&row.created_at)
+        .bind(without_nul(new_id))
+        .bind(at)
+        .bind(without_nul(from))
         .execute(&mut *tx)
         .await
-        .map_err(sort)?;
+        .map_err(sort)?
+        .rows_affected();
+        if n != 1 {
+            return Err(DbError::Rejected(format!("no session {from} to fork")));
+        }
         sqlx::query(
-            "UPDATE sessions SET updated_at = greatest(updated_at, $1::timestamptz), \
-             title = coalesce(title, $2), model = coalesce($3, model) WHERE id = $4",
+            "INSERT INTO events (id, session_id, seq, kind, content, data, created_at) \
+             SELECT $1 || ':' || seq, $1, seq, kind, content, data, created_at FROM events \
+             WHERE session_id = $2 ORDER BY seq",
         )
-        .bind(&row.created_at)
-        .bind(row.title.as_deref().map(without_nul))
-        .bind(row.model.as_deref().map(without_nul))
-        .bind(without_nul(&row.session_id))
+        .bind(without_nul(new_id))
+        .bind(without_nul(from))
         .execute(&mut *tx)
         .await
         .map_err(sort)?;
         tx.commit().await.map_err(sort)
+    }
+
+    async fn delete_session(&self, session_id: &str) -> Result<(), DbError> {
+        sqlx::query("DELETE FROM sessions WHERE id = $1")
+            .bind(without_nul(session_id))
+            .execute(&self.pool)
+            .await
+            .map_err(sort)?;
+        Ok(())
     }
 
     async fn event_exists(&self, id: &str) -> Result<bool, DbError> {
@@ -218,7 +293,9 @@ impl Backend for Postgres {
 
     async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError> {
         let rows = sqlx::query(
-            "SELECT seq, kind, content, data::text AS data FROM events WHERE session_id = $1 ORDER BY seq",
+            "SELECT id, seq, kind, content, data::text AS data, \
+             to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS created_at \
+             FROM events WHERE session_id = $1 ORDER BY seq",
         )
         .bind(without_nul(session_id))
         .fetch_all(&self.pool)
@@ -227,10 +304,12 @@ impl Backend for Postgres {
         rows.iter()
             .map(|r| {
                 Ok(StoredEvent {
+                    id: r.try_get("id")?,
                     seq: r.try_get("seq")?,
                     kind: r.try_get("kind")?,
                     content: r.try_get("content")?,
                     data: r.try_get("data")?,
+                    created_at: r.try_get("created_at")?,
                 })
             })
             .collect::<Result<_, sqlx::Error>>()

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::Record;
+use super::{MarkerKind, Record};
 use crate::message::{Conversation, Message};
 
 /// What a resumed session starts from.
@@ -29,12 +29,21 @@ pub fn rebuild(records: &[Record]) -> Restored {
 
 /// Rebuilds a session from its records, moving the messages instead of copying them.
 pub fn rebuild_owned(records: Vec<Record>) -> Restored {
-    let is = |r: &Record, name: &str| matches!(r, Record::Marker { kind, .. } if kind == name);
-    let start = records.iter().rposition(|r| is(r, "new")).map_or(0, |i| i + 1);
+    let is_new = |r: &Record| {
+        matches!(
+            r,
+            Record::Marker {
+                kind: MarkerKind::New,
+                ..
+            }
+        )
+    };
+    let start = records.iter().rposition(is_new).map_or(0, |i| i + 1);
     let model = records.iter().rev().find_map(|r| match r {
-        Record::Marker { kind, data } if kind == "model" => {
-            data.get("model").and_then(Value::as_str).map(str::to_string)
-        }
+        Record::Marker {
+            kind: MarkerKind::Model,
+            data,
+        } => data.get("model").and_then(Value::as_str).map(str::to_string),
         _ => None,
     });
     let mut conversation = Conversation::new();
@@ -42,6 +51,7 @@ pub fn rebuild_owned(records: Vec<Record>) -> Restored {
     for r in records.into_iter().skip(start) {
         match r {
             Record::Message(m) if m.as_compaction().is_some() => {
+                // The summary stands for everything before it but the last `kept`.
                 let kept = m.as_compaction().map_or(0, |c| c.kept);
                 let msgs = &mut conversation.messages;
                 let tail = msgs.split_off(msgs.len().saturating_sub(kept));
@@ -50,7 +60,10 @@ pub fn rebuild_owned(records: Vec<Record>) -> Restored {
                 msgs.extend(tail);
             }
             Record::Message(m) => conversation.push(m),
-            Record::Marker { kind, data } if kind == "usage" => {
+            Record::Marker {
+                kind: MarkerKind::Usage,
+                data,
+            } => {
                 let n = |k: &str| data.get(k).and_then(Value::as_u64).unwrap_or(0);
                 usage.0 = usage.0.saturating_add(n("input"));
                 usage.1 = usage.1.saturating_add(n("output"));
@@ -75,7 +88,7 @@ mod tests {
 
     fn marker(kind: &str, data: Value) -> Record {
         Record::Marker {
-            kind: kind.into(),
+            kind: MarkerKind::parse(kind),
             data,
         }
     }

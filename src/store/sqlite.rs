@@ -1,9 +1,10 @@
 //! The SQLite backend: opens (and creates, mode 0600, WAL) the file, applies the
-//! embedded migrations, and runs the store's statements. No retry policy here.
+//! embedded migrations, and runs the store's statements; notices when the file is
+//! deleted under it and recreates it. No retry policy here.
 
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::Path;
-use std::sync::Arc;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -14,9 +15,10 @@ use sqlx::sqlite::{
 use sqlx::{Row, sqlite::SqliteRow};
 
 use super::backend::{
-    Backend, DbError, EventRow, MESSAGE_KINDS_SQL, OpenError, Select, StoredEvent, check_applied, classify,
-    like_prefix, migrate_failed,
+    Backend, DbError, EventRow, MESSAGE_KINDS_SQL, OpenError, Select, StoredEvent, Write, check_applied,
+    classify, like_prefix, migrate_failed,
 };
+use super::lease::{self, Holder};
 use super::location::parent_dir;
 use super::{SessionInfo, SessionMeta};
 
@@ -49,11 +51,30 @@ fn sort(e: sqlx::Error) -> DbError {
 /// An open SQLite database.
 pub(crate) struct Sqlite {
     pool: SqlitePool,
+    path: PathBuf,
+    /// (device, inode) of the file when opened.
+    file: Option<(u64, u64)>,
+    me: Holder,
+    timeout: Duration,
+}
+
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// Creates the folder (0700) and file (0600) when missing, opens the pool in WAL mode
-/// and brings the schema up to date.
-pub(crate) async fn connect(path: &Path, timeout: Duration) -> Result<Arc<dyn Backend>, OpenError> {
+/// and brings the schema up to date. `me` holds sessions through lease rows, refreshed
+/// by a heartbeat task while this backend lives.
+pub(crate) async fn connect(
+    path: &Path,
+    timeout: Duration,
+    me: &Holder,
+) -> Result<Arc<dyn Backend>, OpenError> {
+    let db = open(path, timeout, me).await?;
+    Ok(db)
+}
+
+async fn open(path: &Path, timeout: Duration, me: &Holder) -> Result<Arc<Sqlite>, OpenError> {
     if let Some(dir) = parent_dir(path) {
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -119,10 +140,82 @@ pub(crate) async fn connect(path: &Path, timeout: Duration) -> Result<Arc<dyn Ba
             Err(e) => return Err(migrate_failed(e, &MIGRATOR, sort)),
         }
     }
-    Ok(Arc::new(Sqlite { pool }))
+    let db = Arc::new(Sqlite {
+        file: file_id(path),
+        pool,
+        path: path.to_path_buf(),
+        me: me.clone(),
+        timeout,
+    });
+    tokio::spawn(heartbeat(Arc::downgrade(&db)));
+    Ok(db)
 }
 
-const SESSION_SELECT: &str = "SELECT s.id, s.created_at, s.updated_at, s.cwd, s.provider, s.model, s.title, \
+/// Refreshes this holder's leases until the backend is dropped.
+async fn heartbeat(db: Weak<Sqlite>) {
+    loop {
+        tokio::time::sleep(lease::HEARTBEAT).await;
+        let Some(db) = db.upgrade() else { return };
+        if db.pool.is_closed() {
+            return;
+        }
+        let _ = lease::sqlite_heartbeat(&db.pool, &db.me).await;
+    }
+}
+
+async fn insert_event(tx: &mut sqlx::SqliteConnection, row: &EventRow) -> Result<(), DbError> {
+    sqlx::query(
+        "INSERT INTO events (id, session_id, seq, kind, content, data, created_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&row.id)
+    .bind(&row.session_id)
+    .bind(row.seq)
+    .bind(&row.kind)
+    .bind(&row.content)
+    .bind(row.data.as_ref().map(|d| d.to_string()))
+    .bind(&row.created_at)
+    .execute(&mut *tx)
+    .await
+    .map_err(sort)?;
+    sqlx::query(
+        "UPDATE sessions SET updated_at = max(updated_at, ?), title = coalesce(title, ?), \
+         model = coalesce(?, model) WHERE id = ?",
+    )
+    .bind(&row.created_at)
+    .bind(&row.title)
+    .bind(&row.model)
+    .bind(&row.session_id)
+    .execute(&mut *tx)
+    .await
+    .map_err(sort)?;
+    Ok(())
+}
+
+async fn insert_session(c: &mut sqlx::SqliteConnection, meta: &SessionMeta, at: &str) -> Result<(), DbError> {
+    sqlx::query(
+        "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model) \
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(&meta.id)
+    .bind(at)
+    .bind(at)
+    .bind(&meta.cwd)
+    .bind(&meta.provider)
+    .bind(&meta.model)
+    .execute(&mut *c)
+    .await
+    .map_err(sort)?;
+    Ok(())
+}
+
+/// One session as stored, to carry into a recreated file.
+struct Dump {
+    session: SessionInfo,
+    events: Vec<StoredEvent>,
+}
+
+const SESSION_SELECT: &str = "SELECT s.id, s.created_at, s.updated_at, s.cwd, s.provider, s.model, s.title, s.forked_from, \
      (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind IN (";
 
 fn session_sql(filter: &str, limit: &str) -> String {
@@ -142,26 +235,52 @@ fn session_info(row: &SqliteRow) -> Result<SessionInfo, sqlx::Error> {
         model: row.try_get("model")?,
         messages: row.try_get("messages")?,
         title: row.try_get("title")?,
+        forked_from: row.try_get("forked_from")?,
     })
+}
+
+/// Writes a session row and its events as they were in an older file.
+async fn restore_dump(c: &mut sqlx::SqliteConnection, dump: &Dump) -> Result<(), DbError> {
+    let s = &dump.session;
+    sqlx::query(
+        "INSERT OR IGNORE INTO sessions (id, created_at, updated_at, cwd, provider, model, title, forked_from) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&s.id)
+    .bind(&s.created_at)
+    .bind(&s.updated_at)
+    .bind(&s.cwd)
+    .bind(&s.provider)
+    .bind(&s.model)
+    .bind(&s.title)
+    .bind(&s.forked_from)
+    .execute(&mut *c)
+    .await
+    .map_err(sort)?;
+    for e in &dump.events {
+        sqlx::query(
+            "INSERT OR IGNORE INTO events (id, session_id, seq, kind, content, data, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&e.id)
+        .bind(&s.id)
+        .bind(e.seq)
+        .bind(&e.kind)
+        .bind(&e.content)
+        .bind(&e.data)
+        .bind(&e.created_at)
+        .execute(&mut *c)
+        .await
+        .map_err(sort)?;
+    }
+    Ok(())
 }
 
 #[async_trait]
 impl Backend for Sqlite {
     async fn insert_session(&self, meta: &SessionMeta, at: &str) -> Result<(), DbError> {
-        sqlx::query(
-            "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model) \
-             VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(&meta.id)
-        .bind(at)
-        .bind(at)
-        .bind(&meta.cwd)
-        .bind(&meta.provider)
-        .bind(&meta.model)
-        .execute(&self.pool)
-        .await
-        .map_err(sort)?;
-        Ok(())
+        let mut c = self.pool.acquire().await.map_err(sort)?;
+        insert_session(&mut c, meta, at).await
     }
 
     async fn max_seq(&self, session_id: &str) -> Result<i64, DbError> {
@@ -175,32 +294,108 @@ impl Backend for Sqlite {
 
     async fn insert_event(&self, row: &EventRow) -> Result<(), DbError> {
         let mut tx = self.pool.begin().await.map_err(sort)?;
-        sqlx::query(
-            "INSERT INTO events (id, session_id, seq, kind, content, data, created_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        insert_event(&mut tx, row).await?;
+        tx.commit().await.map_err(sort)
+    }
+
+    async fn write_batch(&self, items: &[Write]) -> Result<(), DbError> {
+        let mut tx = self.pool.begin().await.map_err(sort)?;
+        for item in items {
+            match item {
+                Write::Session { meta, at } => insert_session(&mut tx, meta, at).await?,
+                Write::Event(row) => insert_event(&mut tx, row).await?,
+            }
+        }
+        tx.commit().await.map_err(sort)
+    }
+
+    async fn hold(&self, session_id: &str) -> Result<bool, DbError> {
+        if !lease::sqlite_take(&self.pool, &self.me, session_id, sort).await? {
+            return Ok(false);
+        }
+        lease::sqlite_release(&self.pool, &self.me, None, Some(session_id), sort).await?;
+        Ok(true)
+    }
+
+    async fn release(&self, session_id: &str) -> Result<(), DbError> {
+        lease::sqlite_release(&self.pool, &self.me, Some(session_id), None, sort).await
+    }
+
+    async fn fork(&self, from: &str, new_id: &str, at: &str) -> Result<(), DbError> {
+        let mut tx = self.pool.begin().await.map_err(sort)?;
+        let n = sqlx::query(
+            "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model, title, forked_from) \
+             SELECT ?, ?, ?, cwd, provider, model, title, id FROM sessions WHERE id = ?",
         )
-        .bind(&row.id)
-        .bind(&row.session_id)
-        .bind(row.seq)
-        .bind(&row.kind)
-        .bind(&row.content)
-        .bind(row.data.as_ref().map(|d| d.to_string()))
-        .bind(&row.created_at)
+        .bind(new_id)
+        .bind(at)
+        .bind(at)
+        .bind(from)
         .execute(&mut *tx)
         .await
-        .map_err(sort)?;
+        .map_err(sort)?
+        .rows_affected();
+        if n != 1 {
+            return Err(DbError::Rejected(format!("no session {from} to fork")));
+        }
         sqlx::query(
-            "UPDATE sessions SET updated_at = max(updated_at, ?), title = coalesce(title, ?), \
-             model = coalesce(?, model) WHERE id = ?",
+            "INSERT INTO events (id, session_id, seq, kind, content, data, created_at) \
+             SELECT ? || ':' || seq, ?, seq, kind, content, data, created_at FROM events \
+             WHERE session_id = ? ORDER BY seq",
         )
-        .bind(&row.created_at)
-        .bind(&row.title)
-        .bind(&row.model)
-        .bind(&row.session_id)
+        .bind(new_id)
+        .bind(new_id)
+        .bind(from)
         .execute(&mut *tx)
         .await
         .map_err(sort)?;
         tx.commit().await.map_err(sort)
+    }
+
+    async fn delete_session(&self, session_id: &str) -> Result<(), DbError> {
+        sqlx::query("DELETE FROM sessions WHERE id = ?")
+            .bind(session_id)
+            .execute(&self.pool)
+            .await
+            .map_err(sort)?;
+        Ok(())
+    }
+
+    fn file_gone(&self) -> bool {
+        self.file.is_some() && file_id(&self.path) != self.file
+    }
+
+    async fn recreate(&self, keep: &[String]) -> Result<Arc<dyn Backend>, DbError> {
+        // The old file is unlinked but still open here: read what must survive first.
+        let mut dumps = Vec::new();
+        for id in keep {
+            let Some(session) = self.sessions(Select::Id(id)).await?.into_iter().next() else {
+                continue;
+            };
+            let events = self.events(id).await?;
+            dumps.push(Dump { session, events });
+        }
+        self.pool.close().await;
+        if !self.path.exists() {
+            // A WAL left by the deleted file must not be replayed into the new one.
+            for suffix in ["-wal", "-shm"] {
+                let mut p = self.path.clone().into_os_string();
+                p.push(suffix);
+                let _ = std::fs::remove_file(PathBuf::from(p));
+            }
+        }
+        let fresh = open(&self.path, self.timeout, &self.me)
+            .await
+            .map_err(|e| match e {
+                OpenError::Unavailable(why) => DbError::Unavailable(why),
+                OpenError::Fatal(e) => DbError::Rejected(e.to_string()),
+            })?;
+        let mut tx = fresh.pool.begin().await.map_err(sort)?;
+        for d in &dumps {
+            restore_dump(&mut tx, d).await?;
+        }
+        tx.commit().await.map_err(sort)?;
+        Ok(fresh)
     }
 
     async fn event_exists(&self, id: &str) -> Result<bool, DbError> {
@@ -239,19 +434,22 @@ impl Backend for Sqlite {
     }
 
     async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError> {
-        let rows =
-            sqlx::query("SELECT seq, kind, content, data FROM events WHERE session_id = ? ORDER BY seq")
-                .bind(session_id)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(sort)?;
+        let rows = sqlx::query(
+            "SELECT id, seq, kind, content, data, created_at FROM events WHERE session_id = ? ORDER BY seq",
+        )
+        .bind(session_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(sort)?;
         rows.iter()
             .map(|r| {
                 Ok(StoredEvent {
+                    id: r.try_get("id")?,
                     seq: r.try_get("seq")?,
                     kind: r.try_get("kind")?,
                     content: r.try_get("content")?,
                     data: r.try_get("data")?,
+                    created_at: r.try_get("created_at")?,
                 })
             })
             .collect::<Result<_, sqlx::Error>>()

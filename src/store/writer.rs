@@ -1,21 +1,27 @@
-//! The store writer: one task owns the database, connects in the background, writes
-//! queued records in order (each its own event), keeps them in memory while the database
-//! is down and retries. `Store` is the `Sessions` handle the agent holds; it never waits
-//! on the database when recording.
+//! The store writer: one task owns the database writes. It connects in the background,
+//! writes queued records in order, many per transaction, keeps them in memory while the
+//! database is down and retries, spools them at exit when the database cannot take them,
+//! replays spool files once connected, and recreates a SQLite file deleted under it.
+//! Reading is `handle.rs`'s; this module never answers a query.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::backend::{Backend, DbError, EventRow, OpenError, Select};
+use super::backend::{Backend, DbError, EventRow, OpenError, Write};
+use super::handle::{Conn, Fatal, Store};
+use super::lease::Holder;
 use super::location::Location;
-use super::{Record, SessionInfo, SessionMeta, Sessions, StoreError, postgres, sqlite};
+use super::{Sessions, postgres, spool, sqlite};
 use crate::config::Config;
 use crate::protocol::{Event, NoticeLevel};
+
+/// Most writes committed in one transaction.
+const BATCH: usize = 512;
 
 /// How the writer waits and how much it keeps. `Default` is what ikigai uses.
 #[derive(Clone, Debug)]
@@ -25,11 +31,14 @@ pub struct Options {
     pub retry_max: Duration,
     /// Longest wait for a connection (and for one connection attempt).
     pub connect_timeout: Duration,
-    /// How long `flush` still waits once the database is down.
+    /// How long `flush` waits for a writer that does not answer once the database is
+    /// down (the writer normally spools at once).
     pub flush_grace: Duration,
     /// Most records kept in memory while the database is down; newer ones are dropped
     /// (with one warning) beyond that.
     pub max_queued: usize,
+    /// Where unsaved writes go at exit; `None`: `$XDG_STATE_HOME/ikigai/spool`.
+    pub spool_dir: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -40,13 +49,16 @@ impl Default for Options {
             connect_timeout: Duration::from_secs(5),
             flush_grace: Duration::from_secs(3),
             max_queued: 200_000,
+            spool_dir: None,
         }
     }
 }
 
-/// Opens the session store for `config` at once; connecting and migrating happen in the
-/// background. Problems reach the user as `Event::Notice`s on `notices`.
+/// Opens the session store for `config` at once; connecting, migrating and replaying
+/// the spool happen in the background. Problems reach the user as `Event::Notice`s.
+/// Also makes ikigai's data folder private (0700).
 pub fn open(config: &Config, notices: mpsc::UnboundedSender<Event>) -> Arc<dyn Sessions> {
+    super::location::secure_data_dir(&|k| std::env::var(k).ok());
     open_with(config, notices, Options::default())
 }
 
@@ -64,6 +76,10 @@ pub fn open_with(
         Ok(l) => l.name(),
         Err(_) => "the session database".to_string(),
     };
+    let spool_dir = options
+        .spool_dir
+        .clone()
+        .or_else(|| spool::default_spool_dir(&|k| std::env::var(k).ok()));
     let mut writer = Writer {
         rx,
         queue: VecDeque::new(),
@@ -79,8 +95,13 @@ pub fn open_with(
         over_limit: false,
         refused: false,
         closed: false,
-        backoff: options.retry_min,
+        failures: 0,
         pending: pending.clone(),
+        spool_dir,
+        spooled: false,
+        touched: HashSet::new(),
+        held: None,
+        me: Holder::new(),
         options: options.clone(),
     };
     match location {
@@ -93,68 +114,51 @@ pub fn open_with(
         }
         Err(_) => writer.fail(Fatal::Other("no async runtime to write sessions from".into())),
     }
-    Arc::new(Store {
+    Arc::new(Store::new(
         tx,
-        state: state_rx,
+        state_rx,
         pending,
         notices,
         name,
-        grace: options.flush_grace,
-    })
+        options.flush_grace,
+    ))
 }
 
-/// A final failure, kept so every later read can report it.
-#[derive(Clone, Debug)]
-enum Fatal {
-    TooNew { found: i64, known: i64 },
-    Other(String),
-}
-
-impl From<StoreError> for Fatal {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::TooNew { found, known } => Fatal::TooNew { found, known },
-            other => Fatal::Other(other.to_string()),
-        }
-    }
-}
-
-impl From<&Fatal> for StoreError {
-    fn from(f: &Fatal) -> Self {
-        match f {
-            Fatal::TooNew { found, known } => StoreError::TooNew {
-                found: *found,
-                known: *known,
-            },
-            Fatal::Other(s) => StoreError::Other(s.clone()),
-        }
-    }
-}
-
-/// The connection as readers see it.
-#[derive(Clone)]
-enum Conn {
-    Connecting,
-    Up(Arc<dyn Backend>),
-    /// Why it is down, naming the database.
-    Down(String),
-    Failed(Fatal),
-}
-
-enum Cmd {
-    Begin { meta: SessionMeta, at: String },
-    Event(Box<EventRow>),
+/// What the handle sends.
+pub(crate) enum Cmd {
+    Write(Write),
+    /// The handle now holds this session (a claim): keep it across a recreated file.
+    Held(String),
+    /// Answered once every earlier write is done (readers).
+    Sync(oneshot::Sender<()>),
+    /// At exit: answered once every earlier write is done, or spooled.
     Flush(oneshot::Sender<()>),
 }
 
-fn now() -> String {
+/// What the queue holds.
+enum Item {
+    /// `counted`: the handle counts it as pending (replayed spool writes are not).
+    Write {
+        write: Write,
+        counted: bool,
+    },
+    Sync(oneshot::Sender<()>),
+    Flush(oneshot::Sender<()>),
+    /// Every write of this spool file (`n` of them) is done: remove it and say so.
+    SpoolDone {
+        path: PathBuf,
+        n: usize,
+    },
+}
+
+pub(crate) fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 struct Writer {
     rx: mpsc::UnboundedReceiver<Cmd>,
-    queue: VecDeque<Cmd>,
-    /// Begin and Event commands in `queue`.
+    queue: VecDeque<Item>,
+    /// Write items in `queue`.
     queued: usize,
     state: watch::Sender<Conn>,
     db: Option<Arc<dyn Backend>>,
@@ -171,66 +175,221 @@ struct Writer {
     refused: bool,
     /// Every handle is gone.
     closed: bool,
-    backoff: Duration,
+    /// Failed attempts in a row; the next pause is `backoff::delay(failures, …)`.
+    failures: u32,
     pending: Arc<AtomicUsize>,
+    spool_dir: Option<PathBuf>,
+    /// This process spooled writes it may still save itself: take them back before the
+    /// next write.
+    spooled: bool,
+    /// Sessions written here (carried into a recreated SQLite file).
+    touched: HashSet<String>,
+    /// The session this store holds.
+    held: Option<String>,
+    me: Holder,
     options: Options,
 }
 
 impl Writer {
     async fn run(mut self) {
+        self.work().await;
+        // Every handle is gone: let go of the session (a process that simply exits
+        // leaves a lease whose pid is dead, or a closed lock connection, instead).
+        if let (Some(db), Some(id)) = (&self.db, &self.held) {
+            let _ = db.release(id).await;
+        }
+    }
+
+    async fn work(&mut self) {
         loop {
             self.drain();
-            self.answer_leading_flushes();
+            self.answer_leading();
             if self.db.is_none() && !self.failed {
                 if self.connect().await {
+                    self.take_spool();
                     continue;
                 }
-                if self.closed || self.failed {
-                    if self.closed {
-                        return;
-                    }
-                    continue;
-                }
-                self.pause().await;
-                continue;
-            }
-            let Some(cmd) = self.queue.pop_front() else {
                 if self.closed {
                     return;
                 }
+                if !self.failed {
+                    self.pause().await;
+                }
+                continue;
+            }
+            let Some(db) = self.db.clone() else {
+                // Failed: nothing is written; answer and wait for the handle to go.
                 match self.rx.recv().await {
                     Some(c) => self.enqueue(c),
-                    None => self.closed = true,
+                    None => return,
                 }
                 continue;
             };
-            let Some(db) = self.db.clone() else {
-                self.queue.push_front(cmd);
-                continue;
-            };
-            let (result, cmd) = self.write(db.as_ref(), cmd).await;
-            match result {
-                Ok(()) => {
-                    self.done(1);
-                    self.refused = false;
-                    self.recovered(db);
-                }
-                Err(DbError::Unavailable(why)) => {
-                    if let Some(cmd) = cmd {
-                        self.queue.push_front(cmd);
-                    }
-                    self.went_down(&why);
+            if self.spooled {
+                self.spooled = false;
+                self.take_spool();
+            }
+            match self.queue.front() {
+                None => {
                     if self.closed {
                         return;
                     }
-                    self.pause().await;
+                    match self.rx.recv().await {
+                        Some(c) => self.enqueue(c),
+                        None => self.closed = true,
+                    }
+                }
+                Some(Item::SpoolDone { .. }) => {
+                    if let Some(Item::SpoolDone { path, n }) = self.queue.pop_front() {
+                        spool::remove(&path);
+                        let text = format!(
+                            "saved {n} events to {} that an earlier run could not (from the spool {})",
+                            self.name,
+                            path.display()
+                        );
+                        self.notice(NoticeLevel::Info, text);
+                    }
+                }
+                Some(Item::Sync(_) | Item::Flush(_)) => self.answer_leading(),
+                Some(Item::Write { .. }) => {
+                    let db = match self.check_file(db).await {
+                        Some(db) => db,
+                        None => continue,
+                    };
+                    if !self.write_some(db).await {
+                        if self.closed {
+                            return;
+                        }
+                        self.pause().await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A SQLite file deleted under us: warn, recreate it with what this store wrote.
+    async fn check_file(&mut self, db: Arc<dyn Backend>) -> Option<Arc<dyn Backend>> {
+        if !db.file_gone() {
+            return Some(db);
+        }
+        let keep: Vec<String> = self.touched.iter().cloned().collect();
+        match db.recreate(&keep).await {
+            Ok(fresh) => {
+                let text = format!(
+                    "{} was deleted or replaced while ikigai was using it; it was created again \
+                     with this run's sessions ({} of them), and saving goes on there",
+                    self.name,
+                    keep.len()
+                );
+                self.notice(NoticeLevel::Warning, text);
+                self.next_seq.clear();
+                if let Some(id) = self.held.clone() {
+                    let _ = fresh.hold(&id).await;
+                }
+                self.db = Some(fresh.clone());
+                self.state.send_replace(Conn::Up(fresh.clone()));
+                Some(fresh)
+            }
+            Err(e) => {
+                let why = match e {
+                    DbError::Unavailable(w) | DbError::Rejected(w) => w,
+                    DbError::Conflict => "duplicate key".into(),
+                };
+                self.db = None;
+                self.went_down(&format!(
+                    "the file was deleted and cannot be created again: {why}"
+                ));
+                self.spool_if_flushing();
+                None
+            }
+        }
+    }
+
+    /// Writes the leading run of writes, up to `BATCH` in one transaction. False when
+    /// the database went away (the writes stay queued).
+    async fn write_some(&mut self, db: Arc<dyn Backend>) -> bool {
+        let mut batch: Vec<(Write, bool)> = Vec::new();
+        while batch.len() < BATCH && matches!(self.queue.front(), Some(Item::Write { .. })) {
+            if let Some(Item::Write { write, counted }) = self.queue.pop_front() {
+                batch.push((write, counted));
+            }
+        }
+        match self.write_batch(db.as_ref(), &mut batch).await {
+            Ok(()) => {
+                self.after_written(db.as_ref(), &batch).await;
+                let counted = batch.iter().filter(|(_, c)| *c).count();
+                self.done(batch.len(), counted);
+                self.refused = false;
+                self.recovered(db);
+                true
+            }
+            Err(DbError::Unavailable(why)) => {
+                self.requeue(batch);
+                self.went_down(&why);
+                self.spool_if_flushing();
+                false
+            }
+            // A conflict or a refused statement: find it by writing one at a time.
+            Err(_) => self.write_each(db, batch).await,
+        }
+    }
+
+    async fn write_batch(&mut self, db: &dyn Backend, batch: &mut [(Write, bool)]) -> Result<(), DbError> {
+        let mut next: HashMap<String, i64> = HashMap::new();
+        for (w, _) in batch.iter_mut() {
+            if let Write::Event(row) = w {
+                let seq = match next.get(&row.session_id).or(self.next_seq.get(&row.session_id)) {
+                    Some(s) => *s,
+                    None => db.max_seq(&row.session_id).await? + 1,
+                };
+                row.seq = seq;
+                next.insert(row.session_id.clone(), seq + 1);
+            }
+        }
+        let writes: Vec<Write> = batch.iter().map(|(w, _)| w.clone()).collect();
+        match db.write_batch(&writes).await {
+            Ok(()) => {
+                self.next_seq.extend(next);
+                Ok(())
+            }
+            Err(e) => {
+                for s in next.keys() {
+                    self.next_seq.remove(s);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn write_each(&mut self, db: Arc<dyn Backend>, batch: Vec<(Write, bool)>) -> bool {
+        let mut rest = batch.into_iter();
+        while let Some((mut write, counted)) = rest.next() {
+            let result = match &mut write {
+                Write::Session { meta, at } => db.insert_session(meta, at).await,
+                Write::Event(row) => self.write_event(db.as_ref(), row).await,
+            };
+            match result {
+                Ok(()) => {
+                    let one = [(write, counted)];
+                    self.after_written(db.as_ref(), &one).await;
+                    self.done(1, usize::from(counted));
+                    self.refused = false;
+                    self.recovered(db.clone());
+                }
+                Err(DbError::Unavailable(why)) => {
+                    let mut back = vec![(write, counted)];
+                    back.extend(rest);
+                    self.requeue(back);
+                    self.went_down(&why);
+                    self.spool_if_flushing();
+                    return false;
                 }
                 Err(e) => {
                     let why = match e {
                         DbError::Rejected(why) | DbError::Unavailable(why) => why,
                         DbError::Conflict => "duplicate key".to_string(),
                     };
-                    self.done(1);
+                    self.done(1, usize::from(counted));
                     // One warning until a write succeeds again, not one per event.
                     if !self.refused {
                         self.refused = true;
@@ -240,28 +399,11 @@ impl Writer {
                 }
             }
         }
-    }
-
-    /// Writes one command; hands it back when it must be retried.
-    async fn write(&mut self, db: &dyn Backend, cmd: Cmd) -> (Result<(), DbError>, Option<Cmd>) {
-        match cmd {
-            Cmd::Begin { meta, at } => {
-                let r = db.insert_session(&meta, &at).await;
-                (r, Some(Cmd::Begin { meta, at }))
-            }
-            Cmd::Event(mut row) => {
-                let r = self.write_event(db, &mut row).await;
-                (r, Some(Cmd::Event(row)))
-            }
-            Cmd::Flush(tx) => {
-                let _ = tx.send(());
-                (Ok(()), None)
-            }
-        }
+        true
     }
 
     /// Inserts at the session's next `seq`; when another writer took it, re-reads the
-    /// highest `seq` and tries again.
+    /// highest `seq` and tries again. An event already stored (same id) is done.
     async fn write_event(&mut self, db: &dyn Backend, row: &mut EventRow) -> Result<(), DbError> {
         for _ in 0..1000 {
             let seq = match self.next_seq.get(&row.session_id) {
@@ -276,7 +418,7 @@ impl Writer {
                 }
                 Err(DbError::Conflict) => {
                     self.next_seq.remove(&row.session_id);
-                    // An earlier attempt may have landed before its answer was lost.
+                    // An earlier attempt (or a replay) may have landed already.
                     if db.event_exists(&row.id).await? {
                         return Ok(());
                     }
@@ -292,10 +434,36 @@ impl Writer {
         ))
     }
 
+    /// A new session is held by this store from its first write on.
+    async fn after_written(&mut self, db: &dyn Backend, written: &[(Write, bool)]) {
+        let mut begun = None;
+        for (w, _) in written {
+            match w {
+                Write::Session { meta, .. } => {
+                    self.touched.insert(meta.id.clone());
+                    begun = Some(meta.id.clone());
+                }
+                Write::Event(row) => {
+                    self.touched.insert(row.session_id.clone());
+                }
+            }
+        }
+        if let Some(id) = begun {
+            let _ = db.hold(&id).await;
+            self.held = Some(id);
+        }
+    }
+
+    fn requeue(&mut self, batch: Vec<(Write, bool)>) {
+        for (write, counted) in batch.into_iter().rev() {
+            self.queue.push_front(Item::Write { write, counted });
+        }
+    }
+
     async fn connect(&mut self) -> bool {
         let timeout = self.options.connect_timeout;
         let result = match &self.location {
-            Some(Location::Sqlite(path)) => sqlite::connect(path, timeout).await,
+            Some(Location::Sqlite(path)) => sqlite::connect(path, timeout, &self.me).await,
             Some(Location::Postgres(url)) => postgres::connect(url, timeout).await,
             None => return false,
         };
@@ -307,6 +475,7 @@ impl Writer {
             }
             Err(OpenError::Unavailable(why)) => {
                 self.went_down(&why);
+                self.spool_if_flushing();
                 false
             }
             Err(OpenError::Fatal(e)) => {
@@ -318,12 +487,23 @@ impl Writer {
 
     fn enqueue(&mut self, cmd: Cmd) {
         match cmd {
+            Cmd::Sync(tx) if self.queued == 0 => {
+                let _ = tx.send(());
+            }
+            Cmd::Sync(tx) => self.queue.push_back(Item::Sync(tx)),
             Cmd::Flush(tx) if self.queued == 0 => {
                 let _ = tx.send(());
             }
-            Cmd::Flush(tx) => self.queue.push_back(Cmd::Flush(tx)),
-            _ if self.failed => self.settled(1),
-            Cmd::Event(_) if self.queued >= self.options.max_queued => {
+            Cmd::Flush(tx) => {
+                self.queue.push_back(Item::Flush(tx));
+                self.spool_if_flushing();
+            }
+            Cmd::Held(id) => {
+                self.touched.insert(id.clone());
+                self.held = Some(id);
+            }
+            Cmd::Write(_) if self.failed => self.settled(1),
+            Cmd::Write(_) if self.queued >= self.options.max_queued => {
                 self.settled(1);
                 if !self.over_limit {
                     self.over_limit = true;
@@ -334,9 +514,9 @@ impl Writer {
                     self.notice(NoticeLevel::Warning, text);
                 }
             }
-            cmd => {
+            Cmd::Write(write) => {
                 self.queued += 1;
-                self.queue.push_back(cmd);
+                self.queue.push_back(Item::Write { write, counted: true });
             }
         }
     }
@@ -354,17 +534,105 @@ impl Writer {
         }
     }
 
-    fn answer_leading_flushes(&mut self) {
-        while matches!(self.queue.front(), Some(Cmd::Flush(_))) {
-            if let Some(Cmd::Flush(tx)) = self.queue.pop_front() {
-                let _ = tx.send(());
+    fn answer_leading(&mut self) {
+        while matches!(self.queue.front(), Some(Item::Sync(_) | Item::Flush(_))) {
+            match self.queue.pop_front() {
+                Some(Item::Sync(tx) | Item::Flush(tx)) => {
+                    let _ = tx.send(());
+                }
+                Some(other) => self.queue.push_front(other),
+                None => {}
+            }
+        }
+    }
+
+    /// At exit with the database down: every queued write goes to a spool file now.
+    fn spool_if_flushing(&mut self) {
+        let flushing = self.queue.iter().any(|i| matches!(i, Item::Flush(_)));
+        if !flushing || !self.down || self.failed {
+            return;
+        }
+        let mut writes = Vec::new();
+        let mut counted = 0;
+        let mut replaced = Vec::new();
+        let mut answers = Vec::new();
+        for item in std::mem::take(&mut self.queue) {
+            match item {
+                Item::Write { write, counted: c } => {
+                    counted += usize::from(c);
+                    writes.push(write);
+                }
+                Item::SpoolDone { path, .. } => replaced.push(path),
+                Item::Sync(tx) | Item::Flush(tx) => answers.push(tx),
+            }
+        }
+        let n = writes.len();
+        let events = writes.iter().filter(|w| matches!(w, Write::Event(_))).count();
+        let result = match &self.spool_dir {
+            Some(dir) => spool::write(dir, &self.name, &writes),
+            None => Err(std::io::Error::other(
+                "no spool folder: set HOME or XDG_STATE_HOME",
+            )),
+        };
+        match result {
+            Ok(path) => {
+                // Their writes are in the new file now (replays are idempotent anyway).
+                for p in &replaced {
+                    spool::remove(p);
+                }
+                self.done(n, counted);
+                self.spooled = true;
+                if n > 0 {
+                    let text = format!(
+                        "{events} events could not be saved to {}; they are kept in {} and saved \
+                         at the next start of ikigai",
+                        self.name,
+                        path.display()
+                    );
+                    self.notice(NoticeLevel::Warning, text);
+                }
+            }
+            Err(e) => {
+                self.done(n, counted);
+                let text = format!(
+                    "{events} events are lost: {} is unavailable and the spool failed: {e}",
+                    self.name
+                );
+                self.notice(NoticeLevel::Error, text);
+            }
+        }
+        for tx in answers {
+            let _ = tx.send(());
+        }
+    }
+
+    /// Puts this database's spool files (oldest first) before everything queued.
+    fn take_spool(&mut self) {
+        let Some(dir) = &self.spool_dir else { return };
+        let taken = spool::take(dir, &self.name);
+        for t in taken.into_iter().rev() {
+            let n = t.items.iter().filter(|w| matches!(w, Write::Event(_))).count();
+            self.queue.push_front(Item::SpoolDone { path: t.path, n });
+            for write in t.items.into_iter().rev() {
+                self.queued += 1;
+                self.queue.push_front(Item::Write {
+                    write,
+                    counted: false,
+                });
             }
         }
     }
 
     /// Waits out the backoff while still taking new commands.
     async fn pause(&mut self) {
-        let deadline = tokio::time::Instant::now() + self.backoff;
+        self.failures = self.failures.saturating_add(1);
+        let wait = crate::backoff::delay(
+            self.failures,
+            self.options.retry_min,
+            self.options.retry_max,
+            None,
+        );
+        let deadline = tokio::time::Instant::now() + wait;
         loop {
             match tokio::time::timeout_at(deadline, self.rx.recv()).await {
                 Ok(Some(c)) => self.enqueue(c),
@@ -375,13 +643,12 @@ impl Writer {
                 Err(_) => break,
             }
         }
-        self.backoff = (self.backoff * 2).min(self.options.retry_max);
     }
 
-    /// `n` queued Begin or Event commands left the queue (written, rejected or dropped).
-    fn done(&mut self, n: usize) {
+    /// `n` queued writes left the queue, `counted` of them counted by the handle.
+    fn done(&mut self, n: usize, counted: usize) {
         self.queued = self.queued.saturating_sub(n);
-        self.settled(n);
+        self.settled(counted);
     }
 
     /// `n` commands the handle counted as pending are finished with.
@@ -392,7 +659,7 @@ impl Writer {
     }
 
     fn recovered(&mut self, db: Arc<dyn Backend>) {
-        self.backoff = self.options.retry_min;
+        self.failures = 0;
         if self.down {
             self.down = false;
             self.over_limit = false;
@@ -421,136 +688,27 @@ impl Writer {
     fn fail(&mut self, fatal: Fatal) {
         self.failed = true;
         self.db = None;
-        let text = format!("sessions will not be saved: {}", StoreError::from(&fatal));
+        let text = format!("sessions will not be saved: {}", super::StoreError::from(&fatal));
         self.notice(NoticeLevel::Warning, text);
         self.state.send_replace(Conn::Failed(fatal));
-        let dropped = self.queued;
-        self.queue.clear();
-        self.done(dropped);
+        let mut n = 0;
+        let mut counted = 0;
+        for item in std::mem::take(&mut self.queue) {
+            match item {
+                Item::Write { counted: c, .. } => {
+                    n += 1;
+                    counted += usize::from(c);
+                }
+                Item::Sync(tx) | Item::Flush(tx) => {
+                    let _ = tx.send(());
+                }
+                Item::SpoolDone { .. } => {}
+            }
+        }
+        self.done(n, counted);
     }
 
     fn notice(&self, level: NoticeLevel, text: String) {
         let _ = self.notices.send(Event::notice(level, text));
-    }
-}
-
-/// The `Sessions` handle: queues commands for the writer, reads through its pool.
-struct Store {
-    tx: mpsc::UnboundedSender<Cmd>,
-    state: watch::Receiver<Conn>,
-    pending: Arc<AtomicUsize>,
-    notices: mpsc::UnboundedSender<Event>,
-    name: String,
-    grace: Duration,
-}
-
-impl Store {
-    fn send(&self, cmd: Cmd) {
-        self.pending.fetch_add(1, Ordering::SeqCst);
-        if self.tx.send(cmd).is_err() {
-            self.pending.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-
-    /// The database once connected, after this handle's queued records are written.
-    async fn ready(&self) -> Result<Arc<dyn Backend>, StoreError> {
-        let mut state = self.state.clone();
-        let conn = state
-            .wait_for(|c| !matches!(c, Conn::Connecting))
-            .await
-            .map(|c| c.clone())
-            .map_err(|_| StoreError::Unavailable(format!("{}: the writer stopped", self.name)))?;
-        match conn {
-            Conn::Up(db) => {
-                self.flush().await;
-                Ok(db)
-            }
-            Conn::Down(why) => Err(StoreError::Unavailable(why)),
-            Conn::Failed(f) => Err(StoreError::from(&f)),
-            Conn::Connecting => Err(StoreError::Unavailable(self.name.clone())),
-        }
-    }
-}
-
-#[async_trait]
-impl Sessions for Store {
-    fn begin(&self, meta: SessionMeta) {
-        self.send(Cmd::Begin { meta, at: now() });
-    }
-
-    fn record(&self, session_id: &str, record: Record) {
-        let id = uuid::Uuid::now_v7().to_string();
-        let row = EventRow::new(id, session_id.to_string(), record, now());
-        self.send(Cmd::Event(Box::new(row)));
-    }
-
-    async fn list(&self) -> Result<Vec<SessionInfo>, StoreError> {
-        let db = self.ready().await?;
-        Ok(db.sessions(Select::All).await?)
-    }
-
-    async fn latest_in(&self, cwd: &str) -> Result<Option<SessionInfo>, StoreError> {
-        let db = self.ready().await?;
-        Ok(db.sessions(Select::LatestIn(cwd)).await?.into_iter().next())
-    }
-
-    async fn load(&self, id_prefix: &str) -> Result<(SessionInfo, Vec<Record>), StoreError> {
-        let prefix = id_prefix.trim();
-        if prefix.is_empty() {
-            return Err(StoreError::NotFound(id_prefix.to_string()));
-        }
-        let db = self.ready().await?;
-        let info = match db.sessions(Select::Id(prefix)).await?.into_iter().next() {
-            Some(info) => info,
-            None => {
-                let mut found = db.sessions(Select::Prefix(prefix)).await?;
-                match found.len() {
-                    0 => return Err(StoreError::NotFound(prefix.to_string())),
-                    1 => found.remove(0),
-                    _ => {
-                        let count = db.count_prefix(prefix).await?;
-                        return Err(StoreError::Ambiguous {
-                            prefix: prefix.to_string(),
-                            count: usize::try_from(count).unwrap_or(usize::MAX),
-                        });
-                    }
-                }
-            }
-        };
-        let records = db
-            .events(&info.id)
-            .await?
-            .into_iter()
-            .map(|e| e.into_record(&info.id))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok((info, records))
-    }
-
-    async fn flush(&self) {
-        if self.pending.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        let (tx, rx) = oneshot::channel();
-        if self.tx.send(Cmd::Flush(tx)).is_err() {
-            return;
-        }
-        let mut state = self.state.clone();
-        let grace = self.grace;
-        let give_up = async move {
-            let _ = state
-                .wait_for(|c| matches!(c, Conn::Down(_) | Conn::Failed(_)))
-                .await;
-            tokio::time::sleep(grace).await;
-        };
-        tokio::select! {
-            _ = rx => {}
-            _ = give_up => {
-                let n = self.pending.load(Ordering::SeqCst);
-                if n > 0 {
-                    let text = format!("{n} events are not saved yet: {} is unavailable", self.name);
-                    let _ = self.notices.send(Event::notice(NoticeLevel::Warning, text));
-                }
-            }
-        }
     }
 }

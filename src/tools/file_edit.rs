@@ -50,6 +50,7 @@ impl Tool for FileEdit {
                     false,
                 ),
             ],
+            json_schema: None,
         }
     }
 

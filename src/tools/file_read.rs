@@ -42,7 +42,7 @@ impl Tool for FileRead {
                 ParamSpec::new(
                     "offset",
                     "integer",
-                    "First line to return, 1-based; default 1.",
+                    "First line to return, 1-based (0 also means the first line); default 1.",
                     false,
                 ),
                 ParamSpec::new(
@@ -52,6 +52,7 @@ impl Tool for FileRead {
                     false,
                 ),
             ],
+            json_schema: None,
         }
     }
 
@@ -59,7 +60,8 @@ impl Tool for FileRead {
         let schema = self.schema();
         let p = Params::new(&args, &schema)?;
         let shown = p.non_empty_string("path")?.to_string();
-        let offset = p.opt_u64("offset", 1)?.unwrap_or(1);
+        // Models often count from 0: offset 0 is the first line too.
+        let offset = p.opt_u64("offset", 0)?.unwrap_or(1).max(1);
         let limit = p.opt_u64("limit", 1)?;
         let path = resolve(ctx, &shown);
         let cap = ctx.max_output_size;
@@ -131,7 +133,10 @@ fn read(
             "offset {offset} is past the end of {shown} ({lines} lines)"
         )));
     }
-    let next_line = offset + window.kept_newlines();
+    // A line longer than the whole cap: show its start and move on past it, so that
+    // reading on from next_offset always progresses.
+    let long_line = window.out.is_full() && window.kept_newlines() == 0;
+    let next_line = offset + window.kept_newlines().max(u64::from(long_line));
     let whole_file = offset == 1 && limit.is_none();
     let total = if whole_file {
         Total::Exact(meta.len())
@@ -142,6 +147,10 @@ fn read(
     };
     let capped = window.out.finish_with(total);
     let shown_lines = next_line - offset;
+    let mut notes: Vec<String> = Vec::new();
+    if long_line {
+        long_line_note(&mut notes, offset, cap);
+    }
     let mut result = Map::new();
     result.insert("output".into(), Value::String(capped.text.clone()));
     capped.mark(&mut result);
@@ -155,13 +164,23 @@ fn read(
         summary.push_str(" (truncated)");
     }
     if capped.lossy {
-        result.insert(
-            "note".into(),
-            json!("The file is not valid UTF-8; invalid bytes are shown as U+FFFD."),
-        );
+        notes.push("The file is not valid UTF-8; invalid bytes are shown as U+FFFD.".into());
         summary.push_str(" (not UTF-8)");
     }
+    if long_line {
+        summary.push_str(" (line longer than the cap)");
+    }
+    if !notes.is_empty() {
+        result.insert("note".into(), json!(notes.join(" ")));
+    }
     Ok(ToolOutput::new(Value::Object(result), summary))
+}
+
+fn long_line_note(notes: &mut Vec<String>, line: u64, cap: usize) {
+    notes.push(format!(
+        "Line {line} alone is longer than the output limit ({cap} bytes): only its start is \
+         shown; next_offset skips the rest of it (use grep or bash to see more of that line)."
+    ));
 }
 
 /// Picks the requested lines out of a stream of chunks into a capped buffer.

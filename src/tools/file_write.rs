@@ -30,6 +30,7 @@ impl Tool for FileWrite {
                 ),
                 ParamSpec::new("content", "string", "The complete new content of the file.", true),
             ],
+            json_schema: None,
         }
     }
 

@@ -107,11 +107,7 @@ mod tests {
 
     #[test]
     fn resolves_relative_paths_against_cwd() {
-        let ctx = ToolContext {
-            cwd: PathBuf::from("/work/x"),
-            max_output_size: 10,
-            timeout: Duration::from_secs(1),
-        };
+        let ctx = ToolContext::new(PathBuf::from("/work/x"), 10, Duration::from_secs(1));
         assert_eq!(resolve(&ctx, "a/b"), PathBuf::from("/work/x/a/b"));
         assert_eq!(resolve(&ctx, "/etc"), PathBuf::from("/etc"));
     }

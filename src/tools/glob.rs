@@ -43,6 +43,7 @@ impl Tool for Glob {
                     false,
                 ),
             ],
+            json_schema: None,
         }
     }
 

@@ -63,6 +63,7 @@ impl Tool for Grep {
                     false,
                 ),
             ],
+            json_schema: None,
         }
     }
 

@@ -32,6 +32,7 @@ impl Tool for ListDir {
                 "Directory to list; default: the working directory.",
                 false,
             )],
+            json_schema: None,
         }
     }
 

@@ -2,8 +2,10 @@
 //! One file per tool; the registry runs them and the envelope wraps their results.
 
 pub mod bash;
-pub mod cli;
+pub mod discovery;
 pub mod envelope;
+pub mod environment;
+pub mod external;
 pub mod file_edit;
 pub mod file_read;
 pub mod file_write;
@@ -13,15 +15,18 @@ pub mod grep;
 pub mod list_dir;
 pub mod output;
 pub mod params;
+pub mod process;
 pub mod registry;
 pub mod walk;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
+pub use environment::EnvPolicy;
 pub use registry::{Executed, Registry};
 
 /// What every tool call may rely on.
@@ -33,6 +38,31 @@ pub struct ToolContext {
     pub max_output_size: usize,
     /// How long a tool may run before its process group is killed.
     pub timeout: Duration,
+    /// Which environment variables reach tool processes.
+    pub env: Arc<EnvPolicy>,
+}
+
+impl ToolContext {
+    /// A context with the default environment policy (provider keys and secret-looking
+    /// variables removed).
+    pub fn new(cwd: PathBuf, max_output_size: usize, timeout: Duration) -> Self {
+        ToolContext {
+            cwd,
+            max_output_size,
+            timeout,
+            env: Arc::new(EnvPolicy::default()),
+        }
+    }
+
+    /// The context a config asks for.
+    pub fn from_config(cwd: PathBuf, config: &crate::config::Config) -> Self {
+        ToolContext {
+            cwd,
+            max_output_size: config.max_output_size,
+            timeout: Duration::from_secs(config.tool_timeout_secs),
+            env: Arc::new(EnvPolicy::from_config(config)),
+        }
+    }
 }
 
 /// One parameter of a tool, as the external-tool protocol describes it.
@@ -61,12 +91,21 @@ impl ParamSpec {
 pub struct ToolSchema {
     pub name: String,
     pub description: String,
+    /// The top-level parameters (for display and argument checks). Lossy for a full JSON
+    /// Schema: `json_schema` keeps that intact.
     pub parameters: Vec<ParamSpec>,
+    /// A full JSON Schema of the arguments object, when the tool declared one; it is what
+    /// the model gets, untouched (nested objects, enums, array items).
+    pub json_schema: Option<Value>,
 }
 
 impl ToolSchema {
-    /// The protocol form: `{name, description, parameters: {param: {type, description, required}}}`.
+    /// The protocol form: `{name, description, parameters: {param: {type, description, required}}}`,
+    /// or `parameters` as the tool's own JSON Schema.
     pub fn to_protocol_json(&self) -> Value {
+        if let Some(schema) = &self.json_schema {
+            return json!({"name": self.name, "description": self.description, "parameters": schema});
+        }
         let mut params = Map::new();
         for p in &self.parameters {
             params.insert(
@@ -79,6 +118,9 @@ impl ToolSchema {
 
     /// JSON Schema of the arguments object, as model APIs take it.
     pub fn to_json_schema(&self) -> Value {
+        if let Some(schema) = &self.json_schema {
+            return schema.clone();
+        }
         let mut props = Map::new();
         for p in &self.parameters {
             let mut prop = json!({"type": p.param_type, "description": p.description});

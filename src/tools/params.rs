@@ -141,6 +141,7 @@ mod tests {
                 ParamSpec::new("offset", "integer", "", false),
                 ParamSpec::new("all", "boolean", "", false),
             ],
+            json_schema: None,
         }
     }
 

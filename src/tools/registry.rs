@@ -1,11 +1,19 @@
 //! The tool registry: finds a tool by name, parses arguments, runs it and wraps the result.
-//! Knows no individual tool beyond the list in `Registry::builtin`.
+//! Reloadable: external tools are discovered in the background and again on `/refresh`;
+//! every clone is a handle to the same live set. Knows no individual tool beyond the list
+//! in `Registry::builtin`.
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tokio::sync::watch;
 
+use super::discovery::{self, DiscoverySpec, Skipped};
 use super::{Tool, ToolContext, ToolError, ToolSchema, envelope};
+
+/// The longest a request waits for discovery, counted from its start.
+pub const DISCOVERY_WAIT: Duration = Duration::from_millis(1500);
 
 /// One finished tool call: what the scrollback shows and what the model gets.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,12 +24,50 @@ pub struct Executed {
     pub success: bool,
 }
 
-/// The set of tools offered to the model, in a stable order.
-#[derive(Clone, Default)]
-pub struct Registry {
+#[derive(Default)]
+struct State {
+    /// Built-in and registered tools, before external ones are laid over them.
+    base: Vec<Arc<dyn Tool>>,
+    /// What the model is offered now.
     tools: Vec<Arc<dyn Tool>>,
     /// `tools[i]`'s name, so lookups do not rebuild schemas.
     names: Vec<String>,
+    skipped: Vec<Skipped>,
+    /// Notices of the last discovery not yet shown.
+    notices: Vec<String>,
+    spec: Option<DiscoverySpec>,
+    /// Bumped by every discovery; a stale background one does not install.
+    generation: u64,
+}
+
+/// Whether a discovery runs, and since when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Running(Instant),
+}
+
+struct Shared {
+    state: RwLock<State>,
+    phase: watch::Sender<Phase>,
+}
+
+/// The set of tools offered to the model, in a stable order: built-ins first (an
+/// external tool of the same name takes its place), then external tools by name.
+#[derive(Clone)]
+pub struct Registry {
+    shared: Arc<Shared>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            shared: Arc::new(Shared {
+                state: RwLock::new(State::default()),
+                phase: watch::Sender::new(Phase::Idle),
+            }),
+        }
+    }
 }
 
 impl Registry {
@@ -31,7 +77,7 @@ impl Registry {
 
     /// Every built-in tool, in the order offered to the model.
     pub fn builtin() -> Self {
-        let mut r = Self::empty();
+        let r = Self::empty();
         r.register(Arc::new(super::glob::Glob));
         r.register(Arc::new(super::file_read::FileRead));
         r.register(Arc::new(super::grep::Grep));
@@ -42,27 +88,132 @@ impl Registry {
         r
     }
 
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.shared.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.shared.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Adds a tool; one of the same name is replaced.
-    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+    pub fn register(&self, tool: Arc<dyn Tool>) {
+        let mut st = self.write();
         let name = tool.schema().name;
-        if let Some(i) = self.names.iter().position(|n| *n == name) {
-            self.names.remove(i);
-            self.tools.remove(i);
+        st.base.retain(|t| t.schema().name != name);
+        st.base.push(tool.clone());
+        if let Some(i) = st.names.iter().position(|n| *n == name) {
+            st.names.remove(i);
+            st.tools.remove(i);
         }
-        self.names.push(name);
-        self.tools.push(tool);
+        st.names.push(name);
+        st.tools.push(tool);
     }
 
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.names.iter().position(|n| n == name).map(|i| &self.tools[i])
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        let st = self.read();
+        st.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| st.tools[i].clone())
     }
 
-    pub fn tools(&self) -> &[Arc<dyn Tool>] {
-        &self.tools
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.read().tools.clone()
     }
 
     pub fn schemas(&self) -> Vec<ToolSchema> {
-        self.tools.iter().map(|t| t.schema()).collect()
+        self.read().tools.iter().map(|t| t.schema()).collect()
+    }
+
+    /// Files in the tool folders that were not offered, and why.
+    pub fn skipped(&self) -> Vec<Skipped> {
+        self.read().skipped.clone()
+    }
+
+    /// The notices of the last discovery (skips, overrides), once.
+    pub fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut self.write().notices)
+    }
+
+    /// Starts discovering external tools in the background; the built-ins are usable at
+    /// once. Needs a tokio runtime.
+    pub fn start_discovery(&self, spec: DiscoverySpec) {
+        let generation = self.begin(spec.clone());
+        let me = self.clone();
+        tokio::spawn(async move {
+            me.run_discovery(spec, generation).await;
+        });
+    }
+
+    /// Rescans the folders now (the spec of the last discovery, if any) and returns how
+    /// many tools are offered afterwards.
+    pub async fn refresh(&self) -> usize {
+        let spec = self.read().spec.clone();
+        if let Some(spec) = spec {
+            self.discover_now(spec).await;
+        }
+        self.read().tools.len()
+    }
+
+    /// Discovers with `spec` and waits for it.
+    pub async fn discover_now(&self, spec: DiscoverySpec) {
+        let generation = self.begin(spec.clone());
+        self.run_discovery(spec, generation).await;
+    }
+
+    fn begin(&self, spec: DiscoverySpec) -> u64 {
+        let mut st = self.write();
+        st.spec = Some(spec);
+        st.generation += 1;
+        self.shared.phase.send_replace(Phase::Running(Instant::now()));
+        st.generation
+    }
+
+    async fn run_discovery(&self, spec: DiscoverySpec, generation: u64) {
+        let builtin: Vec<String> = self.read().base.iter().map(|t| t.schema().name).collect();
+        let found = discovery::discover(&spec, &builtin).await;
+        let mut st = self.write();
+        if st.generation != generation {
+            return;
+        }
+        let mut tools = st.base.clone();
+        for ext in found.tools {
+            let ext: Arc<dyn Tool> = Arc::new(ext);
+            let name = ext.schema().name;
+            match tools.iter().position(|t| t.schema().name == name) {
+                Some(i) => tools[i] = ext,
+                None => tools.push(ext),
+            }
+        }
+        st.names = tools.iter().map(|t| t.schema().name).collect();
+        st.tools = tools;
+        st.skipped = found.skipped;
+        st.notices = found.notices;
+        self.shared.phase.send_replace(Phase::Idle);
+    }
+
+    /// Waits for a discovery in progress, but never past `DISCOVERY_WAIT` after it began.
+    pub async fn ready(&self) {
+        let mut rx = self.shared.phase.subscribe();
+        let since = match *rx.borrow_and_update() {
+            Phase::Idle => return,
+            Phase::Running(since) => since,
+        };
+        let deadline = tokio::time::Instant::from_std(since + DISCOVERY_WAIT);
+        let _ = tokio::time::timeout_at(deadline, rx.wait_for(|p| *p == Phase::Idle)).await;
+    }
+
+    /// Waits for a discovery in progress to finish, however long it takes.
+    pub async fn discovered(&self) {
+        let mut rx = self.shared.phase.subscribe();
+        let _ = rx.wait_for(|p| *p == Phase::Idle).await;
+    }
+
+    /// The schemas to send with a request: after discovery, or after waiting its limit.
+    pub async fn ready_schemas(&self) -> Vec<ToolSchema> {
+        self.ready().await;
+        self.schemas()
     }
 
     /// Runs `name` with the model's raw `arguments` string. Never fails: every problem
@@ -143,7 +294,7 @@ mod tests {
 
     #[test]
     fn registering_a_name_again_replaces_that_tool_in_place_of_the_old() {
-        let mut r = Registry::builtin();
+        let r = Registry::builtin();
         r.register(Arc::new(super::super::glob::Glob));
         assert_eq!(r.tools().len(), 7);
         assert_eq!(

@@ -1,5 +1,10 @@
-//! Front ends: `plain` (piped stdin, -p, --json) and `tui` (interactive). Both consume
-//! agent `Event`s and send `Op`s; they never reach into the agent.
+//! Front ends: `plain` (piped stdin, -p, --json), `tui` (interactive) and the printing
+//! subcommands (`tool_cmd`, and `sessions`: `ikigai sessions`, `sessions rm`, `export`).
+//! They consume agent `Event`s and send `Op`s (parsed from slash commands by `slash`);
+//! they never reach into the agent. Only front ends print.
 
 pub mod plain;
+pub mod sessions;
+pub mod slash;
+pub mod tool_cmd;
 pub mod tui;

@@ -1,5 +1,7 @@
 //! The scripted front end: `-p`, piped stdin and `--json`. Streams the answer to stdout,
-//! marks every tool call and result, sends notices to stderr.
+//! marks every tool call and result, sends notices to stderr. Piped lines starting with
+//! `/` are slash commands (`ui::slash`). Control characters from the model or a tool never
+//! reach the terminal (only `\n` and `\t` pass); `--json` prints events exactly.
 
 use std::io::Write;
 
@@ -8,9 +10,22 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::agent::AgentHandle;
-use crate::app::AppError;
+use crate::config::Config;
 use crate::message::call_summary;
 use crate::protocol::{Event, NoticeLevel, Op, TurnEndReason};
+use crate::tools::Registry;
+use crate::ui::slash::{self, Slash};
+
+/// Why the scripted front end stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum PlainError {
+    /// Reading stdin or writing stdout failed (a closed pipe included). Not retryable.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The agent task ended without being asked to. Not retryable.
+    #[error("the agent stopped unexpectedly")]
+    AgentGone,
+}
 
 /// Results longer than this many lines are abbreviated unless `verbose`.
 pub const RESULT_LINES: usize = 50;
@@ -19,8 +34,14 @@ pub const RESULT_LINES: usize = 50;
 pub enum Input {
     /// One turn (`-p`).
     Prompt(String),
-    /// Each non-empty stdin line is a turn; `/exit` ends.
+    /// Each non-empty stdin line is a turn or a slash command; `/exit` ends.
     Stdin,
+}
+
+/// What the scripted front end shows besides agent events (/tools, /config).
+pub struct PlainContext {
+    pub config: Config,
+    pub registry: Registry,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -36,6 +57,8 @@ pub struct Renderer<O: Write, E: Write> {
     err: E,
     opts: PlainOptions,
     at_line_start: bool,
+    /// The model in use, from `SessionStarted` / `ModelChanged` (for `/model`).
+    model: String,
 }
 
 const CYAN: &str = "\x1b[36m";
@@ -45,6 +68,16 @@ const YELLOW: &str = "\x1b[33m";
 const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
 
+/// Text from the model or a tool made safe for a terminal: control characters other than
+/// `\n` and `\t` (escape sequences, `\r`, C1 codes) are dropped.
+pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.chars().filter(|c| !unsafe_char(*c)).collect())
+}
+
 impl<O: Write, E: Write> Renderer<O, E> {
     pub fn new(out: O, err: E, opts: PlainOptions) -> Self {
         Renderer {
@@ -52,6 +85,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             err,
             opts,
             at_line_start: true,
+            model: String::new(),
         }
     }
 
@@ -75,8 +109,29 @@ impl<O: Write, E: Write> Renderer<O, E> {
         Ok(())
     }
 
+    /// Prints the answer to a command the front end handles itself (stdout).
+    pub fn print(&mut self, text: &str) -> std::io::Result<()> {
+        self.line_break()?;
+        self.out.write_all(sanitize(text).as_bytes())?;
+        if !text.ends_with('\n') {
+            self.out.write_all(b"\n")?;
+        }
+        self.out.flush()
+    }
+
+    /// Prints a notice of the front end's own (stderr, or a JSON line under `--json`).
+    pub fn notice(&mut self, level: NoticeLevel, text: &str) -> std::io::Result<()> {
+        self.render(&Event::notice(level, text))
+    }
+
     /// Renders one event.
     pub fn render(&mut self, ev: &Event) -> std::io::Result<()> {
+        match ev {
+            Event::SessionStarted { model, .. } | Event::ModelChanged { model } => {
+                self.model.clone_from(model)
+            }
+            _ => {}
+        }
         if self.opts.json {
             let line = serde_json::to_string(ev).map_err(std::io::Error::other)?;
             writeln!(self.out, "{line}")?;
@@ -84,6 +139,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
         }
         match ev {
             Event::TextDelta { text } => {
+                let text = sanitize(text);
                 self.out.write_all(text.as_bytes())?;
                 if let Some(last) = text.chars().last() {
                     self.at_line_start = last == '\n';
@@ -91,7 +147,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             Event::ToolCallStarted { name, arguments, .. } => {
                 self.line_break()?;
-                let line = format!("● {}", call_summary(name, arguments));
+                let line = format!("● {}", sanitize(&call_summary(name, arguments)));
                 writeln!(self.out, "{}", self.paint(CYAN, &line))?;
             }
             Event::ToolCallFinished {
@@ -100,25 +156,44 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 success,
                 ..
             } => {
+                self.line_break()?;
                 let (mark, color) = if *success {
                     ("⎿", GREEN)
                 } else {
                     ("⎿ ✗", RED)
                 };
-                writeln!(self.out, "  {}", self.paint(color, &format!("{mark} {summary}")))?;
-                let body = result_text(output);
-                // An error summary already says it all.
-                if !summary.ends_with(body.as_str()) || body.contains('\n') {
-                    self.write_result_body(&body)?;
+                let (body, limit_only) = result_body(output, *success);
+                let summary = sanitize(summary);
+                let body = sanitize(&body);
+                let body = body.as_ref();
+                // An error summary ends with the error itself (`CODE: message`): show the
+                // message once, under the code when it has several lines.
+                let (head, body) = match summary.strip_suffix(body) {
+                    Some(_) if body.is_empty() => (summary.as_ref(), body),
+                    Some(_) if !body.contains('\n') => (summary.as_ref(), ""),
+                    Some(code) => (code.trim_end_matches([':', ' ']), body),
+                    None => (summary.as_ref(), body),
+                };
+                writeln!(self.out, "  {}", self.paint(color, &format!("{mark} {head}")))?;
+                if !limit_only {
+                    self.write_result_body(body)?;
                 }
             }
-            Event::TurnEnded { .. } => self.line_break()?,
+            Event::TurnEnded { reason } => {
+                self.line_break()?;
+                if *reason == TurnEndReason::Interrupted {
+                    writeln!(self.out, "{}", self.paint(DIM, "[interrupted]"))?;
+                }
+            }
             Event::Retrying {
                 attempt,
                 in_secs,
                 reason,
             } => {
-                let line = format!("ikigai: {reason}; retrying in {in_secs:.1} s (attempt {attempt})");
+                let line = format!(
+                    "ikigai: {}; retrying in {in_secs:.1} s (attempt {attempt})",
+                    sanitize(reason)
+                );
                 writeln!(self.err, "{}", self.paint(YELLOW, &line))?;
             }
             Event::Notice { level, text } => {
@@ -129,7 +204,17 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     NoticeLevel::Warning => ("ikigai: warning: ", YELLOW),
                     NoticeLevel::Error => ("ikigai: error: ", RED),
                 };
-                writeln!(self.err, "{}", self.paint(color, &format!("{prefix}{text}")))?;
+                writeln!(
+                    self.err,
+                    "{}",
+                    self.paint(color, &format!("{prefix}{}", sanitize(text)))
+                )?;
+            }
+            Event::Sessions { sessions } => {
+                // TODO(store): `crate::ui::sessions::format_sessions` once it moves there.
+                let home = std::env::var("HOME").ok();
+                let table = crate::ui::sessions::format_sessions(sessions, home.as_deref(), &chrono::Local);
+                self.print(&table)?;
             }
             Event::Usage { input, output, .. } if self.opts.verbose => {
                 writeln!(
@@ -164,6 +249,15 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 }
 
+/// The body to show under a result line, and whether it only repeats the tool call limit
+/// (named once, by the agent's notice).
+fn result_body(envelope: &str, success: bool) -> (String, bool) {
+    let limit_only = !success
+        && serde_json::from_str::<Value>(envelope)
+            .is_ok_and(|v| v.get("limit_reached") == Some(&Value::Bool(true)) && v.get("result").is_none());
+    (result_text(envelope), limit_only)
+}
+
 /// The text a person wants from an envelope: the output, or the error.
 pub fn result_text(envelope: &str) -> String {
     let Ok(v) = serde_json::from_str::<Value>(envelope) else {
@@ -193,15 +287,130 @@ async fn next_line<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -> std::i
     Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
 }
 
+/// SIGINT, SIGTERM and SIGHUP as one stream of exit codes (130, 143, 129).
+struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            int: signal(SignalKind::interrupt())?,
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// The exit code of the next signal: 128 + its number.
+    async fn next(&mut self) -> u8 {
+        tokio::select! {
+            _ = self.int.recv() => 130,
+            _ = self.term.recv() => 143,
+            _ = self.hup.recv() => 129,
+        }
+    }
+}
+
+/// What one line of piped input asks for.
+enum Line {
+    Op(Op),
+    Exit,
+    /// Answered here; nothing for the agent.
+    Done,
+}
+
+/// Answers a slash command the front end handles itself, or turns the line into an op.
+fn command<O: Write, E: Write>(
+    r: &mut Renderer<O, E>,
+    ctx: &PlainContext,
+    line: &str,
+) -> std::io::Result<(Line, bool)> {
+    let Some(cmd) = slash::parse(line) else {
+        return Ok((Line::Op(Op::Submit(slash::message_text(line))), false));
+    };
+    let failed = matches!(cmd, Slash::Usage(_) | Slash::Unknown(_));
+    let line = match cmd {
+        Slash::Agent(op) => return Ok((Line::Op(op), false)),
+        Slash::Exit => Line::Exit,
+        Slash::Help => {
+            r.print(&slash::help_text())?;
+            Line::Done
+        }
+        Slash::Tools => {
+            let width = ctx
+                .registry
+                .schemas()
+                .iter()
+                .map(|s| s.name.len())
+                .max()
+                .unwrap_or(0);
+            let mut text = String::new();
+            for s in ctx.registry.schemas() {
+                let first = s.description.lines().next().unwrap_or("");
+                text.push_str(&format!("{:<width$}  {first}\n", s.name));
+            }
+            r.print(&text)?;
+            Line::Done
+        }
+        Slash::Tool(None) => {
+            r.notice(NoticeLevel::Error, "usage: /tool NAME (see /tools)")?;
+            Line::Done
+        }
+        Slash::Tool(Some(name)) => {
+            match ctx.registry.get(&name) {
+                Some(tool) => {
+                    let json =
+                        serde_json::to_string_pretty(&tool.schema().to_protocol_json()).unwrap_or_default();
+                    r.print(&json)?;
+                }
+                None => r.notice(NoticeLevel::Error, &format!("no tool named {name}; see /tools"))?,
+            }
+            Line::Done
+        }
+        Slash::Config => {
+            let rows = ctx.config.describe();
+            let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+            let text: String = rows.iter().map(|(k, v)| format!("{k:<width$}  {v}\n")).collect();
+            r.print(&text)?;
+            Line::Done
+        }
+        Slash::ShowModel => {
+            let text = format!("model: {}/{}", ctx.config.provider, r.model);
+            r.print(&text)?;
+            Line::Done
+        }
+        Slash::Usage(text) => {
+            r.notice(NoticeLevel::Error, &text)?;
+            Line::Done
+        }
+        Slash::Unknown(name) => {
+            let text =
+                format!("unknown command {name} (/help lists them; start with // to send it as a message)");
+            r.notice(NoticeLevel::Error, &text)?;
+            Line::Done
+        }
+    };
+    Ok((line, failed))
+}
+
 /// Runs the turns, rendering to stdout/stderr. Exit code: 0 when every turn finished,
-/// 1 when one failed, 130 when the user pressed Ctrl-C.
+/// 1 when one failed (an error, an interruption, the tool call limit, a bad command),
+/// 130 / 143 / 129 after SIGINT / SIGTERM / SIGHUP (the turn in flight is cancelled, its
+/// tool killed, and the session stored first). Piped input stops at the first turn
+/// that ends with an error: the remaining lines are not sent.
 pub async fn run(
     agent: AgentHandle,
     mut events: UnboundedReceiver<Event>,
     input: Input,
     opts: PlainOptions,
-) -> Result<u8, AppError> {
+    ctx: PlainContext,
+) -> Result<u8, PlainError> {
     let mut r = Renderer::new(std::io::stdout(), std::io::stderr(), opts);
+    r.model.clone_from(&ctx.config.model);
+    let mut signals = Signals::new()?;
     let mut stdin = match input {
         Input::Stdin => Some(BufReader::new(tokio::io::stdin())),
         Input::Prompt(_) => None,
@@ -211,29 +420,53 @@ pub async fn run(
         Input::Stdin => None,
     };
     let mut failed = false;
-    let mut cancelled = false;
+    let mut signalled: Option<u8> = None;
     // Output that can no longer be written (a closed pipe) stops the run, but the agent
     // still shuts down in order so the session is stored whole.
     let mut output_error: Option<std::io::Error> = None;
-    'turns: while !cancelled {
-        let text = match (&mut stdin, prompt.take()) {
-            (_, Some(p)) => p,
-            (Some(reader), None) => match next_line(reader).await? {
-                None => break,
-                Some(l) if l.trim().is_empty() => continue,
-                Some(l) if l.trim() == "/exit" => break,
-                Some(l) => l,
-            },
+    'turns: while signalled.is_none() {
+        let op = match (&mut stdin, prompt.take()) {
+            (_, Some(p)) => Op::Submit(p),
+            (Some(reader), None) => {
+                let line = tokio::select! {
+                    line = next_line(reader) => line?,
+                    code = signals.next() => {
+                        signalled = Some(code);
+                        break 'turns;
+                    }
+                };
+                let Some(line) = line else { break };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match command(&mut r, &ctx, &line) {
+                    Ok((Line::Op(op), _)) => op,
+                    Ok((Line::Exit, _)) => break,
+                    Ok((Line::Done, bad)) => {
+                        failed |= bad;
+                        continue;
+                    }
+                    Err(e) => {
+                        output_error = Some(e);
+                        break;
+                    }
+                }
+            }
             (None, None) => break,
         };
-        if agent.ops.send(Op::Submit(text)).is_err() {
-            return Err(AppError::Runtime("the agent stopped unexpectedly".into()));
+        let is_turn = matches!(op, Op::Submit(_));
+        if agent.ops.send(op).is_err() {
+            return Err(PlainError::AgentGone);
+        }
+        if !is_turn {
+            // Commands answer with events, shown as they come.
+            continue;
         }
         loop {
             tokio::select! {
                 ev = events.recv() => {
                     let Some(ev) = ev else {
-                        return Err(AppError::Runtime("the agent stopped unexpectedly".into()));
+                        return Err(PlainError::AgentGone);
                     };
                     if let Err(e) = r.render(&ev) {
                         output_error = Some(e);
@@ -241,12 +474,17 @@ pub async fn run(
                         break 'turns;
                     }
                     if let Event::TurnEnded { reason } = ev {
-                        failed |= matches!(reason, TurnEndReason::Error | TurnEndReason::Interrupted);
+                        failed |= reason != TurnEndReason::Done;
+                        if reason == TurnEndReason::Error {
+                            // The provider refused for good (auth, unknown model…): the
+                            // next lines would fail the same way.
+                            break 'turns;
+                        }
                         break;
                     }
                 }
-                _ = tokio::signal::ctrl_c(), if !cancelled => {
-                    cancelled = true;
+                code = signals.next(), if signalled.is_none() => {
+                    signalled = Some(code);
                     let _ = agent.ops.send(Op::Cancel);
                 }
             }
@@ -275,14 +513,12 @@ pub async fn run(
         }
     }
     if let Some(e) = output_error {
-        return Err(AppError::Io(e));
+        return Err(PlainError::Io(e));
     }
-    Ok(if cancelled {
-        130
-    } else if failed {
-        1
-    } else {
-        0
+    Ok(match signalled {
+        Some(code) => code,
+        None if failed => 1,
+        None => 0,
     })
 }
 

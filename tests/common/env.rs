@@ -21,5 +21,6 @@ pub fn isolate(cmd: &mut Command, home: &Path) {
     }
     cmd.env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"));
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_STATE_HOME", home.join(".local/state"));
 }

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod env;
 pub mod fake_provider;
+pub mod history;
 pub mod pg;
 pub mod window_vendor;
 

@@ -16,11 +16,7 @@ use serde_json::Value;
 pub const MIB: usize = 1024 * 1024;
 
 pub fn ctx(dir: &Path) -> ToolContext {
-    ToolContext {
-        cwd: dir.to_path_buf(),
-        max_output_size: MIB,
-        timeout: Duration::from_secs(60),
-    }
+    ToolContext::new(dir.to_path_buf(), MIB, Duration::from_secs(60))
 }
 
 /// Runs a built-in tool exactly as the agent does.

@@ -114,7 +114,7 @@ impl App {
             dirty: true,
             ctx,
         };
-        let welcome = info::welcome(&app);
+        let welcome = info::welcome(&app.theme, &app.ctx, &app.model, &app.cwd_display);
         app.inserts.push(Cell::Lines(welcome));
         app
     }
@@ -209,9 +209,15 @@ impl App {
     pub fn on_agent_event(&mut self, ev: Event, now: Instant) {
         self.dirty = true;
         match ev {
-            Event::SessionStarted { id, model, history } => {
+            Event::SessionStarted {
+                id,
+                model,
+                history,
+                tokens,
+            } => {
                 self.sessions_seen += 1;
                 self.model = model;
+                self.tokens = tokens;
                 let short = id.as_deref().map(short_id).unwrap_or_default();
                 if !history.is_empty() {
                     self.flush_live();
@@ -321,6 +327,13 @@ impl App {
                 self.push(Cell::Notice(level, text));
             }
             Event::TurnEnded { reason } => self.end_turn(reason, now),
+            Event::UserMessage { .. } => {}
+            Event::Sessions { sessions } => {
+                // TODO(tui): render as a table cell; `ui::sessions::format_sessions` once it lands.
+                let home = std::env::var("HOME").ok();
+                let table = crate::ui::sessions::format_sessions(&sessions, home.as_deref(), &chrono::Local);
+                self.push(Cell::Notice(NoticeLevel::Info, table.trim_end().to_string()));
+            }
         }
     }
 
@@ -342,10 +355,8 @@ impl App {
         match reason {
             TurnEndReason::Done => {}
             TurnEndReason::Interrupted => self.push(Cell::Marker("■ interrupted".into())),
-            TurnEndReason::Limit => self.push(Cell::Notice(
-                NoticeLevel::Warning,
-                crate::tools::envelope::limit_message(self.ctx.config.max_tool_turns),
-            )),
+            // The agent's notice already named the limit.
+            TurnEndReason::Limit => {}
             TurnEndReason::Error if !error_shown => self.push(Cell::Notice(
                 NoticeLevel::Error,
                 "the turn ended with an error".into(),
@@ -474,7 +485,7 @@ impl App {
             return;
         }
         self.editor.take();
-        self.history.push(&text);
+        self.history.push(&crate::redact::global().scrub(&text));
         self.hint = None;
         match commands::parse(&text) {
             None => {
@@ -503,10 +514,15 @@ impl App {
             Command::Tools => self.push(Cell::Lines(info::tools(&self.ctx.registry, &self.theme))),
             Command::Tool(name) => self.push(info::tool(&self.ctx.registry, name.as_deref(), &self.theme)),
             Command::Config => self.push(info::config(&self.ctx.config)),
-            Command::Agent(full) => {
+            Command::Agent(op) => {
                 self.push(Cell::User(text.trim().to_string()));
-                self.outbox.push(Op::Command(full));
+                self.outbox.push(op);
             }
+            Command::ShowModel => {
+                let text = format!("model: {}/{}", self.ctx.config.provider, self.model);
+                self.push(Cell::Notice(NoticeLevel::Info, text));
+            }
+            Command::Usage(usage) => self.push(Cell::Notice(NoticeLevel::Error, usage)),
             Command::Unknown { name, suggestion } => {
                 let tip = match suggestion {
                     Some(s) => format!(" Did you mean {s}?"),

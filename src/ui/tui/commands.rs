@@ -1,28 +1,9 @@
 //! Slash commands: which exist, which the TUI answers itself and which go to the agent,
 //! the closest match for a typo, and completion of command names. Pure.
 
-/// Every command with its argument hint and one-line help.
-pub const COMMANDS: &[(&str, &str, &str)] = &[
-    ("/help", "", "show keys and commands"),
-    ("/new", "", "start a new session"),
-    ("/sessions", "", "list stored sessions"),
-    (
-        "/resume",
-        "ID",
-        "resume a stored session (a unique id prefix is enough)",
-    ),
-    ("/model", "[NAME]", "show or switch the model"),
-    (
-        "/compact",
-        "",
-        "summarise the conversation to free context (text after it guides the summary)",
-    ),
-    ("/tools", "", "list the tools the model may call"),
-    ("/tool", "NAME", "show a tool's schema"),
-    ("/config", "", "show the effective settings (secrets redacted)"),
-    ("/exit", "", "quit (also /quit, Ctrl+D)"),
-    ("/quit", "", "quit"),
-];
+use crate::protocol::Op;
+pub use crate::ui::slash::COMMANDS;
+use crate::ui::slash::{self, Slash};
 
 /// What a line starting with `/` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,36 +13,33 @@ pub enum Command {
     Tools,
     Tool(Option<String>),
     Config,
-    /// Handled by the agent; carries the full text.
-    Agent(String),
+    /// `/model` alone.
+    ShowModel,
+    /// Handled by the agent: the typed op.
+    Agent(Op),
+    /// A known command used wrongly.
+    Usage(String),
     Unknown {
         name: String,
         suggestion: Option<&'static str>,
     },
 }
 
-/// Parses `input` as a slash command; `None` when it is a message (no leading `/`, or `//`
-/// to send a message that starts with a slash).
+/// Parses `input` as a slash command (the shared `ui::slash` parser); `None` when it is a
+/// message (no leading `/`, or `//` to send a message that starts with a slash).
 pub fn parse(input: &str) -> Option<Command> {
-    let t = input.trim();
-    if !t.starts_with('/') || t.starts_with("//") {
-        return None;
-    }
-    let (name, arg) = match t.split_once(char::is_whitespace) {
-        Some((n, a)) => (n, a.trim()),
-        None => (t, ""),
-    };
-    let arg = (!arg.is_empty()).then(|| arg.to_string());
-    Some(match name {
-        "/help" | "/?" => Command::Help,
-        "/exit" | "/quit" => Command::Exit,
-        "/tools" => Command::Tools,
-        "/tool" => Command::Tool(arg),
-        "/config" => Command::Config,
-        "/new" | "/sessions" | "/resume" | "/model" | "/compact" => Command::Agent(t.to_string()),
-        _ => Command::Unknown {
-            name: name.to_string(),
-            suggestion: closest(name),
+    Some(match slash::parse(input)? {
+        Slash::Help => Command::Help,
+        Slash::Exit => Command::Exit,
+        Slash::Tools => Command::Tools,
+        Slash::Tool(arg) => Command::Tool(arg),
+        Slash::Config => Command::Config,
+        Slash::ShowModel => Command::ShowModel,
+        Slash::Agent(op) => Command::Agent(op),
+        Slash::Usage(text) => Command::Usage(text),
+        Slash::Unknown(name) => Command::Unknown {
+            suggestion: closest(&name),
+            name,
         },
     })
 }
@@ -112,8 +90,14 @@ mod tests {
         assert_eq!(parse(" /quit "), Some(Command::Exit));
         assert_eq!(parse("/tool glob"), Some(Command::Tool(Some("glob".into()))));
         assert_eq!(parse("/tool"), Some(Command::Tool(None)));
-        assert_eq!(parse("/model gpt-5"), Some(Command::Agent("/model gpt-5".into())));
-        assert_eq!(parse("/resume 0193"), Some(Command::Agent("/resume 0193".into())));
+        assert_eq!(
+            parse("/model gpt-5"),
+            Some(Command::Agent(Op::SetModel("gpt-5".into())))
+        );
+        assert_eq!(
+            parse("/resume 0193"),
+            Some(Command::Agent(Op::Resume("0193".into())))
+        );
     }
 
     #[test]

@@ -6,7 +6,6 @@ use ratatui::text::{Line, Span};
 use crate::config::Config;
 use crate::tools::{Registry, ToolSource};
 
-use super::app::App;
 use super::cells::{Cell, styled};
 use super::commands::{self, COMMANDS};
 use super::theme::Theme;
@@ -27,19 +26,19 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
 ];
 
-pub fn welcome(app: &App) -> Vec<Line<'static>> {
-    let t = &app.theme;
+/// The first lines: version, provider/model, folder, setup notes, a one-line key hint.
+pub fn welcome(t: &Theme, ctx: &super::TuiContext, model: &str, cwd_display: &str) -> Vec<Line<'static>> {
     let mut out = vec![Line::from(vec![
         Span::styled("ikigai", t.heading),
         Span::styled(format!(" v{}", env!("CARGO_PKG_VERSION")), t.dim),
     ])];
     out.push(Line::from(vec![
         Span::styled("model ", t.dim),
-        Span::raw(format!("{}/{}", app.ctx.config.provider, app.model)),
+        Span::raw(format!("{}/{}", ctx.config.provider, model)),
         Span::styled("  cwd ", t.dim),
-        Span::raw(app.cwd_display.clone()),
+        Span::raw(cwd_display.to_string()),
     ]));
-    for note in &app.ctx.welcome_notes {
+    for note in &ctx.welcome_notes {
         out.push(styled(note.clone(), t.warning));
     }
     out.push(styled(
@@ -96,6 +95,12 @@ pub fn tools(registry: &Registry, t: &Theme) -> Vec<Line<'static>> {
         if !desc.is_empty() {
             out.push(Line::from(vec![Span::raw("    "), Span::raw(desc)]));
         }
+    }
+    for s in registry.skipped() {
+        out.push(Line::from(vec![
+            Span::styled(format!("  skipped {}", s.path.display()), t.warning),
+            Span::styled(format!("  {}", s.reason), t.dim),
+        ]));
     }
     out.push(styled("  /tool NAME shows a tool's schema.", t.dim));
     out

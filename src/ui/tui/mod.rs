@@ -30,7 +30,6 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::agent::AgentHandle;
-use crate::app::AppError;
 use crate::config::Config;
 use crate::protocol::{Event, Op};
 use crate::tools::Registry;
@@ -53,15 +52,9 @@ pub enum TuiError {
     /// The rendering backend failed. Not retryable.
     #[error("terminal: {0}")]
     Terminal(String),
-}
-
-impl From<TuiError> for AppError {
-    fn from(e: TuiError) -> Self {
-        match e {
-            TuiError::Io(e) => AppError::Io(e),
-            TuiError::Terminal(m) => AppError::Runtime(m),
-        }
-    }
+    /// The agent task ended without being asked to. Not retryable.
+    #[error("the agent stopped unexpectedly")]
+    AgentGone,
 }
 
 /// `~/x` for paths under `$HOME`.
@@ -99,7 +92,7 @@ pub async fn run(
     agent: AgentHandle,
     mut events: UnboundedReceiver<Event>,
     ctx: TuiContext,
-) -> Result<(), AppError> {
+) -> Result<(), TuiError> {
     let env = |k: &str| std::env::var(k).ok();
     let theme = theme::Theme::from_env(&env);
     let hist = history::History::load(history::default_path(&env));
@@ -124,7 +117,7 @@ pub async fn run(
     let _ = agent.ops.send(Op::Shutdown);
     let _ = tokio::time::timeout(Duration::from_secs(2), agent.task).await;
     match result? {
-        event_loop::Stop::AgentGone => Err(AppError::Runtime("the agent stopped unexpectedly".into())),
+        event_loop::Stop::AgentGone => Err(TuiError::AgentGone),
         event_loop::Stop::User | event_loop::Stop::Signal => Ok(()),
     }
 }

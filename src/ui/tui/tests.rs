@@ -30,6 +30,7 @@ impl Tool for Probe {
             name: self.0.to_string(),
             description: format!("The {} tool.\nSecond line.", self.0),
             parameters: vec![ParamSpec::new("pattern", "string", "What to look for", true)],
+            json_schema: None,
         }
     }
     fn source(&self) -> ToolSource {
@@ -44,7 +45,7 @@ impl Tool for Probe {
 }
 
 pub(super) fn context(notes: &[&str]) -> TuiContext {
-    let mut registry = Registry::empty();
+    let registry = Registry::empty();
     registry.register(Arc::new(Probe("glob", None)));
     registry.register(Arc::new(Probe(
         "weather",
@@ -154,6 +155,7 @@ fn session(h: &mut Harness) {
         id: Some("0193f2a4-aaaa-bbbb".into()),
         model: "gpt-5-mini".into(),
         history: vec![],
+        tokens: 0,
     });
 }
 
@@ -362,6 +364,7 @@ fn resumed_history_is_shown() {
             ),
             Message::assistant("There are **2** entries."),
         ],
+        tokens: 0,
     });
     h.draw();
     let t = h.text();

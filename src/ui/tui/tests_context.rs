@@ -11,6 +11,7 @@ fn context_share_in_the_status_line_and_the_compaction_notice() {
         id: Some("0193f2a4-aaaa-bbbb".into()),
         model: "gpt-5-mini".into(),
         history: vec![],
+        tokens: 0,
     });
     h.typed("keep going").enter();
     h.ev(Event::TurnStarted);

@@ -1,0 +1,271 @@
+//! Keeps secrets out of everything ikigai emits or keeps: the value of every configured
+//! key becomes `[redacted]` (also without a vendor prefix such as `sk-`) everywhere, and in
+//! ikigai's own messages passwords in URLs (`user:pw@`, `?password=`, `?token=`, any
+//! parameter naming a pass/secret/key) are hidden. Built once from the config (`Config::redactor`); pure string work, no IO.
+
+use std::borrow::Cow;
+use std::sync::{Arc, LazyLock, OnceLock};
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use regex::Regex;
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+/// Shortest value scrubbed: shorter ones would mangle ordinary text.
+pub const MIN_SECRET_LEN: usize = 8;
+
+/// Replaces known secret values and URL passwords. Its `Debug` never shows a secret.
+#[derive(Clone, Default)]
+pub struct Redactor {
+    /// The values to hide, longest first; empty when no key is configured.
+    values: Vec<String>,
+    matcher: Option<AhoCorasick>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} values)", self.values.len())
+    }
+}
+
+/// `scheme://user:PASSWORD@`.
+static URL_USERINFO: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)([^@\s/]+)@").ok());
+/// `?name=VALUE` / `&name=VALUE` where the name is a password-like word.
+static URL_QUERY_SECRET: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?i)([?&][^=&\s#]*(?:pass|secret|key|token)[^=&\s#]*=)([^&\s#]+)").ok());
+
+impl Redactor {
+    /// A redactor for these secret values (too short ones are ignored).
+    pub fn new<I: IntoIterator<Item = String>>(secrets: I) -> Self {
+        let mut values: Vec<String> = Vec::new();
+        for s in secrets {
+            for v in variants(&s) {
+                if v.chars().count() >= MIN_SECRET_LEN && !values.contains(&v) {
+                    values.push(v);
+                }
+            }
+        }
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        let matcher = if values.is_empty() {
+            None
+        } else {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&values)
+                .ok()
+        };
+        Redactor { values, matcher }
+    }
+
+    /// `text` with every secret value replaced. Tool output and model text get only this:
+    /// rewriting URLs in a file the model reads would corrupt its edits.
+    pub fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match &self.matcher {
+            Some(m) if m.is_match(text) => {
+                Cow::Owned(m.replace_all(text, &vec![REDACTED; self.values.len()]))
+            }
+            _ => Cow::Borrowed(text),
+        }
+    }
+
+    /// ikigai's own messages (notices, retries, errors): secret values and URL passwords.
+    pub fn scrub_notice<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match self.scrub(text) {
+            Cow::Borrowed(t) => scrub_urls(t),
+            Cow::Owned(t) => Cow::Owned(scrub_urls(&t).into_owned()),
+        }
+    }
+
+    /// Scrubs `text` in place.
+    pub fn scrub_in_place(&self, text: &mut String) {
+        if let Cow::Owned(s) = self.scrub(text) {
+            *text = s;
+        }
+    }
+
+    /// Scrubs one of ikigai's own messages in place (see `scrub_notice`).
+    pub fn scrub_notice_in_place(&self, text: &mut String) {
+        if let Cow::Owned(s) = self.scrub_notice(text) {
+            *text = s;
+        }
+    }
+
+    /// Scrubs every string in a JSON value.
+    pub fn scrub_json(&self, v: &mut serde_json::Value) {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => self.scrub_in_place(s),
+            Value::Array(items) => items.iter_mut().for_each(|i| self.scrub_json(i)),
+            Value::Object(map) => map.values_mut().for_each(|i| self.scrub_json(i)),
+            _ => {}
+        }
+    }
+
+    /// How many bytes at the end of `text` could be the start of a secret and must wait
+    /// for more text before being shown (streaming).
+    pub fn hold_back(&self, text: &str) -> usize {
+        let mut hold = 0;
+        for v in &self.values {
+            let longest = (1..v.len().min(text.len() + 1))
+                .rev()
+                .find(|&n| v.is_char_boundary(n) && text.ends_with(&v[..n]))
+                .unwrap_or(0);
+            hold = hold.max(longest);
+        }
+        hold
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// The value itself and the value after each short vendor prefix (`sk-`, `sk-proj-`,
+/// `gsk_`, `xai-`…).
+fn variants(secret: &str) -> Vec<String> {
+    let secret = secret.trim();
+    let mut out = vec![secret.to_string()];
+    for (i, c) in secret.char_indices().take(16) {
+        if c == '-' || c == '_' {
+            out.push(secret[i + 1..].to_string());
+        }
+    }
+    out
+}
+
+/// Hides URL passwords (userinfo and password-like query parameters) in any text.
+pub fn scrub_urls(text: &str) -> Cow<'_, str> {
+    if !text.contains("://") && !text.contains('=') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = Cow::Borrowed(text);
+    if let Some(re) = URL_USERINFO.as_ref()
+        && re.is_match(&out)
+    {
+        out = Cow::Owned(re.replace_all(&out, "${1}redacted@").into_owned());
+    }
+    if let Some(re) = URL_QUERY_SECRET.as_ref()
+        && re.is_match(&out)
+    {
+        out = Cow::Owned(re.replace_all(&out, "${1}redacted").into_owned());
+    }
+    out
+}
+
+/// Scrubs every text a message carries (content, tool arguments, tool output).
+pub fn scrub_message(r: &Redactor, m: &mut crate::message::Message) {
+    use crate::message::Data;
+    r.scrub_in_place(&mut m.content);
+    match &mut m.data {
+        Some(Data::ToolCall(c)) => r.scrub_in_place(&mut c.function.arguments),
+        Some(Data::ToolResult(t)) => r.scrub_in_place(&mut t.output),
+        // Opaque reasoning payloads are signed by the vendor; the visible text is `content`.
+        Some(Data::Reasoning(_) | Data::Compaction(_)) | None => {}
+    }
+}
+
+/// Scrubs every text an event carries.
+pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
+    use crate::protocol::Event;
+    match ev {
+        Event::SessionStarted { history, .. } => history.iter_mut().for_each(|m| scrub_message(r, m)),
+        Event::UserMessage { text } | Event::TextDelta { text } | Event::ReasoningDelta { text } => {
+            r.scrub_in_place(text)
+        }
+        Event::Notice { text, .. } => r.scrub_notice_in_place(text),
+        Event::ToolCallStarted { arguments, .. } => r.scrub_in_place(arguments),
+        Event::ToolCallFinished { summary, output, .. } => {
+            r.scrub_in_place(summary);
+            r.scrub_in_place(output);
+        }
+        Event::Retrying { reason, .. } => r.scrub_notice_in_place(reason),
+        Event::ModelChanged { .. }
+        | Event::TurnStarted
+        | Event::Usage { .. }
+        | Event::Compacted { .. }
+        | Event::TurnEnded { .. }
+        | Event::Sessions { .. } => {}
+    }
+}
+
+static GLOBAL: OnceLock<Arc<Redactor>> = OnceLock::new();
+
+/// Sets the process-wide redactor (once, at start) for text printed outside an agent
+/// (errors in `main.rs`, subcommands).
+pub fn install(r: Arc<Redactor>) {
+    let _ = GLOBAL.set(r);
+}
+
+/// The process-wide redactor; one that only hides URL passwords before `install`.
+pub fn global() -> Arc<Redactor> {
+    GLOBAL.get().cloned().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_value_and_value_without_vendor_prefix() {
+        let r = Redactor::new(["sk-SECRET123".to_string()]);
+        assert_eq!(r.scrub("key sk-SECRET123 here"), "key [redacted] here");
+        assert_eq!(r.scrub("400: raw:SECRET123"), "400: raw:[redacted]");
+        assert_eq!(r.scrub("nothing"), "nothing");
+        let r = Redactor::new(["sk-proj-abcdefghijkl".to_string()]);
+        assert_eq!(
+            r.scrub("abcdefghijkl / proj-abcdefghijkl"),
+            "[redacted] / [redacted]"
+        );
+    }
+
+    #[test]
+    fn short_values_are_not_scrubbed() {
+        let r = Redactor::new(["k".to_string(), "sk-abc".to_string()]);
+        assert!(r.is_empty());
+        assert_eq!(r.scrub("k sk-abc"), "k sk-abc");
+    }
+
+    #[test]
+    fn url_passwords_are_hidden() {
+        let r = Redactor::default();
+        assert_eq!(
+            r.scrub_notice("postgres://u:hunter2@h/db failed"),
+            "postgres://u:redacted@h/db failed"
+        );
+        assert_eq!(
+            r.scrub_notice("postgres://u@h/db?sslmode=require&password=supersecretpw&x=1"),
+            "postgres://u@h/db?sslmode=require&password=redacted&x=1"
+        );
+        assert_eq!(
+            r.scrub_notice("http://h/v1?api_key=abc&sslpassword=p&token=t"),
+            "http://h/v1?api_key=redacted&sslpassword=redacted&token=redacted"
+        );
+        assert_eq!(
+            r.scrub_notice("a=b and http://h/x?page=2"),
+            "a=b and http://h/x?page=2"
+        );
+        // Tool output and model text keep their URLs (a file the model edits stays intact).
+        assert_eq!(r.scrub("http://u:pw@h/?token=t"), "http://u:pw@h/?token=t");
+    }
+
+    #[test]
+    fn json_strings_are_scrubbed_everywhere() {
+        let r = Redactor::new(["SECRET123456".to_string()]);
+        let mut v = serde_json::json!({"a": ["x SECRET123456"], "b": {"c": "SECRET123456"}, "n": 1});
+        r.scrub_json(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"a": ["x [redacted]"], "b": {"c": "[redacted]"}, "n": 1})
+        );
+    }
+
+    #[test]
+    fn hold_back_keeps_a_possible_secret_start() {
+        let r = Redactor::new(["SECRET123456".to_string()]);
+        assert_eq!(r.hold_back("text SECR"), 4);
+        assert_eq!(r.hold_back("text"), 0);
+        assert_eq!(r.hold_back("S"), 1);
+        assert_eq!(r.hold_back("é"), 0);
+    }
+}

@@ -1,0 +1,245 @@
+//! Finds external tools: the executables in the system, user and project folders, each
+//! asked for `--schema` in parallel (1 s each, then killed with its group). Applies the name
+//! rules and precedence (project > user > system > built-in) and says what it skipped or
+//! overrode. Never runs a tool for real and never prints (notices are returned).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+
+use super::EnvPolicy;
+use super::external::{ExternalTool, parse_schema};
+use super::process::{self, Outcome, Spec, StderrMode, signal_name};
+use crate::config::Config;
+
+/// How long a tool may take to answer `--schema`.
+pub const SCHEMA_TIMEOUT: Duration = Duration::from_secs(1);
+/// The install prefix compiled in (`make install PREFIX=…` sets `IKIGAI_PREFIX`).
+pub const PREFIX: &str = match option_env!("IKIGAI_PREFIX") {
+    Some(p) => p,
+    None => "/usr/local",
+};
+/// Largest `--schema` answer read.
+const SCHEMA_CAP: usize = 1024 * 1024;
+
+/// Where a folder sits in the precedence order (later wins).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Origin {
+    System,
+    User,
+    Project,
+}
+
+/// One folder searched for tools.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolDir {
+    pub origin: Origin,
+    pub path: PathBuf,
+}
+
+/// Everything discovery needs; kept by the registry so `/refresh` can rescan.
+#[derive(Clone, Debug)]
+pub struct DiscoverySpec {
+    pub dirs: Vec<ToolDir>,
+    pub cwd: PathBuf,
+    pub env: Arc<EnvPolicy>,
+    /// For showing paths under the home folder as `~/…`.
+    pub home: Option<PathBuf>,
+}
+
+impl DiscoverySpec {
+    /// The folders a config asks for, run from `cwd`.
+    pub fn from_config(config: &Config, cwd: &Path) -> Self {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let exe = std::env::current_exe().ok();
+        DiscoverySpec {
+            dirs: tool_dirs(config, cwd, home.as_deref(), exe.as_deref()),
+            cwd: cwd.to_path_buf(),
+            env: Arc::new(EnvPolicy::from_config(config)),
+            home,
+        }
+    }
+
+    /// `path` with the home folder shown as `~`.
+    pub fn shown(&self, path: &Path) -> String {
+        match self.home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
+            Some(rest) => format!("~/{}", rest.display()),
+            None => path.display().to_string(),
+        }
+    }
+}
+
+/// The three folders, in precedence order (system, user, project): config overrides, else
+/// `<exe dir>/../libexec/ikigai` when it exists, else `PREFIX/libexec/ikigai`;
+/// `~/.ikigai/tools`; `.ikigai/tools` in `cwd`.
+pub fn tool_dirs(config: &Config, cwd: &Path, home: Option<&Path>, exe: Option<&Path>) -> Vec<ToolDir> {
+    let c = &config.tool_dirs;
+    let system = c.system.clone().unwrap_or_else(|| {
+        let beside = exe
+            .and_then(Path::parent)
+            .map(|bin| bin.join("../libexec/ikigai"))
+            .filter(|p| p.is_dir());
+        beside.unwrap_or_else(|| Path::new(PREFIX).join("libexec/ikigai"))
+    });
+    let mut dirs = vec![ToolDir {
+        origin: Origin::System,
+        path: system,
+    }];
+    let user = c.user.clone().or_else(|| home.map(|h| h.join(".ikigai/tools")));
+    if let Some(user) = user {
+        dirs.push(ToolDir {
+            origin: Origin::User,
+            path: user,
+        });
+    }
+    let project = c
+        .project
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(".ikigai/tools"));
+    dirs.push(ToolDir {
+        origin: Origin::Project,
+        path: cwd.join(project),
+    });
+    dirs
+}
+
+/// A file that looked like a tool but is not offered, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// What one discovery found.
+#[derive(Default)]
+pub struct Found {
+    /// Winning tools, by name.
+    pub tools: Vec<ExternalTool>,
+    pub skipped: Vec<Skipped>,
+    /// One line per skipped tool and per override, for the scrollback.
+    pub notices: Vec<String>,
+}
+
+/// Executable regular files (or symlinks to one) of `dir`, sorted by name; dot files are
+/// ignored. A missing folder has none.
+pub fn candidates(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Asks one file for its schema.
+async fn ask(path: PathBuf, spec: &DiscoverySpec) -> Result<ExternalTool, String> {
+    let run = Spec {
+        program: path.clone(),
+        args: vec!["--schema".into()],
+        cwd: spec.cwd.clone(),
+        env: spec.env.current(),
+        stdin: None,
+        stderr: StderrMode::Separate(4096),
+        stdout_cap: SCHEMA_CAP,
+        stop_when_full: true,
+        timeout: SCHEMA_TIMEOUT,
+    };
+    let finished = process::run(run)
+        .await
+        .map_err(|e| format!("cannot run it: {e}"))?;
+    match finished.outcome {
+        Outcome::TimedOut => return Err("--schema timed out after 1 s".into()),
+        Outcome::OutputFull => return Err("--schema printed more than 1 MiB".into()),
+        Outcome::Exited(status) if !status.success() => {
+            use std::os::unix::process::ExitStatusExt;
+            return Err(match (status.code(), status.signal()) {
+                (Some(c), _) => format!("--schema exited with code {c}"),
+                (_, Some(s)) => format!("--schema was killed by {}", signal_name(s)),
+                _ => "--schema failed".into(),
+            });
+        }
+        Outcome::Exited(_) => {}
+    }
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let schema = parse_schema(&finished.stdout.finish().text, &file_name)?;
+    Ok(ExternalTool { path, schema })
+}
+
+/// Runs discovery: every candidate of every folder asked in parallel, then the rules.
+/// `builtin` names the built-in tools, for the override notices.
+pub async fn discover(spec: &DiscoverySpec, builtin: &[String]) -> Found {
+    let mut jobs = Vec::new();
+    for dir in &spec.dirs {
+        for path in candidates(&dir.path) {
+            jobs.push((dir.clone(), path));
+        }
+    }
+    let answers = join_all(jobs.iter().map(|(_, p)| ask(p.clone(), spec))).await;
+    let mut found = Found::default();
+    // name → (tool, its folder), filled from the lowest precedence up.
+    let mut winners: Vec<(ExternalTool, ToolDir)> = Vec::new();
+    let mut in_this_dir: Vec<(String, PathBuf)> = Vec::new();
+    let mut current: Option<PathBuf> = None;
+    for ((dir, path), answer) in jobs.into_iter().zip(answers) {
+        if current.as_ref() != Some(&dir.path) {
+            current = Some(dir.path.clone());
+            in_this_dir.clear();
+        }
+        let file = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tool = match answer {
+            Ok(t) => t,
+            Err(reason) => {
+                found
+                    .notices
+                    .push(format!("tool '{file}' skipped: {reason} ({})", spec.shown(&path)));
+                found.skipped.push(Skipped { path, reason });
+                continue;
+            }
+        };
+        let name = tool.schema.name.clone();
+        if let Some((_, first)) = in_this_dir.iter().find(|(n, _)| *n == name) {
+            let reason = format!("`{name}` is already declared by {}", spec.shown(first));
+            found.notices.push(format!("tool '{file}' skipped: {reason}"));
+            found.skipped.push(Skipped { path, reason });
+            continue;
+        }
+        in_this_dir.push((name.clone(), path.clone()));
+        if let Some(i) = winners.iter().position(|(t, _)| t.schema.name == name) {
+            let (_, lower) = winners.remove(i);
+            found.notices.push(format!(
+                "tool `{name}` from {} overrides the one from {}",
+                spec.shown(&dir.path),
+                spec.shown(&lower.path)
+            ));
+        }
+        winners.push((tool, dir));
+    }
+    for (tool, dir) in &winners {
+        if builtin.contains(&tool.schema.name) {
+            found.notices.push(format!(
+                "tool `{}` from {} overrides the built-in",
+                tool.schema.name,
+                spec.shown(&dir.path)
+            ));
+        }
+    }
+    winners.sort_by(|a, b| a.0.schema.name.cmp(&b.0.schema.name));
+    found.tools = winners.into_iter().map(|(t, _)| t).collect();
+    found
+}

@@ -1,0 +1,159 @@
+//! The environment a tool process gets: the parent's, minus provider keys (always) and
+//! secret-looking variables (unless passed by name). Decides names only; never reads or
+//! prints a value, and never spawns anything (process.rs does).
+
+use std::ffi::{OsStr, OsString};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::config::{Config, VENDOR_KEY_VARS};
+
+/// Name fragments that mark a variable as secret by default (matched case-insensitively).
+pub const SECRET_WORDS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
+
+/// Removed by default like a secret (it may carry a database password).
+pub const DATABASE_URL_VAR: &str = "IKIGAI_DATABASE_URL";
+
+/// Which variables of ikigai's environment reach a tool process.
+#[derive(Clone, Debug)]
+pub struct EnvPolicy {
+    /// Never passed, whatever `pass` says: provider key variables.
+    always_removed: Vec<String>,
+    /// Passed although the default rules or `exclude` would remove them.
+    pass: Vec<String>,
+    /// Extra patterns from `tool_env_exclude`.
+    exclude: GlobSet,
+}
+
+impl Default for EnvPolicy {
+    /// The default rules with the well-known vendor key variables.
+    fn default() -> Self {
+        EnvPolicy {
+            always_removed: VENDOR_KEY_VARS.iter().map(|s| s.to_string()).collect(),
+            pass: Vec::new(),
+            exclude: GlobSet::empty(),
+        }
+    }
+}
+
+impl EnvPolicy {
+    /// The policy of a loaded config. Patterns were validated when it was loaded; one that
+    /// still fails to build removes every variable rather than none.
+    pub fn from_config(config: &Config) -> Self {
+        Self::new(
+            config.provider_key_vars(),
+            config.tool_env_pass.clone(),
+            &config.tool_env_exclude,
+        )
+    }
+
+    pub fn new(always_removed: Vec<String>, pass: Vec<String>, exclude: &[String]) -> Self {
+        let mut set = GlobSetBuilder::new();
+        for pattern in exclude {
+            let glob = GlobBuilder::new(pattern)
+                .case_insensitive(true)
+                .build()
+                .or_else(|_| GlobBuilder::new("*").build());
+            if let Ok(g) = glob {
+                set.add(g);
+            }
+        }
+        EnvPolicy {
+            always_removed,
+            pass,
+            exclude: set.build().unwrap_or_else(|_| GlobSet::empty()),
+        }
+    }
+
+    /// True when a variable of this name may reach a tool process.
+    pub fn allows(&self, name: &OsStr) -> bool {
+        let name = name.to_string_lossy();
+        if self.always_removed.iter().any(|v| *v == name) || name == super::process::CALL_MARKER {
+            return false;
+        }
+        if self.pass.iter().any(|v| *v == name) {
+            return true;
+        }
+        !(looks_secret(&name) || self.exclude.is_match(name.as_ref()))
+    }
+
+    /// The variables of `vars` that may reach a tool process.
+    pub fn filter(&self, vars: impl IntoIterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+        vars.into_iter().filter(|(k, _)| self.allows(k)).collect()
+    }
+
+    /// The filtered environment of this process.
+    pub fn current(&self) -> Vec<(OsString, OsString)> {
+        self.filter(std::env::vars_os())
+    }
+}
+
+/// The default rule: names containing a secret word, and the database URL.
+fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper == DATABASE_URL_VAR || SECRET_WORDS.iter().any(|w| upper.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(p: &EnvPolicy, vars: &[&str]) -> Vec<String> {
+        p.filter(vars.iter().map(|v| (OsString::from(v), OsString::from("x"))))
+            .into_iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn default_rules_remove_keys_and_secret_looking_names_in_any_case() {
+        let p = EnvPolicy::default();
+        let kept = names(
+            &p,
+            &[
+                "PATH",
+                "HOME",
+                "OPENAI_API_KEY",
+                "MISTRAL_API_KEY",
+                "my_api_key",
+                "GITHUB_TOKEN",
+                "Db_Password",
+                "AWS_SECRET_ACCESS_KEY",
+                "IKIGAI_DATABASE_URL",
+                "MONKEY_BUSINESS",
+                "LANG",
+                "IKIGAI_TOOL_CALL",
+            ],
+        );
+        assert_eq!(kept, ["PATH", "HOME", "LANG"]);
+    }
+
+    #[test]
+    fn pass_lets_named_variables_through_but_never_a_provider_key() {
+        let cfg = Config {
+            api_key_env: "MY_VENDOR_CRED".into(),
+            tool_env_pass: vec![
+                "GITHUB_TOKEN".into(),
+                "OPENAI_API_KEY".into(),
+                "MY_VENDOR_CRED".into(),
+                "IKIGAI_DATABASE_URL".into(),
+            ],
+            tool_env_exclude: vec!["aws_*".into(), "*_CREDENTIALS".into()],
+            ..Config::default()
+        };
+        let p = EnvPolicy::from_config(&cfg);
+        let kept = names(
+            &p,
+            &[
+                "GITHUB_TOKEN",
+                "OPENAI_API_KEY",
+                "MY_VENDOR_CRED",
+                "IKIGAI_DATABASE_URL",
+                "AWS_REGION",
+                "GCP_CREDENTIALS",
+                "PATH",
+            ],
+        );
+        assert_eq!(kept, ["GITHUB_TOKEN", "IKIGAI_DATABASE_URL", "PATH"]);
+    }
+}

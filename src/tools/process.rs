@@ -1,0 +1,373 @@
+//! Runs one tool process: its own process group, the working directory, a filtered
+//! environment, stdin closed (or fed, then closed), stdout and stderr capped while read.
+//! When the call returns, times out or is dropped, the group and every descendant of the
+//! call (found by a per-call marker variable, even after `setsid`) are killed and reaped.
+//! Knows nothing of any tool's arguments or results.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
+use nix::unistd::Pid;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::unix::pipe;
+use tokio::process::Command;
+
+use super::output::CappedBuf;
+
+/// Set in every tool process's environment to a value unique to the call; descendants
+/// inherit it, so they can be found after they leave the process group.
+pub const CALL_MARKER: &str = "IKIGAI_TOOL_CALL";
+
+const CHUNK: usize = 64 * 1024;
+/// How long killed descendants are waited for, to reap them.
+const REAP_WAIT: Duration = Duration::from_secs(2);
+
+/// Where the process's stderr goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StderrMode {
+    /// Into the same pipe as stdout, interleaved as written (bash).
+    Merged,
+    /// A pipe of its own, capped at this many bytes.
+    Separate(usize),
+}
+
+/// What to run and how.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    /// The whole environment of the process (already filtered); the call marker is added.
+    pub env: Vec<(OsString, OsString)>,
+    /// Written to stdin, which is then closed; `None`: stdin is /dev/null.
+    pub stdin: Option<Vec<u8>>,
+    pub stderr: StderrMode,
+    /// Cap on stdout (plus stderr when merged), applied while reading.
+    pub stdout_cap: usize,
+    /// Stop (and kill everything) as soon as stdout fills its cap, instead of reading on
+    /// to count what was left out.
+    pub stop_when_full: bool,
+    pub timeout: Duration,
+}
+
+/// How the main process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Exited(ExitStatus),
+    /// It ran past the timeout; the group and its descendants were killed.
+    TimedOut,
+    /// stdout filled its cap with `stop_when_full`; everything was killed.
+    OutputFull,
+}
+
+/// A finished run.
+#[derive(Debug)]
+pub struct Finished {
+    pub outcome: Outcome,
+    pub stdout: CappedBuf,
+    /// `Some` with `StderrMode::Separate`.
+    pub stderr: Option<CappedBuf>,
+}
+
+/// Makes this process a child subreaper, so that descendants orphaned by a tool process
+/// (daemons, `setsid`) are re-parented to it and reaped by the cleanup. Called by the
+/// binary only; a library user may call it for its own process.
+pub fn become_subreaper() -> bool {
+    nix::sys::prctl::set_child_subreaper(true).is_ok()
+}
+
+fn next_marker() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Kills everything this call started when dropped (on cancel) or when asked. The group is
+/// killed while the main process is still unreaped, so its id cannot have been reused.
+struct CallGuard {
+    pgid: Pid,
+    marker: String,
+    group_armed: bool,
+    done: bool,
+}
+
+impl CallGuard {
+    fn kill_group(&mut self) {
+        if self.group_armed {
+            // ESRCH: every member has already exited.
+            let _ = killpg(self.pgid, Signal::SIGKILL);
+        }
+    }
+
+    /// Kills the group and every process carrying the marker; returns the pids killed.
+    fn kill_all(&mut self) -> Vec<Pid> {
+        self.kill_group();
+        kill_marked(&self.marker)
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let main = self.pgid;
+        let killed = self.kill_all();
+        if !killed.is_empty() {
+            // Reaping may wait briefly; never block the dropping task for it.
+            std::thread::spawn(move || reap(&killed, main));
+        }
+    }
+}
+
+/// Runs `spec` to completion or timeout. `Err` only when the process could not be started
+/// or watched (the caller reports it).
+pub async fn run(spec: Spec) -> io::Result<Finished> {
+    let (out_r, out_w) = io::pipe()?;
+    let (err_r, err_w) = match spec.stderr {
+        StderrMode::Merged => (None, out_w.try_clone()?),
+        StderrMode::Separate(_) => {
+            let (r, w) = io::pipe()?;
+            (Some(r), w)
+        }
+    };
+    let marker = next_marker();
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(CALL_MARKER, &marker)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(out_w)
+        .stderr(err_w)
+        .process_group(0)
+        .kill_on_drop(true);
+    let spawned = cmd.spawn();
+    // Close our copies of the write ends so the readers see EOF when the group is done.
+    drop(cmd);
+    let mut child = spawned?;
+    let pid = child
+        .id()
+        .ok_or_else(|| io::Error::other("the process exited before it could be watched"))?;
+    let pid = Pid::from_raw(pid as i32);
+    let mut guard = CallGuard {
+        pgid: pid,
+        marker,
+        group_armed: true,
+        done: false,
+    };
+    let mut out_rx = pipe::Receiver::from_owned_fd(OwnedFd::from(out_r))?;
+    let mut err_rx = match err_r {
+        Some(r) => Some(pipe::Receiver::from_owned_fd(OwnedFd::from(r))?),
+        None => None,
+    };
+    let mut out = CappedBuf::new(spec.stdout_cap);
+    let mut err = match spec.stderr {
+        StderrMode::Separate(cap) => Some(CappedBuf::new(cap)),
+        StderrMode::Merged => None,
+    };
+    let stdin = child.stdin.take();
+    let input = spec.stdin.unwrap_or_default();
+    let feed = async move {
+        if let Some(mut w) = stdin {
+            // A tool that exits without reading its input is not an error here.
+            let _ = w.write_all(&input).await;
+            let _ = w.shutdown().await;
+        }
+    };
+    tokio::pin!(feed);
+    let mut fed = false;
+
+    let mut chunk = vec![0u8; CHUNK];
+    let mut err_chunk = vec![0u8; CHUNK];
+    let mut out_eof = false;
+    let mut err_eof = err_rx.is_none();
+    let deadline = tokio::time::sleep(spec.timeout);
+    tokio::pin!(deadline);
+    let main_exit = exited(pid);
+    tokio::pin!(main_exit);
+    let finished = loop {
+        tokio::select! {
+            r = out_rx.read(&mut chunk), if !out_eof => match r {
+                Ok(0) => out_eof = true,
+                Ok(n) => {
+                    if !out.push(&chunk[..n]) && spec.stop_when_full {
+                        break Some(Outcome::OutputFull);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => out_eof = true,
+            },
+            r = read_opt(&mut err_rx, &mut err_chunk), if !err_eof => match r {
+                Ok(0) => err_eof = true,
+                Ok(n) => {
+                    if let Some(e) = err.as_mut() {
+                        e.push(&err_chunk[..n]);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => err_eof = true,
+            },
+            () = &mut feed, if !fed => fed = true,
+            () = &mut main_exit => break None,
+            _ = &mut deadline => break Some(Outcome::TimedOut),
+        }
+    };
+    // Background jobs and escaped descendants go with the main process; then take what
+    // they wrote.
+    let killed = guard.kill_all();
+    if !out_eof {
+        drain(&out_rx, &mut out, &mut chunk);
+    }
+    if let (false, Some(rx), Some(e)) = (err_eof, err_rx.as_ref(), err.as_mut()) {
+        drain(rx, e, &mut err_chunk);
+    }
+    let status = child.wait().await;
+    guard.group_armed = false;
+    guard.done = true;
+    if !killed.is_empty() {
+        let _ = tokio::task::spawn_blocking(move || reap(&killed, pid)).await;
+    }
+    let outcome = match finished {
+        None => Outcome::Exited(status?),
+        Some(stopped) => stopped,
+    };
+    Ok(Finished {
+        outcome,
+        stdout: out,
+        stderr: err,
+    })
+}
+
+async fn read_opt(rx: &mut Option<pipe::Receiver>, buf: &mut [u8]) -> io::Result<usize> {
+    match rx {
+        Some(rx) => rx.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves when `pid` has exited, without reaping it (the zombie keeps the group id taken).
+async fn exited(pid: Pid) {
+    let waited = tokio::task::spawn_blocking(move || {
+        loop {
+            match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+                Err(Errno::EINTR) => continue,
+                _ => return,
+            }
+        }
+    });
+    let _ = waited.await;
+}
+
+/// Reads what is already in the pipe without waiting for writers that may never close it.
+fn drain(rx: &pipe::Receiver, out: &mut CappedBuf, chunk: &mut [u8]) {
+    loop {
+        match nix::unistd::read(rx.as_fd(), chunk) {
+            Ok(0) => return,
+            Ok(n) => {
+                out.push(&chunk[..n]);
+            }
+            Err(Errno::EINTR) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// Kills (SIGKILL) every process whose environment carries `CALL_MARKER=marker`, until no
+/// live one is left (a process may fork while we look). Only processes this user may read
+/// are seen, which are the only ones a tool could have started.
+pub fn kill_marked(marker: &str) -> Vec<Pid> {
+    let needle = format!("{CALL_MARKER}={marker}");
+    let me = std::process::id();
+    let mut killed = Vec::new();
+    for _ in 0..16 {
+        let found = marked(needle.as_bytes(), me);
+        if found.is_empty() {
+            break;
+        }
+        for pid in found {
+            let _ = kill(pid, Signal::SIGKILL);
+            if !killed.contains(&pid) {
+                killed.push(pid);
+            }
+        }
+    }
+    killed
+}
+
+/// Live processes (zombies have no environment) with the exact entry `needle`.
+fn marked(needle: &[u8], me: u32) -> Vec<Pid> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if environ.split(|&b| b == 0).any(|v| v == needle) {
+            found.push(Pid::from_raw(pid as i32));
+        }
+    }
+    found
+}
+
+/// Reaps the killed processes that became our children (we are their subreaper, or their
+/// parent); waits briefly for the others to be gone. Never touches `main`, which its
+/// `Child` handle reaps.
+fn reap(killed: &[Pid], main: Pid) {
+    let me = nix::unistd::getpid();
+    let deadline = Instant::now() + REAP_WAIT;
+    let mut left: Vec<Pid> = killed.iter().copied().filter(|p| *p != main).collect();
+    while !left.is_empty() && Instant::now() < deadline {
+        left.retain(|&pid| match state_and_parent(pid) {
+            None => false,
+            Some((state, ppid)) if ppid == me && state == 'Z' => {
+                let _ = waitpid(pid, Some(WaitPidFlag::WNOHANG));
+                false
+            }
+            // Someone else's zombie, whose parent is not one of ours: theirs to reap.
+            Some(('Z', ppid)) => killed.contains(&ppid) || ppid == main,
+            Some(_) => true,
+        });
+        if !left.is_empty() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+/// The state letter and parent of a process, from /proc/PID/stat.
+fn state_and_parent(pid: Pid) -> Option<(char, Pid)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let ppid = rest.next()?.parse::<i32>().ok()?;
+    Some((state, Pid::from_raw(ppid)))
+}
+
+/// The conventional name of signal `n` (`SIGKILL`), or `signal N`.
+pub fn signal_name(n: i32) -> String {
+    Signal::try_from(n).map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_string())
+}

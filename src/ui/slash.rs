@@ -1,0 +1,152 @@
+//! Slash commands, parsed once for both front ends: a line starting with `/` becomes a
+//! typed `Op` for the agent or a command the front end answers itself. `//text` is a
+//! message that starts with `/`. Pure; rendering the answers is each front end's job.
+
+use crate::protocol::Op;
+
+/// Every command with its argument hint and one-line help.
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    ("/help", "", "show keys and commands"),
+    ("/new", "", "start a new session"),
+    ("/sessions", "", "list stored sessions"),
+    (
+        "/resume",
+        "ID",
+        "resume a stored session (a unique id prefix is enough)",
+    ),
+    ("/model", "[NAME]", "show or switch the model"),
+    (
+        "/compact",
+        "",
+        "summarise the conversation to free context (text after it guides the summary)",
+    ),
+    ("/tools", "", "list the tools the model may call"),
+    ("/tool", "NAME", "show a tool's schema"),
+    ("/refresh", "", "rescan the tool folders"),
+    ("/config", "", "show the effective settings (secrets redacted)"),
+    ("/exit", "", "quit (also /quit, Ctrl+D)"),
+    ("/quit", "", "quit"),
+];
+
+/// What a line starting with `/` asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Slash {
+    /// For the agent.
+    Agent(Op),
+    Help,
+    Exit,
+    Tools,
+    Tool(Option<String>),
+    Config,
+    /// `/model` alone: show the current model.
+    ShowModel,
+    /// A known command used wrongly; the text says how to use it.
+    Usage(String),
+    /// No such command; carries its name.
+    Unknown(String),
+}
+
+/// Parses `input` as a slash command; `None` when it is a message (see `message_text`).
+pub fn parse(input: &str) -> Option<Slash> {
+    let t = input.trim();
+    if !t.starts_with('/') || t.starts_with("//") {
+        return None;
+    }
+    let (name, arg) = match t.split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (t, ""),
+    };
+    let arg = (!arg.is_empty()).then(|| arg.to_string());
+    Some(match (name, arg) {
+        ("/help" | "/?", _) => Slash::Help,
+        ("/exit" | "/quit", _) => Slash::Exit,
+        ("/tools", _) => Slash::Tools,
+        ("/tool", arg) => Slash::Tool(arg),
+        ("/config", _) => Slash::Config,
+        ("/new", _) => Slash::Agent(Op::NewSession),
+        ("/sessions", _) => Slash::Agent(Op::ListSessions),
+        ("/refresh", _) => Slash::Agent(Op::RefreshTools),
+        ("/resume", Some(id)) => Slash::Agent(Op::Resume(id)),
+        ("/resume", None) => Slash::Usage("usage: /resume ID (see /sessions)".into()),
+        ("/model", Some(m)) => Slash::Agent(Op::SetModel(m)),
+        ("/model", None) => Slash::ShowModel,
+        ("/compact", arg) => Slash::Agent(Op::Compact(arg)),
+        (name, _) => Slash::Unknown(name.to_string()),
+    })
+}
+
+/// The message a non-command line sends: `//text` sends `/text`, anything else as typed.
+pub fn message_text(input: &str) -> String {
+    match input.trim_start().strip_prefix("//") {
+        Some(rest) => format!("/{rest}"),
+        None => input.to_string(),
+    }
+}
+
+/// `/help` as plain text: one aligned line per command, then the `//` tip.
+pub fn help_text() -> String {
+    let usage: Vec<String> = COMMANDS
+        .iter()
+        .map(|(name, arg, _)| {
+            if arg.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name} {arg}")
+            }
+        })
+        .collect();
+    let width = usage.iter().map(String::len).max().unwrap_or(0);
+    let mut out = String::new();
+    for (u, (_, _, what)) in usage.iter().zip(COMMANDS) {
+        out.push_str(&format!("{u:<width$}  {what}\n"));
+    }
+    out.push_str("Start a line with // to send a message that begins with a slash.\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_become_typed_ops_or_local_commands() {
+        assert_eq!(parse("hello"), None);
+        assert_eq!(parse("//etc is a dir"), None);
+        assert_eq!(parse("/help"), Some(Slash::Help));
+        assert_eq!(parse(" /quit "), Some(Slash::Exit));
+        assert_eq!(parse("/compact"), Some(Slash::Agent(Op::Compact(None))));
+        assert_eq!(
+            parse("/compact keep the paths"),
+            Some(Slash::Agent(Op::Compact(Some("keep the paths".into()))))
+        );
+        assert_eq!(parse("/tool glob"), Some(Slash::Tool(Some("glob".into()))));
+        assert_eq!(
+            parse("/model gpt-5"),
+            Some(Slash::Agent(Op::SetModel("gpt-5".into())))
+        );
+        assert_eq!(parse("/model"), Some(Slash::ShowModel));
+        assert_eq!(
+            parse("/resume 0193"),
+            Some(Slash::Agent(Op::Resume("0193".into())))
+        );
+        assert!(matches!(parse("/resume"), Some(Slash::Usage(_))));
+        assert_eq!(parse("/new"), Some(Slash::Agent(Op::NewSession)));
+        assert_eq!(parse("/sessions"), Some(Slash::Agent(Op::ListSessions)));
+        assert_eq!(parse("/frob x"), Some(Slash::Unknown("/frob".into())));
+    }
+
+    #[test]
+    fn double_slash_sends_one_slash() {
+        assert_eq!(message_text("//etc is a dir"), "/etc is a dir");
+        assert_eq!(message_text("plain"), "plain");
+    }
+
+    #[test]
+    fn help_lists_every_command() {
+        let h = help_text();
+        for (name, _, _) in COMMANDS {
+            assert!(h.contains(name), "{name}");
+        }
+        assert!(h.contains("/resume ID"));
+    }
+}

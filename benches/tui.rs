@@ -26,6 +26,7 @@ fn app() -> App {
         registry: Registry::empty(),
         cwd: "/work/project".into(),
         welcome_notes: vec![],
+        sessions: None,
     };
     App::new(ctx, Theme::new(true), History::load(None), "~/project".into())
 }

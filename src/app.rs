@@ -180,12 +180,22 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         system_prompt,
         resumed,
     };
+    let listing = setup.sessions.clone();
     let agent = crate::agent::spawn(setup, events_tx);
     if let Some(model) = model_override {
         // Recorded in the session, so the next resume continues with it.
         let _ = agent.ops.send(Op::SetModel(model));
     }
     if interactive {
+        // What `/resume <Tab>` completes, listed in the background.
+        let (tx, sessions) = tokio::sync::oneshot::channel();
+        if let Some(store) = listing {
+            tokio::spawn(async move {
+                if let Ok(list) = store.list().await {
+                    let _ = tx.send(list.into_iter().map(|s| (s.id, s.title)).collect());
+                }
+            });
+        }
         let welcome_notes = setup_hint;
         let mut config = config;
         if let Some(m) = session_model {
@@ -196,9 +206,9 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
             registry,
             cwd,
             welcome_notes,
+            sessions: Some(sessions),
         };
-        crate::ui::tui::run(agent, events_rx, ctx).await?;
-        Ok(0)
+        Ok(crate::ui::tui::run(agent, events_rx, ctx).await?)
     } else {
         let input = match prompt {
             Some(p) => Input::Prompt(p),

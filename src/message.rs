@@ -248,12 +248,24 @@ impl Message {
     }
 }
 
-/// `glob(pattern="*.rs", path="src")`: every argument, strings quoted, in the order given.
+/// String arguments longer than this (in characters) are abbreviated in a call summary.
+pub const SUMMARY_ARG_CHARS: usize = 80;
+
+/// `glob(pattern="*.rs", path="src")`: every argument, strings quoted, in the order given;
+/// a long string shows its start and its size: `content="fn main() {\n…(12.3 KB)"`.
 pub fn call_summary(name: &str, arguments: &str) -> String {
     let args = match serde_json::from_str::<serde_json::Value>(arguments) {
         Ok(serde_json::Value::Object(map)) => map
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) if s.chars().count() > SUMMARY_ARG_CHARS => {
+                    let head: String = s.chars().take(SUMMARY_ARG_CHARS / 2).collect();
+                    let quoted = serde_json::Value::String(head).to_string();
+                    let open = &quoted[..quoted.len() - 1];
+                    format!("{k}={open}…({})\"", human_size(s.len()))
+                }
+                _ => format!("{k}={v}"),
+            })
             .collect::<Vec<_>>()
             .join(", "),
         Ok(other) => other.to_string(),
@@ -268,6 +280,15 @@ pub fn compaction_text(summary: &str) -> String {
         "[The earlier part of this conversation was compacted to fit the context window. \
 Summary of it:]\n\n{summary}"
     )
+}
+
+/// `512 B`, `12.3 KB`, `4.0 MB` (1 KB = 1024 bytes).
+pub fn human_size(bytes: usize) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
+    }
 }
 
 /// The text given to the model when a tool call never got its result.
@@ -403,6 +424,18 @@ mod tests {
     fn summary_keeps_bad_arguments_verbatim() {
         assert_eq!(call_summary("bash", "{oops"), "bash({oops)");
         assert_eq!(call_summary("list_dir", "{}"), "list_dir()");
+        let big = serde_json::json!({"path": "a.rs", "content": "x\n".repeat(6300)}).to_string();
+        assert_eq!(
+            call_summary("file_write", &big),
+            format!(
+                "file_write(content=\"{}…(12.3 KB)\", path=\"a.rs\")",
+                "x\\n".repeat(20)
+            )
+        );
+        assert_eq!(
+            (human_size(1023), human_size(1024)),
+            ("1023 B".to_string(), "1.0 KB".to_string())
+        );
     }
 
     #[test]

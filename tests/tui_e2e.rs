@@ -99,6 +99,61 @@ impl Tmux {
         }
     }
 
+    /// Everything the pane ever showed: its whole scrollback plus the screen.
+    fn capture_all(&self) -> String {
+        let o = self
+            .tmux()
+            .args(["capture-pane", "-p", "-J", "-S", "-", "-t", "t"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// The visible screen only.
+    fn capture_screen(&self) -> String {
+        let o = self
+            .tmux()
+            .args(["capture-pane", "-p", "-t", "t"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Resizes the window and waits until the input box and status line are drawn again
+    /// at the new width.
+    fn resize(&self, w: u16, h: u16) {
+        let s = self
+            .tmux()
+            .args([
+                "resize-window",
+                "-t",
+                "t",
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+            ])
+            .status()
+            .unwrap();
+        assert!(s.success());
+        let end = Instant::now() + DEADLINE;
+        loop {
+            let screen = self.capture_screen();
+            let rows: Vec<&str> = screen.lines().collect();
+            let sep = "─".repeat(usize::from(w));
+            if rows.len() == usize::from(h)
+                && rows.iter().any(|r| r.trim_end() == sep)
+                && rows.iter().any(|r| r.contains("Ask anything"))
+            {
+                // One more moment for any late frame, then done.
+                std::thread::sleep(Duration::from_millis(150));
+                return;
+            }
+            assert!(Instant::now() < end, "no redraw at {w}x{h}; screen:\n{screen}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn wait_text(&self, text: &str) -> String {
         self.wait_for(text, |s| s.contains(text))
     }
@@ -204,9 +259,20 @@ fn streams_an_answer_with_a_tool_call_and_restores_the_terminal() {
         }
     }
 
+    let pane = t.capture();
+    let status_id = pane
+        .lines()
+        .find(|l| l.starts_with("openai/"))
+        .and_then(|l| l.split(" · ").nth(1))
+        .unwrap_or_else(|| panic!("status line:\n{pane}"))
+        .to_string();
     t.keys(&["C-d"]);
     let pane = wait_exit(&t);
     assert!(restored(&pane), "raw mode is off after exit:\n{pane}");
+    assert!(
+        pane.contains(&format!("resume with: ikigai --resume {status_id}\nEXITED:0")),
+        "one resume line, right before the shell's next output:\n{pane}"
+    );
     assert!(
         pane.contains("Done now."),
         "the conversation stays in the scrollback:\n{pane}"
@@ -255,7 +321,7 @@ fn history_and_sessions_carry_over_to_the_next_run() {
     let home = tempfile::tempdir().unwrap();
     let fake = FakeProvider::start();
     fake.push(Reply::text("Noted: the word is pineapple."));
-    {
+    let first = {
         let t = Tmux::start(home.path(), &fake.base_url, "");
         t.wait_text("Ask anything");
         t.type_text("remember pineapple");
@@ -265,18 +331,55 @@ fn history_and_sessions_carry_over_to_the_next_run() {
         t.type_text("/exit");
         t.keys(&["Enter"]);
         t.wait_text("EXITED:0");
-    }
+        t.capture()
+    };
+    // The last line before the shell's: how to come back.
+    let hint = first
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("resume with: ikigai --resume "))
+        .unwrap_or_else(|| panic!("no resume line:\n{first}"))
+        .to_string();
+    assert!(
+        hint.len() == 8 && hint.chars().all(|c| c.is_ascii_hexdigit() || c == '-'),
+        "{hint:?}"
+    );
     fake.push(Reply::text("It was pineapple."));
-    let t = Tmux::start(home.path(), &fake.base_url, "--continue");
+    let t = Tmux::start(home.path(), &fake.base_url, &format!("--resume {hint}"));
     let pane = t.wait_text("Resumed session");
     let shown = t.wait_text("Noted: the word is pineapple.");
     assert!(shown.contains("› remember pineapple"), "{pane}");
+    assert!(pane.contains(&format!("Resumed session {hint}")), "{pane}");
     // Up recalls the input typed in the previous run.
     t.keys(&["Up"]);
     t.wait_text("› remember pineapple\n");
     t.keys(&["C-u"]);
     t.type_text("/sessions");
     t.keys(&["Enter"]);
+    // The table: a header, and this session's row with its id and title.
+    let table = t.wait_for("the sessions table", |s| {
+        s.lines()
+            .any(|l| l.trim_start().starts_with(&hint) && l.contains("remember pineapple"))
+    });
+    assert!(table.contains("› /sessions"), "the command is echoed:\n{table}");
+    let header = table
+        .lines()
+        .find(|l| l.contains("ID ") && l.contains("TITLE") && !l.contains('›'))
+        .unwrap_or_else(|| panic!("no table header:\n{table}"));
+    let row = table.lines().find(|l| l.trim_start().starts_with(&hint)).unwrap();
+    let column = |line: &str, what: &str| line.find(what).map(|i| line[..i].chars().count());
+    assert_eq!(
+        column(row, "remember pineapple"),
+        column(header, "TITLE"),
+        "the title sits under its header:\n{table}"
+    );
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.contains("remember pineapple") && !l.contains('›'))
+            .count(),
+        1,
+        "one stored session:\n{table}"
+    );
     t.type_text("what was it?");
     t.keys(&["Enter"]);
     t.wait_text("It was pineapple.");
@@ -295,7 +398,10 @@ fn history_and_sessions_carry_over_to_the_next_run() {
     t.type_text("/new");
     t.keys(&["Enter"]);
     t.wait_text("New session");
-    t.type_text(&format!("/resume {id}"));
+    // Tab completes the id from the stored sessions.
+    t.type_text(&format!("/resume {}", &id[..2]));
+    t.keys(&["Tab"]);
+    t.wait_text(&format!("› /resume {id}"));
     t.keys(&["Enter"]);
     t.wait_for("a second resume", |s| s.matches("Resumed session").count() == 2);
     let pane = t.wait_for("the history again", |s| {
@@ -310,29 +416,227 @@ fn history_and_sessions_carry_over_to_the_next_run() {
     t.wait_text("EXITED:0");
 }
 
+/// Waits for the ikigai process to appear in the pane.
+fn wait_pid(t: &Tmux) -> u32 {
+    let end = Instant::now() + DEADLINE;
+    loop {
+        if let Some(p) = t.ikigai_pid() {
+            return p;
+        }
+        assert!(Instant::now() < end, "ikigai process not found");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A process that is gone (or a zombie nobody needs any more).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
 #[test]
-fn sigterm_sighup_and_sigint_restore_the_terminal() {
+fn sigterm_sighup_and_sigint_restore_the_terminal_and_exit_128_plus_n() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
-    for sig in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
+    for (sig, code) in [
+        (Signal::SIGTERM, 143),
+        (Signal::SIGHUP, 129),
+        (Signal::SIGINT, 130),
+    ] {
         let home = tempfile::tempdir().unwrap();
         let fake = FakeProvider::start();
         let t = Tmux::start(home.path(), &fake.base_url, "");
         t.wait_text("Ask anything");
         t.type_text("typed but not sent");
         t.wait_text("typed but not sent");
-        let end = Instant::now() + DEADLINE;
-        let pid = loop {
-            if let Some(p) = t.ikigai_pid() {
-                break p;
-            }
-            assert!(Instant::now() < end, "ikigai process not found");
-            std::thread::sleep(Duration::from_millis(100));
-        };
+        let pid = wait_pid(&t);
         kill(Pid::from_raw(pid as i32), sig).unwrap();
         let pane = t.wait_for("exit and the tty line", |s| {
             s.contains("EXITED:") && s.contains("TTY:")
         });
         assert!(restored(&pane), "{sig}: terminal modes restored:\n{pane}");
+        assert!(pane.contains(&format!("EXITED:{code}")), "{sig}:\n{pane}");
+        assert!(!pane.contains("resume with:"), "nothing was said:\n{pane}");
     }
+}
+
+#[test]
+fn sigterm_and_sighup_cancel_the_running_tool() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    for (sig, code) in [(Signal::SIGTERM, 143), (Signal::SIGHUP, 129)] {
+        let home = tempfile::tempdir().unwrap();
+        let fake = FakeProvider::start();
+        let pids = home.path().join("pids");
+        let cmd = format!(
+            "echo $$ > {p}; sleep 300 & echo $! >> {p}; echo started; wait",
+            p = pids.display()
+        );
+        let args = serde_json::json!({ "command": cmd }).to_string();
+        fake.push(Reply::tool_calls(&[("call_1", "bash", &args)]));
+        fake.push(Reply::text("never reached"));
+        let t = Tmux::start(home.path(), &fake.base_url, "");
+        t.wait_text("Ask anything");
+        t.type_text("run the slow thing");
+        t.keys(&["Enter"]);
+        t.wait_text("Running bash");
+        let end = Instant::now() + DEADLINE;
+        let tool: Vec<u32> = loop {
+            let text = std::fs::read_to_string(&pids).unwrap_or_default();
+            let got: Vec<u32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+            if got.len() == 2 {
+                break got;
+            }
+            assert!(Instant::now() < end, "the tool did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(tool.iter().all(|p| !gone(*p)), "the tool runs");
+        kill(Pid::from_raw(wait_pid(&t) as i32), sig).unwrap();
+        let pane = t.wait_for("exit and the tty line", |s| {
+            s.contains("EXITED:") && s.contains("TTY:")
+        });
+        assert!(restored(&pane), "{sig}:\n{pane}");
+        assert!(pane.contains(&format!("EXITED:{code}")), "{sig}:\n{pane}");
+        let end = Instant::now() + DEADLINE;
+        while !tool.iter().all(|p| gone(*p)) {
+            assert!(
+                Instant::now() < end,
+                "{sig}: the tool's processes {tool:?} outlived ikigai"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(!pane.contains("never reached"), "{pane}");
+    }
+}
+
+/// The finished conversation in the whole pane history (scrollback + screen): every
+/// message exactly once, no leftover copies of the input box, status line or separator.
+fn assert_history_intact(all: &str, answers: &[&str], when: &str) {
+    assert_eq!(all.matches("before ikigai").count(), 1, "{when}:\n{all}");
+    for a in answers {
+        assert_eq!(all.matches(a).count(), 1, "{when}: {a:?} once:\n{all}");
+    }
+    assert_eq!(
+        all.matches("Ask anything").count(),
+        1,
+        "{when}: one input box:\n{all}"
+    );
+    assert_eq!(
+        all.matches("tools 0/50").count(),
+        1,
+        "{when}: one status line:\n{all}"
+    );
+    let seps = all
+        .lines()
+        .filter(|l| !l.trim().is_empty() && l.trim().chars().all(|c| c == '─'))
+        .count();
+    assert_eq!(seps, 1, "{when}: no stray separator fragments:\n{all}");
+}
+
+#[test]
+fn resizing_never_erases_or_duplicates_the_history() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("Short answer: FIRST-ANSWER-END"));
+    // Long enough to fill the screen and push the start into the scrollback.
+    let long: String = (1..=40)
+        .map(|i| format!("- item number {i} of the long list\n"))
+        .collect();
+    fake.push(Reply::text(&format!("LONG-START\n\n{long}\nLONG-END")));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.type_text("first question");
+    t.keys(&["Enter"]);
+    t.wait_text("FIRST-ANSWER-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    t.resize(100, 30);
+
+    // The repro: 30 rows -> 8 -> 30, and more, in both directions.
+    let first = ["› first question", "FIRST-ANSWER-END"];
+    for (w, h) in [(100, 8), (100, 30), (100, 12), (100, 30)] {
+        t.resize(w, h);
+        assert_history_intact(&t.capture_all(), &first, &format!("after {w}x{h}"));
+    }
+
+    // A full screen: shrink 30 -> 20 and back, then width changes.
+    t.type_text("second question");
+    t.keys(&["Enter"]);
+    t.wait_text("LONG-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    t.resize(100, 30);
+    let all = [
+        "› first question",
+        "FIRST-ANSWER-END",
+        "› second question",
+        "LONG-START",
+        "item number 1 of",
+        "item number 20 of",
+        "item number 40 of",
+        "LONG-END",
+    ];
+    assert_history_intact(&t.capture_all(), &all, "before resizing");
+    for (w, h) in [
+        (100, 20),
+        (100, 30),
+        (60, 30),
+        (100, 30),
+        (70, 12),
+        (120, 40),
+        (100, 30),
+    ] {
+        t.resize(w, h);
+        assert_history_intact(&t.capture_all(), &all, &format!("after {w}x{h}"));
+    }
+    // Still usable: the next answer lands below the rest.
+    fake.push(Reply::text("THIRD-ANSWER"));
+    t.type_text("third");
+    t.keys(&["Enter"]);
+    t.wait_text("THIRD-ANSWER");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    let pane = t.capture_all();
+    let order: Vec<usize> = ["FIRST-ANSWER-END", "LONG-END", "› third", "THIRD-ANSWER"]
+        .iter()
+        .map(|x| pane.find(x).unwrap_or_else(|| panic!("{x}:\n{pane}")))
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "in order:\n{pane}");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+#[test]
+fn a_long_paste_shows_as_a_marker_and_is_sent_whole() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("Read all 30 lines."));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    let pasted: String = (1..=30).map(|i| format!("pasted line {i}\n")).collect();
+    let s = t
+        .tmux()
+        .args(["set-buffer", "-b", "p", &pasted])
+        .status()
+        .unwrap();
+    assert!(s.success());
+    t.type_text("what is this? ");
+    // -p: as a bracketed paste, since ikigai asked the terminal for those.
+    let s = t
+        .tmux()
+        .args(["paste-buffer", "-p", "-b", "p", "-t", "t"])
+        .status()
+        .unwrap();
+    assert!(s.success());
+    let pane = t.wait_text("› what is this? [pasted 30 lines]");
+    assert!(!pane.contains("pasted line 2\n"), "folded in the editor:\n{pane}");
+    t.keys(&["Enter"]);
+    t.wait_text("Read all 30 lines.");
+    let last = fake.requests().last().cloned().unwrap();
+    let sent = serde_json::to_string(last.messages()).unwrap();
+    let want = serde_json::to_string(&format!("what is this? {pasted}")).unwrap();
+    assert!(sent.contains(&want), "the whole paste is sent:\n{sent}");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
 }

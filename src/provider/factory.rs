@@ -247,7 +247,15 @@ pub fn build_spec(spec: Spec) -> Result<Arc<dyn Provider>, SetupError> {
             Ok(p) => Ok(Arc::new(p)),
             Err(e) => Err(fail(&spec, e)),
         },
-        WireKind::OpenAiResponses | WireKind::Anthropic | WireKind::Google => Err(SetupError::Unsupported {
+        WireKind::Anthropic => match super::anthropic::Anthropic::from_spec(spec.clone()) {
+            Ok(p) => Ok(Arc::new(p)),
+            Err(e) => Err(fail(&spec, e)),
+        },
+        WireKind::Google => match super::google::Google::from_spec(spec.clone()) {
+            Ok(p) => Ok(Arc::new(p)),
+            Err(e) => Err(fail(&spec, e)),
+        },
+        WireKind::OpenAiResponses => Err(SetupError::Unsupported {
             name: spec.name.clone(),
             kind: spec.kind.as_str(),
         }),

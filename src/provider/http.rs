@@ -233,7 +233,8 @@ pub async fn error_from_response(resp: Response, ctx: &ErrorContext, idle: Durat
     }
 }
 
-async fn read_capped(resp: Response, cap: usize, idle: Duration) -> String {
+/// At most `cap` bytes of a body, stopping at the first stall longer than `idle`.
+pub async fn read_capped(resp: Response, cap: usize, idle: Duration) -> String {
     let mut body = Vec::new();
     let mut stream = resp.bytes_stream();
     while body.len() < cap {

@@ -2,7 +2,10 @@
 //! wire format. A provider turns canonical messages into a request and a response
 //! stream back into `StreamEvent`s.
 
+pub mod anthropic;
+pub mod early;
 pub mod factory;
+pub mod google;
 pub mod http;
 pub mod openai;
 pub mod presets;

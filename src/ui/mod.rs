@@ -3,6 +3,7 @@
 //! They consume agent `Event`s and send `Op`s (parsed from slash commands by `slash`);
 //! they never reach into the agent. Only front ends print.
 
+pub mod diff;
 pub mod plain;
 pub mod sessions;
 pub mod slash;

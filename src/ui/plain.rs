@@ -149,6 +149,9 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 self.line_break()?;
                 let line = format!("● {}", sanitize(&call_summary(name, arguments)));
                 writeln!(self.out, "{}", self.paint(CYAN, &line))?;
+                for l in crate::ui::diff::plain_lines(name, arguments, self.opts.color) {
+                    writeln!(self.out, "{l}")?;
+                }
             }
             Event::ToolCallFinished {
                 summary,

@@ -46,6 +46,26 @@ impl TestAgent {
         TestAgent { handle, events }
     }
 
+    /// The agent with a provider built elsewhere (another wire kind, from the factory).
+    pub fn start_with(
+        config: Config,
+        provider: Arc<dyn ikigai::provider::Provider>,
+        cwd: &Path,
+    ) -> TestAgent {
+        let (tx, events) = unbounded_channel();
+        let setup = AgentSetup {
+            config,
+            provider,
+            registry: Registry::builtin(),
+            sessions: None,
+            cwd: cwd.to_path_buf(),
+            system_prompt: "You are a test.".into(),
+            resumed: None,
+        };
+        let handle = ikigai::agent::spawn(setup, tx);
+        TestAgent { handle, events }
+    }
+
     pub fn send(&self, op: Op) {
         self.handle.ops.send(op).expect("agent alive");
     }

@@ -4,8 +4,10 @@
 pub mod agent;
 pub mod env;
 pub mod fake_provider;
+pub mod fake_vendor;
 pub mod history;
 pub mod pg;
+pub mod strict;
 pub mod window_vendor;
 
 use std::path::Path;

@@ -16,6 +16,7 @@ use super::commands::{self, Command};
 use super::editor::{Edit, Editor};
 use super::history::History;
 use super::info;
+use super::paste::Pastes;
 use super::theme::Theme;
 
 /// How long a second Ctrl+C has to exit.
@@ -75,11 +76,16 @@ pub struct App {
     pub tools: Vec<ToolCell>,
     pub queued: VecDeque<String>,
     pub editor: Editor,
+    pub pastes: Pastes,
     pub history: History,
     pub hint: Option<String>,
     inserts: Vec<Cell>,
     inserted_any: bool,
     sessions_seen: usize,
+    /// The current session holds a message (so it is stored and can be resumed).
+    session_used: bool,
+    /// Sessions `/resume <Tab>` offers (id, title).
+    sessions: Vec<(String, Option<String>)>,
     ctrl_c_at: Option<Instant>,
     outbox: Vec<Op>,
     exit: bool,
@@ -103,11 +109,14 @@ impl App {
             tools: Vec::new(),
             queued: VecDeque::new(),
             editor: Editor::new(),
+            pastes: Pastes::default(),
             history,
             hint: None,
             inserts: Vec::new(),
             inserted_any: false,
             sessions_seen: 0,
+            session_used: false,
+            sessions: Vec::new(),
             ctrl_c_at: None,
             outbox: Vec::new(),
             exit: false,
@@ -117,6 +126,13 @@ impl App {
         let welcome = info::welcome(&app.theme, &app.ctx, &app.model, &app.cwd_display);
         app.inserts.push(Cell::Lines(welcome));
         app
+    }
+
+    /// The line shown after exit: how to come back to this session (none when nothing was
+    /// said in it). Ids are random, so 8 characters tell them apart.
+    pub fn resume_hint(&self) -> Option<String> {
+        let id = self.session_id.as_deref().filter(|_| self.session_used)?;
+        Some(format!("resume with: ikigai --resume {}", short_id(id)))
     }
 
     pub fn busy(&self) -> bool {
@@ -235,6 +251,7 @@ impl App {
                 } else if self.sessions_seen > 1 && id != self.session_id {
                     self.push(Cell::Notice(NoticeLevel::Info, format!("New session {short}")));
                 }
+                self.session_used = !history.is_empty();
                 self.session_id = id;
             }
             Event::ModelChanged { model } => self.model = model,
@@ -262,13 +279,7 @@ impl App {
                 self.flush_live();
                 self.tool_calls += 1;
                 self.phase(Phase::Tool(name.clone()), now);
-                self.tools.push(ToolCell {
-                    id,
-                    call: crate::message::call_summary(&name, &arguments),
-                    name,
-                    result: None,
-                    interrupted: false,
-                });
+                self.tools.push(ToolCell::started(id, name, &arguments));
             }
             Event::ToolCallFinished {
                 id,
@@ -285,6 +296,7 @@ impl App {
                         call: format!("tool call {id}"),
                         result: Some(result),
                         interrupted: false,
+                        preview: Vec::new(),
                     }),
                 }
                 self.flush_tools();
@@ -354,7 +366,7 @@ impl App {
         let error_shown = self.turn.as_ref().is_some_and(|t| t.error_shown);
         match reason {
             TurnEndReason::Done => {}
-            TurnEndReason::Interrupted => self.push(Cell::Marker("■ interrupted".into())),
+            TurnEndReason::Interrupted => self.push(cells::interrupted_marker()),
             // The agent's notice already named the limit.
             TurnEndReason::Limit => {}
             TurnEndReason::Error if !error_shown => self.push(Cell::Notice(
@@ -371,6 +383,13 @@ impl App {
     }
 
     fn send(&mut self, text: String, now: Instant) {
+        self.session_used = true;
+        // Now stored, so `/resume <Tab>` may offer it.
+        if let Some(id) = &self.session_id
+            && !self.sessions.iter().any(|(k, _)| k == id)
+        {
+            self.sessions.insert(0, (id.clone(), None));
+        }
         self.push(Cell::User(text.clone()));
         self.outbox.push(Op::Submit(text));
         self.turn = Some(Turn::new(now));
@@ -383,7 +402,7 @@ impl App {
         match ev {
             T::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k, now),
             T::Paste(text) => {
-                self.editor.insert_str(&text);
+                self.pastes.insert(&mut self.editor, &text);
                 self.dirty = true;
             }
             T::Resize(..) | T::FocusGained => self.dirty = true,
@@ -442,6 +461,7 @@ impl App {
         }
         if !self.editor.is_empty() {
             self.editor.take();
+            self.pastes.clear();
             self.history.reset();
             return;
         }
@@ -468,9 +488,28 @@ impl App {
         self.exit = true;
     }
 
+    /// Stored sessions for `/resume <Tab>`: the store's list once it has answered, plus
+    /// the sessions started here.
+    fn known_sessions(&mut self) -> &[(String, Option<String>)] {
+        if let Some(rx) = &mut self.ctx.sessions
+            && let Ok(list) = rx.try_recv()
+        {
+            self.ctx.sessions = None;
+            for (id, title) in list {
+                if !self.sessions.iter().any(|(k, _)| *k == id) {
+                    self.sessions.push((id, title));
+                }
+            }
+        }
+        &self.sessions
+    }
+
     fn complete(&mut self) {
         let text = self.editor.text().to_string();
-        match super::complete::complete(&text, self.editor.cursor(), &self.ctx.cwd) {
+        let cursor = self.editor.cursor();
+        let cwd = self.ctx.cwd.clone();
+        let sessions = self.known_sessions().to_vec();
+        match super::complete::complete(&text, cursor, &cwd, &sessions) {
             Some(c) => {
                 self.editor.replace_range(c.range, &c.insert);
                 self.hint = (!c.candidates.is_empty()).then(|| c.candidates.join("  "));
@@ -480,11 +519,10 @@ impl App {
     }
 
     fn submit(&mut self, now: Instant) {
-        let text = self.editor.text().to_string();
-        if text.trim().is_empty() {
+        if self.editor.text().trim().is_empty() {
             return;
         }
-        self.editor.take();
+        let text = self.pastes.expand(&self.editor.take());
         self.history.push(&crate::redact::global().scrub(&text));
         self.hint = None;
         match commands::parse(&text) {
@@ -504,6 +542,10 @@ impl App {
     }
 
     fn command(&mut self, cmd: Command, text: &str) {
+        // Every command is echoed like a message, then answered below it.
+        if cmd != Command::Exit {
+            self.push(Cell::User(text.trim().to_string()));
+        }
         match cmd {
             Command::Help => {
                 for cell in info::help() {

@@ -19,6 +19,33 @@ pub struct ToolCell {
     pub call: String,
     pub result: Option<ToolResult>,
     pub interrupted: bool,
+    /// A file change the call makes (a diff, or the start of a written file).
+    pub preview: Vec<crate::ui::diff::Line>,
+}
+
+impl ToolCell {
+    /// A call as it starts: its summary line and, for a file change, its preview.
+    pub fn started(id: String, name: String, arguments: &str) -> Self {
+        let preview = crate::ui::diff::preview(&name, arguments).unwrap_or_default();
+        // The preview shows the texts, so the call line names only the rest.
+        let call = match serde_json::from_str::<serde_json::Value>(arguments) {
+            Ok(serde_json::Value::Object(mut map)) if !preview.is_empty() => {
+                for k in ["old_string", "new_string", "content"] {
+                    map.remove(k);
+                }
+                crate::message::call_summary(&name, &serde_json::Value::Object(map).to_string())
+            }
+            _ => crate::message::call_summary(&name, arguments),
+        };
+        ToolCell {
+            call,
+            preview,
+            id,
+            name,
+            result: None,
+            interrupted: false,
+        }
+    }
 }
 
 /// A finished tool call as shown: the human summary and the decoded output text.
@@ -224,6 +251,7 @@ fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'stati
         &[Span::raw("  ")],
         Mode::Chars,
     );
+    out.extend(preview_lines(&tool.preview, width, t));
     if tool.interrupted && tool.result.is_none() {
         out.extend(wrap::wrap_text(
             "interrupted",
@@ -276,6 +304,26 @@ fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'stati
     out
 }
 
+/// A file change under its call line: diff lines red and green, the rest dim.
+fn preview_lines(preview: &[crate::ui::diff::Line], width: usize, t: &Theme) -> Vec<Line<'static>> {
+    use crate::ui::diff::Line as D;
+    let indent = [Span::raw("    ")];
+    preview
+        .iter()
+        .flat_map(|l| {
+            let style = match l {
+                D::Header(_) => t.bold,
+                D::Added(_) => t.tool_ok,
+                D::Removed(_) => t.tool_err,
+                D::Content(_) | D::Context(_) => Style::new(),
+                D::Gap | D::More(_) => t.dim,
+            };
+            let text = wrap::sanitize(&l.text()).into_owned();
+            wrap::wrap(&[Span::styled(text, style)], width, &indent, &indent, Mode::Chars)
+        })
+        .collect()
+}
+
 /// A finished message from a stored session, as a cell (system prompts are not shown).
 pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
     use crate::message::Kind;
@@ -290,13 +338,11 @@ pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
         Kind::Assistant => Cell::Assistant(m.content.clone()),
         Kind::ToolCall => {
             let d = m.as_tool_call()?;
-            Cell::Tool(ToolCell {
-                id: d.id.clone(),
-                name: d.function.name.clone(),
-                call: m.content.clone(),
-                result: None,
-                interrupted: false,
-            })
+            Cell::Tool(ToolCell::started(
+                d.id.clone(),
+                d.function.name.clone(),
+                &d.function.arguments,
+            ))
         }
         Kind::ToolResult => {
             let d = m.as_tool_result()?;
@@ -306,15 +352,22 @@ pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
                 call: String::new(),
                 result: Some(ToolResult::from_envelope(&m.content, &d.output, d.success)),
                 interrupted: false,
+                preview: Vec::new(),
             })
         }
     })
 }
 
-/// Turns stored history into cells, joining each tool call with its result.
+/// Turns stored history into cells, joining each tool call with its result. A call that
+/// was interrupted shows as it did live: marked, then `■ interrupted` when its turn ends.
 pub fn from_history(history: &[crate::message::Message]) -> Vec<Cell> {
     let mut out: Vec<Cell> = Vec::new();
+    let mut interrupted_turn = false;
     for cell in history.iter().filter_map(from_message) {
+        if interrupted_turn && matches!(cell, Cell::User(_)) {
+            out.push(interrupted_marker());
+            interrupted_turn = false;
+        }
         if let Cell::Tool(ToolCell {
             id,
             call,
@@ -328,13 +381,26 @@ pub fn from_history(history: &[crate::message::Message]) -> Vec<Cell> {
                 _ => None,
             });
             if let Some(t) = open {
-                t.result = Some(r.clone());
+                if r.body == crate::message::INTERRUPTED_TOOL_ERROR {
+                    t.interrupted = true;
+                    interrupted_turn = true;
+                } else {
+                    t.result = Some(r.clone());
+                }
                 continue;
             }
         }
         out.push(cell);
     }
+    if interrupted_turn {
+        out.push(interrupted_marker());
+    }
     out
+}
+
+/// The mark left where a turn was interrupted.
+pub fn interrupted_marker() -> Cell {
+    Cell::Marker("■ interrupted".into())
 }
 
 /// A plain line in a style, for building `Cell::Lines`.
@@ -381,6 +447,7 @@ mod tests {
             call: "bash(command=\"seq 10\")".into(),
             result: Some(ToolResult::from_envelope("exit 0", &output, true)),
             interrupted: false,
+            preview: Vec::new(),
         });
         let lines: Vec<String> = cell.lines(60, &look(&theme, 3)).iter().map(line_text).collect();
         assert_eq!(

@@ -44,29 +44,24 @@ pub fn parse(input: &str) -> Option<Command> {
     })
 }
 
-/// The command nearest to `name` by edit distance, if it is close enough to be a typo.
+/// The command nearest to `name`, only when it is close enough to be a typo of it
+/// (`/modle` → `/model`; `/xyz` → nothing).
 pub fn closest(name: &str) -> Option<&'static str> {
-    COMMANDS
-        .iter()
-        .map(|(c, _, _)| (edit_distance(name, c), *c))
-        .min()
-        .filter(|(d, _)| *d <= 3.max(name.len() / 3))
-        .map(|(_, c)| c)
+    nearest(name, COMMANDS.iter().map(|(c, _, _)| *c))
 }
 
-/// Levenshtein distance over chars.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
+/// The candidate most like `name` when it is a likely typo: a normalized
+/// Damerau-Levenshtein similarity of at least 0.6, leading slashes ignored.
+pub fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let bare = name.trim_start_matches('/');
+    candidates
+        .map(|c| {
+            let score = strsim::normalized_damerau_levenshtein(bare, c.trim_start_matches('/'));
+            (score, c)
+        })
+        .filter(|(score, _)| *score >= 0.6)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
 }
 
 /// Command names starting with `prefix`.
@@ -110,9 +105,13 @@ mod tests {
             })
         );
         assert_eq!(closest("/sesions"), Some("/sessions"));
+        assert_eq!(closest("/hlep"), Some("/help"));
+        assert_eq!(closest("/confg"), Some("/config"));
         assert_eq!(closest("/zzzzzzzzzzzzzzzz"), None);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
+        // Nothing like any command: no absurd guess.
+        for junk in ["/xyz", "/q", "/a", "/foo", "/exot-now-please"] {
+            assert_eq!(closest(junk), None, "{junk}");
+        }
     }
 
     #[test]

@@ -14,11 +14,25 @@ pub struct Completion {
     pub candidates: Vec<String>,
 }
 
-/// Completes the word before `cursor` in `text`.
-pub fn complete(text: &str, cursor: usize, cwd: &Path) -> Option<Completion> {
+/// Completes the word before `cursor` in `text`: a command name, a session id after
+/// `/resume ` (from `sessions`: id and title, newest first), else a path.
+pub fn complete(
+    text: &str,
+    cursor: usize,
+    cwd: &Path,
+    sessions: &[(String, Option<String>)],
+) -> Option<Completion> {
     let before = &text[..cursor];
     let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
     let word = &before[start..];
+    if before
+        .trim_start()
+        .strip_prefix("/resume")
+        .is_some_and(|rest| rest.starts_with(char::is_whitespace) && rest.split_whitespace().count() <= 1)
+        && !before.ends_with("/resume")
+    {
+        return session_ids(start..cursor, word, sessions);
+    }
     if start == 0 && word.starts_with('/') && !word.starts_with("//") {
         let names = commands::complete(word);
         return finish(
@@ -55,6 +69,50 @@ pub fn complete(text: &str, cursor: usize, cwd: &Path) -> Option<Completion> {
         .collect();
     names.sort();
     finish(lead..cursor, word, names, "")
+}
+
+/// Session ids starting with `word`: the one match as 8 characters (what `/resume` needs:
+/// ids are random), else the candidates with their titles and their common prefix.
+fn session_ids(
+    range: std::ops::Range<usize>,
+    word: &str,
+    sessions: &[(String, Option<String>)],
+) -> Option<Completion> {
+    let matches: Vec<&(String, Option<String>)> =
+        sessions.iter().filter(|(id, _)| id.starts_with(word)).collect();
+    match matches.as_slice() {
+        [] => None,
+        [(id, _)] => Some(Completion {
+            range,
+            insert: id.chars().take(8.max(word.chars().count())).collect(),
+            candidates: Vec::new(),
+        }),
+        many => {
+            let ids: Vec<String> = many.iter().map(|(id, _)| id.clone()).collect();
+            let common = common_prefix(&ids);
+            let insert = if common.len() > word.len() {
+                common
+            } else {
+                word.to_string()
+            };
+            let shown = insert.chars().count().max(8);
+            let candidates = many
+                .iter()
+                .map(|(id, title)| {
+                    let short: String = id.chars().take(shown).collect();
+                    match title {
+                        Some(t) => format!("{short} {}", super::wrap::truncate(t, 30)),
+                        None => short,
+                    }
+                })
+                .collect();
+            Some(Completion {
+                range,
+                insert,
+                candidates,
+            })
+        }
+    }
 }
 
 fn finish(
@@ -111,12 +169,38 @@ mod tests {
 
     #[test]
     fn completes_commands() {
-        let c = complete("/he", 3, Path::new(".")).unwrap();
+        let c = complete("/he", 3, Path::new("."), &[]).unwrap();
         assert_eq!((c.range, c.insert.as_str()), (0..3, "/help "));
-        let c = complete("/to", 3, Path::new(".")).unwrap();
+        let c = complete("/to", 3, Path::new("."), &[]).unwrap();
         assert_eq!(c.insert, "/tool");
         assert_eq!(c.candidates, ["/tools", "/tool"]);
-        assert!(complete("/zz", 3, Path::new(".")).is_none());
+        assert!(complete("/zz", 3, Path::new("."), &[]).is_none());
+    }
+
+    #[test]
+    fn completes_session_ids_after_resume() {
+        let s = |id: &str, t: Option<&str>| (id.to_string(), t.map(str::to_string));
+        let sessions = [
+            s("3f9a2c11-0000-4000-8000-000000000001", Some("fix the parser")),
+            s("3f9a2c99-0000-4000-8000-000000000002", None),
+            s("a1b2c3d4-0000-4000-8000-000000000003", Some("docs")),
+        ];
+        let dir = Path::new(".");
+        let text = "/resume a";
+        let c = complete(text, text.len(), dir, &sessions).unwrap();
+        assert_eq!((c.range, c.insert.as_str()), (8..9, "a1b2c3d4"));
+        let text = "/resume 3";
+        let c = complete(text, text.len(), dir, &sessions).unwrap();
+        assert_eq!(c.insert, "3f9a2c");
+        assert_eq!(c.candidates, ["3f9a2c11 fix the parser", "3f9a2c99"]);
+        let text = "/resume ";
+        let c = complete(text, text.len(), dir, &sessions).unwrap();
+        assert_eq!(c.candidates.len(), 3);
+        assert!(complete("/resume z", 9, dir, &sessions).is_none());
+        // Not after the id, and not for other commands.
+        assert!(complete("/resume a1 x", 12, dir, &sessions).is_none());
+        let c = complete("/resume", 7, dir, &sessions).unwrap();
+        assert_eq!(c.insert, "/resume ");
     }
 
     #[test]
@@ -128,19 +212,19 @@ mod tests {
         std::fs::write(dir.path().join("README.md"), "").unwrap();
         std::fs::write(dir.path().join(".hidden"), "").unwrap();
         let text = "look at sr";
-        let c = complete(text, text.len(), dir.path()).unwrap();
+        let c = complete(text, text.len(), dir.path(), &[]).unwrap();
         assert_eq!((c.range, c.insert.as_str()), (8..10, "src/"));
         let text = "read @src/m";
-        let c = complete(text, text.len(), dir.path()).unwrap();
+        let c = complete(text, text.len(), dir.path(), &[]).unwrap();
         assert_eq!(c.range, 6..11);
         assert_eq!(c.insert, "src/m");
         assert_eq!(c.candidates, ["src/main.rs", "src/mod.rs"]);
         let text = "src/ma";
-        let c = complete(text, text.len(), dir.path()).unwrap();
+        let c = complete(text, text.len(), dir.path(), &[]).unwrap();
         assert_eq!(c.insert, "src/main.rs");
-        assert!(complete("nothing-here", 12, dir.path()).is_none());
+        assert!(complete("nothing-here", 12, dir.path(), &[]).is_none());
         assert!(
-            complete("x ", 2, dir.path()).unwrap().candidates.len() == 2,
+            complete("x ", 2, dir.path(), &[]).unwrap().candidates.len() == 2,
             "hidden files skipped"
         );
     }

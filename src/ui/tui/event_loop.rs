@@ -27,8 +27,10 @@ const BATCH: usize = 4096;
 pub enum Stop {
     /// The user asked to exit.
     User,
-    /// SIGTERM, SIGHUP or the end of the input stream.
-    Signal,
+    /// SIGTERM, SIGHUP or SIGINT (sent with `kill`): the exit code, 128 + the signal number.
+    Signal(u8),
+    /// The input stream ended (the terminal went away).
+    InputClosed,
     /// The agent task went away.
     AgentGone,
 }
@@ -56,7 +58,7 @@ pub async fn run_loop<B, S, F>(
 where
     B: Anchor,
     S: Stream<Item = io::Result<crossterm::event::Event>> + Unpin,
-    F: Future<Output = ()>,
+    F: Future<Output = u8>,
 {
     tokio::pin!(shutdown);
     screen.render(app, Instant::now())?;
@@ -71,11 +73,19 @@ where
         let wake = deadline(app, last_draw);
         tokio::select! {
             biased;
-            () = &mut shutdown => break Stop::Signal,
+            code = &mut shutdown => break Stop::Signal(code),
             ev = input.next() => match ev {
-                Some(Ok(e)) => app.on_terminal_event(e, Instant::now()),
+                Some(Ok(e)) => {
+                    if matches!(e, crossterm::event::Event::Resize(..)) {
+                        // The input reader has just handed over an event and is idle: the
+                        // one moment the cursor may be asked for.
+                        let at = screen.backend_mut().locate();
+                        screen.resized(at)?;
+                    }
+                    app.on_terminal_event(e, Instant::now());
+                }
                 Some(Err(e)) => return Err(TuiError::Io(e)),
-                None => break Stop::Signal,
+                None => break Stop::InputClosed,
             },
             ev = events.recv() => match ev {
                 Some(e) => {

@@ -99,13 +99,41 @@ impl History {
     }
 }
 
+/// Appends one entry. The file is private (0600) and so is its folder (0700): what a
+/// person types may hold secrets. An existing file or folder that is more open is
+/// tightened.
 fn append(path: &Path, entry: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        if let Some(up) = dir.parent() {
+            std::fs::create_dir_all(up)?;
+        }
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => tighten(dir, 0o700)?,
+            Err(e) => return Err(e),
+        }
     }
     let line = serde_json::to_string(entry).map_err(std::io::Error::other)?;
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    if f.metadata()?.permissions().mode() & 0o077 != 0 {
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
     f.write_all(format!("{line}\n").as_bytes())
+}
+
+/// Removes group and other access from `path` when it has any.
+fn tighten(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let m = std::fs::metadata(path)?.permissions().mode();
+    if m & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
 }
 
 fn rewrite(path: &Path, entries: &[String]) -> std::io::Result<()> {
@@ -138,6 +166,31 @@ mod tests {
             std::fs::read_to_string(&p).unwrap(),
             "\"first\"\n\"two\\nlines\"\n"
         );
+    }
+
+    #[test]
+    fn file_is_private_and_so_is_its_folder() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("data/ikigai/history");
+        History::load(Some(p.clone())).push("my password is hunter2");
+        assert_eq!(mode(&p), 0o600);
+        assert_eq!(mode(p.parent().unwrap()), 0o700);
+        // A file and folder left open by an older version are tightened.
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(p.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        History::load(Some(p.clone())).push("again");
+        assert_eq!(mode(&p), 0o600);
+        assert_eq!(mode(p.parent().unwrap()), 0o700);
+        // Compaction keeps it private.
+        let mut text = String::new();
+        for i in 0..(2 * MAX + 10) {
+            text.push_str(&format!("\"e{i}\"\n"));
+        }
+        std::fs::write(&p, text).unwrap();
+        History::load(Some(p.clone()));
+        assert_eq!(mode(&p), 0o600);
     }
 
     #[test]

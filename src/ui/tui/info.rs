@@ -122,12 +122,8 @@ pub fn tool(registry: &Registry, name: Option<&str>, t: &Theme) -> Cell {
         }
         None => {
             let names: Vec<String> = registry.schemas().into_iter().map(|s| s.name).collect();
-            let best = names
-                .iter()
-                .map(|n| (commands::edit_distance(name, n), n))
-                .min()
-                .filter(|(d, _)| *d <= 3)
-                .map(|(_, n)| format!(" Did you mean {n}?"))
+            let best = commands::nearest(name, names.iter().map(String::as_str))
+                .map(|n| format!(" Did you mean {n}?"))
                 .unwrap_or_else(|| " See /tools.".into());
             Cell::Notice(
                 crate::protocol::NoticeLevel::Error,

@@ -22,6 +22,7 @@ pub fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
         links: Vec::new(),
         pending_blank: false,
         table_row: Vec::new(),
+        table: None,
     };
     let opts = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
     for ev in Parser::new_ext(text, opts) {
@@ -73,6 +74,8 @@ struct Renderer<'t> {
     links: Vec<(String, usize)>,
     pending_blank: bool,
     table_row: Vec<String>,
+    /// The table being read: column alignments and rows (the first is the header).
+    table: Option<(Vec<pulldown_cmark::Alignment>, Vec<Vec<String>>)>,
 }
 
 impl Renderer<'_> {
@@ -248,7 +251,10 @@ impl Renderer<'_> {
                 let l = self.theme.link;
                 self.push_style(|s| s.patch(l));
             }
-            Tag::Table(_) => self.block_start(),
+            Tag::Table(align) => {
+                self.block_start();
+                self.table = Some((align, Vec::new()));
+            }
             Tag::TableHead | Tag::TableRow => self.table_row.clear(),
             Tag::TableCell => self.flush_cell_start(),
             _ => {}
@@ -318,14 +324,73 @@ impl Renderer<'_> {
                 self.table_row.push(cell);
             }
             TagEnd::TableHead | TagEnd::TableRow => {
-                let head = matches!(tag, TagEnd::TableHead);
-                let row = std::mem::take(&mut self.table_row).join(" │ ");
-                let style = if head { self.theme.bold } else { Style::new() };
-                self.inline.push(Span::styled(row, style));
-                self.flush();
+                let row = std::mem::take(&mut self.table_row);
+                if let Some((_, rows)) = &mut self.table {
+                    rows.push(row);
+                }
             }
-            TagEnd::Table => self.pending_blank = true,
+            TagEnd::Table => {
+                if let Some((align, rows)) = self.table.take() {
+                    self.end_table(&align, rows);
+                }
+                self.pending_blank = true;
+            }
             _ => {}
+        }
+    }
+
+    /// A table with its columns aligned (`│` between them, a rule under the header). When
+    /// it cannot fit the width, each row is one wrapped line instead.
+    fn end_table(&mut self, align: &[pulldown_cmark::Alignment], rows: Vec<Vec<String>>) {
+        use pulldown_cmark::Alignment;
+        let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+        let mut widths = vec![0usize; cols];
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(str_width(cell));
+            }
+        }
+        let (first, _) = self.prefixes();
+        let indent: usize = first.iter().map(|s| str_width(&s.content)).sum();
+        let total = indent + widths.iter().sum::<usize>() + 3 * cols.saturating_sub(1);
+        let dim = self.theme.dim;
+        for (i, row) in rows.iter().enumerate() {
+            let style = if i == 0 { self.theme.bold } else { Style::new() };
+            if total > self.width {
+                self.inline.push(Span::styled(row.join(" │ "), style));
+                self.flush();
+                continue;
+            }
+            let mut spans: Vec<Span<'static>> = Vec::new();
+            for (c, w) in widths.iter().enumerate() {
+                if c > 0 {
+                    spans.push(Span::styled(" │ ", dim));
+                }
+                let cell = row.get(c).map_or("", String::as_str);
+                let pad = w - str_width(cell);
+                let (l, r) = match align.get(c) {
+                    Some(Alignment::Right) => (pad, 0),
+                    Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                    _ => (0, pad),
+                };
+                let last = c + 1 == cols;
+                let r = if last { 0 } else { r };
+                spans.push(Span::styled(
+                    format!("{}{cell}{}", " ".repeat(l), " ".repeat(r)),
+                    style,
+                ));
+            }
+            let (first, _) = self.prefixes();
+            let mut line = first;
+            line.extend(spans);
+            self.out.push(Line::from(line));
+            if i == 0 && rows.len() > 1 {
+                let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+                let (first, _) = self.prefixes();
+                let mut line = first;
+                line.push(Span::styled(rule.join("─┼─"), dim));
+                self.out.push(Line::from(line));
+            }
         }
     }
 
@@ -432,8 +497,35 @@ mod tests {
     }
 
     #[test]
-    fn table_rows_are_joined() {
-        let md = "| a | b |\n|---|---|\n| 1 | 2 |\n";
-        assert_eq!(text_of(md, 40), ["a │ b", "1 │ 2"]);
+    fn tables_are_aligned() {
+        let md = "| name | n | note |\n|:---|---:|:---:|\n| alpha | 1 | x |\n| b | 12345 | wide |\n";
+        assert_eq!(
+            text_of(md, 40),
+            [
+                "name  │     n │ note",
+                "──────┼───────┼─────",
+                "alpha │     1 │  x",
+                "b     │ 12345 │ wide"
+            ]
+        );
+        // Too wide for the screen: one wrapped line per row.
+        let t = text_of(md, 12);
+        assert!(t.iter().all(|l| str_width(l) <= 12), "{t:?}");
+        assert!(t.join(" ").contains("alpha │ 1 │ x"), "{t:?}");
+    }
+
+    #[test]
+    fn strikethrough_is_crossed_out() {
+        for md in ["~~gone~~ kept", "~gone~ kept"] {
+            let lines = render(md, 40, &Theme::new(true));
+            let gone = lines[0].spans.iter().find(|s| s.content == "gone").unwrap();
+            assert!(gone.style.add_modifier.contains(Modifier::CROSSED_OUT), "{md}");
+            let kept = lines[0]
+                .spans
+                .iter()
+                .find(|s| s.content.contains("kept"))
+                .unwrap();
+            assert!(!kept.style.add_modifier.contains(Modifier::CROSSED_OUT), "{md}");
+        }
     }
 }

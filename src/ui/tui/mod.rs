@@ -13,6 +13,7 @@ pub mod highlight;
 pub mod history;
 pub mod info;
 pub mod markdown;
+pub mod paste;
 pub mod screen;
 pub mod theme;
 pub mod view;
@@ -24,6 +25,8 @@ mod tests;
 mod tests_context;
 #[cfg(test)]
 mod tests_input;
+#[cfg(test)]
+mod tests_screens;
 
 use std::time::Duration;
 
@@ -41,7 +44,13 @@ pub struct TuiContext {
     pub cwd: std::path::PathBuf,
     /// Lines to show before anything else (e.g. how to configure a provider).
     pub welcome_notes: Vec<String>,
+    /// Stored sessions (id, title), newest first, once the store has listed them: what
+    /// `/resume <Tab>` completes.
+    pub sessions: Option<SessionList>,
 }
+
+/// The stored sessions, delivered once when the store has answered.
+pub type SessionList = tokio::sync::oneshot::Receiver<Vec<(String, Option<String>)>>;
 
 /// A terminal problem while running the UI.
 #[derive(Debug, thiserror::Error)]
@@ -71,28 +80,30 @@ pub fn display_path(path: &std::path::Path, home: Option<&str>) -> String {
     path.display().to_string()
 }
 
-/// Resolves on SIGTERM or SIGHUP (or a SIGINT sent with `kill`: in raw mode the Ctrl+C key
-/// is a key, not a signal).
-fn shutdown_signals() -> std::io::Result<impl std::future::Future<Output = ()>> {
+/// Resolves on SIGTERM, SIGHUP or a SIGINT sent with `kill` (in raw mode the Ctrl+C key is
+/// a key, not a signal), to the exit code the shell convention gives it: 128 + its number.
+fn shutdown_signals() -> std::io::Result<impl std::future::Future<Output = u8>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut int = signal(SignalKind::interrupt())?;
     Ok(async move {
         tokio::select! {
-            _ = term.recv() => {}
-            _ = hup.recv() => {}
-            _ = int.recv() => {}
+            _ = term.recv() => 128 + 15,
+            _ = hup.recv() => 128 + 1,
+            _ = int.recv() => 128 + 2,
         }
     })
 }
 
-/// Runs the REPL until the user exits; always restores the terminal.
+/// Runs the REPL until the user exits; always restores the terminal. Returns the exit
+/// code: 0, or 128 + the signal that ended it (the turn in flight, and so its tool, is
+/// cancelled first).
 pub async fn run(
     agent: AgentHandle,
     mut events: UnboundedReceiver<Event>,
     ctx: TuiContext,
-) -> Result<(), TuiError> {
+) -> Result<u8, TuiError> {
     let env = |k: &str| std::env::var(k).ok();
     let theme = theme::Theme::from_env(&env);
     let hist = history::History::load(history::default_path(&env));
@@ -113,11 +124,18 @@ pub async fn run(
     }
     .await;
     drop(guard);
+    if let Some(hint) = app.resume_hint() {
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), "{hint}");
+    }
 
+    // Shutdown ends a turn in flight as interrupted (its tool's process group is killed)
+    // and flushes the store.
     let _ = agent.ops.send(Op::Shutdown);
     let _ = tokio::time::timeout(Duration::from_secs(2), agent.task).await;
     match result? {
         event_loop::Stop::AgentGone => Err(TuiError::AgentGone),
-        event_loop::Stop::User | event_loop::Stop::Signal => Ok(()),
+        event_loop::Stop::User | event_loop::Stop::InputClosed => Ok(0),
+        event_loop::Stop::Signal(code) => Ok(code),
     }
 }

@@ -1,6 +1,13 @@
 //! The terminal surface: finished lines go into the terminal's own scrollback with
-//! `insert_before`, above an inline viewport whose height follows its content. Never asks
-//! the terminal where the cursor is while running (that would race the input reader).
+//! `insert_before`, above an inline viewport whose height follows its content.
+//!
+//! Resizes: a terminal moves its content when resized (it pushes top rows into its
+//! scrollback when shrinking, pulls them back when growing, re-wraps long rows when
+//! narrowing), so the viewport's old row means nothing afterwards. The cursor moves with
+//! the content, so after a resize the cursor is asked for once (only then, when the input
+//! reader is idle: see `event_loop`) and the viewport is put back where its rows now are:
+//! the cursor row minus the viewport rows above it, re-wrapped at the new width. Only the
+//! viewport's own rows are cleared; nothing above them is touched.
 
 use std::io::{self, Stdout};
 use std::time::Instant;
@@ -22,13 +29,28 @@ const INSERT_CHUNK: usize = 500;
 
 /// A backend whose cursor position can be told instead of queried.
 pub trait Anchor: Backend + Clone {
+    /// True when a size change must wait for the resize event (and its `locate`) before the
+    /// next frame: a real terminal has moved its content by then.
+    const LOCATE_ON_RESIZE: bool;
+
     /// The cursor is at `pos` (the next position query answers it).
     fn anchor(&mut self, pos: Position);
+
+    /// Asks where the cursor really is (after a resize); `None` when the terminal does not
+    /// answer. Only call it while nothing else reads the terminal's input.
+    fn locate(&mut self) -> Option<Position>;
 }
 
 impl Anchor for TestBackend {
+    const LOCATE_ON_RESIZE: bool = false;
+
     fn anchor(&mut self, pos: Position) {
         let _ = self.set_cursor_position(pos);
+    }
+
+    /// A `TestBackend` never moves its content on a resize: the viewport keeps its row.
+    fn locate(&mut self) -> Option<Position> {
+        None
     }
 }
 
@@ -60,8 +82,16 @@ impl Clone for TrackedBackend {
 }
 
 impl Anchor for TrackedBackend {
+    const LOCATE_ON_RESIZE: bool = true;
+
     fn anchor(&mut self, pos: Position) {
         self.cursor = pos;
+    }
+
+    fn locate(&mut self) -> Option<Position> {
+        let (x, y) = crossterm::cursor::position().ok()?;
+        self.cursor = Position { x, y };
+        Some(self.cursor)
     }
 }
 
@@ -137,8 +167,22 @@ impl Backend for TrackedBackend {
         self.inner.clear()
     }
 
+    /// "Clear below the cursor" goes row by row: a terminal may push the whole screen into
+    /// its scrollback when cleared from the top-left corner (tmux's `scroll-on-clear`),
+    /// which would leave a copy of the viewport in the history.
     fn clear_region(&mut self, clear_type: ClearType) -> io::Result<()> {
-        self.inner.clear_region(clear_type)
+        if clear_type != ClearType::AfterCursor {
+            return self.inner.clear_region(clear_type);
+        }
+        use crossterm::terminal::{Clear, ClearType as C};
+        let h = self.inner.size()?.height;
+        let at = self.cursor;
+        let mut out = io::stdout();
+        crossterm::queue!(out, Clear(C::UntilNewLine))?;
+        for y in at.y.saturating_add(1)..h {
+            crossterm::queue!(out, crossterm::cursor::MoveTo(0, y), Clear(C::CurrentLine))?;
+        }
+        crossterm::queue!(out, crossterm::cursor::MoveTo(at.x, at.y))
     }
 
     fn size(&self) -> io::Result<Size> {
@@ -186,6 +230,41 @@ pub struct Screen<B: Anchor> {
     term: Terminal<B>,
     height: u16,
     cache: LiveCache,
+    /// The terminal size the viewport is laid out for.
+    size: Size,
+    /// The last frame as the terminal holds it (for finding it again after a resize).
+    drawn: Drawn,
+}
+
+/// What the last frame left on the terminal, relative to the viewport's top.
+#[derive(Clone, Debug, Default)]
+struct Drawn {
+    width: u16,
+    /// Text width of each viewport row.
+    rows: Vec<u16>,
+    /// The cursor's column and row within the viewport.
+    cursor: (u16, u16),
+}
+
+impl Drawn {
+    /// Terminal rows between the viewport's top and the cursor once the terminal re-wraps
+    /// to `width` columns (rows longer than the new width become several; nothing joins,
+    /// since no row is ever continued onto the next one).
+    fn rows_above_cursor(&self, width: u16) -> u16 {
+        let width = width.max(1);
+        let (cx, cy) = self.cursor;
+        if width >= self.width {
+            return cy;
+        }
+        let above: u16 = self
+            .rows
+            .iter()
+            .take(usize::from(cy))
+            .map(|w| w.div_ceil(width).max(1))
+            .fold(0u16, |a, b| a.saturating_add(b));
+        let pad = usize::from(cy).saturating_sub(self.rows.len()) as u16;
+        above.saturating_add(pad).saturating_add(cx / width)
+    }
 }
 
 impl<B: Anchor> Screen<B> {
@@ -199,10 +278,13 @@ impl<B: Anchor> Screen<B> {
         )
         .map_err(term_err)?;
         let height = term.get_frame().area().height;
+        let size = term.size().map_err(term_err)?;
         Ok(Screen {
             term,
             height,
             cache: LiveCache::default(),
+            size,
+            drawn: Drawn::default(),
         })
     }
 
@@ -221,9 +303,13 @@ impl<B: Anchor> Screen<B> {
     /// Moves finished cells into the scrollback and redraws the viewport.
     pub fn render(&mut self, app: &mut App, now: Instant) -> Result<(), TuiError> {
         let size = self.term.size().map_err(term_err)?;
-        let area = self.term.get_frame().area();
-        if area.width != size.width || area.bottom() > size.height {
-            self.relayout(size)?;
+        if size != self.size {
+            if B::LOCATE_ON_RESIZE {
+                // The resize event comes next; its `resized` finds the viewport again.
+                return Ok(());
+            }
+            let at = self.term.backend_mut().locate();
+            self.resized(at)?;
         }
         let width = size.width.max(1);
         let lines = app.take_scrollback(usize::from(width));
@@ -240,9 +326,17 @@ impl<B: Anchor> Screen<B> {
         if want > self.height {
             self.set_height(want)?;
         }
+        let mut rows = Vec::new();
         self.term
-            .draw(|f| view::draw(f, f.area(), &layout))
+            .draw(|f| rows = view::draw(f, f.area(), &layout))
             .map_err(term_err)?;
+        let top = self.term.get_frame().area().y;
+        let cursor = self.term.get_cursor_position().map_err(term_err)?;
+        self.drawn = Drawn {
+            width: size.width,
+            rows,
+            cursor: (cursor.x, cursor.y.saturating_sub(top)),
+        };
         app.mark_drawn();
         Ok(())
     }
@@ -259,12 +353,19 @@ impl<B: Anchor> Screen<B> {
         Ok(())
     }
 
-    /// After a terminal resize: keeps the viewport's top row when it still fits (else moves
-    /// it up to fit) instead of clearing the whole screen, so what is above stays.
-    fn relayout(&mut self, size: Size) -> Result<(), TuiError> {
+    /// After a terminal resize, with the cursor where the terminal now has it (`None` when
+    /// unknown): puts the viewport back on its own rows and clears only from there down.
+    /// When it no longer fits below, the rows above scroll into the scrollback (never
+    /// overwritten). Without a cursor the viewport keeps its old top row.
+    pub fn resized(&mut self, cursor: Option<Position>) -> Result<(), TuiError> {
+        let size = self.term.size().map_err(term_err)?;
         let area = self.term.get_frame().area();
         let height = area.height.min(size.height).max(1);
-        let top = area.y.min(size.height.saturating_sub(height));
+        let top = match cursor {
+            Some(c) => c.y.saturating_sub(self.drawn.rows_above_cursor(size.width)),
+            None => area.y.min(size.height.saturating_sub(height)),
+        };
+        self.size = size;
         self.rebuild(top, height)
     }
 
@@ -306,5 +407,26 @@ impl<B: Anchor> Screen<B> {
         b.show_cursor().map_err(term_err)?;
         Backend::flush(b).map_err(term_err)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Drawn;
+
+    #[test]
+    fn rows_above_the_cursor_follow_a_reflow() {
+        // separator (100), input row with the cursor at column 2, status below.
+        let d = Drawn {
+            width: 100,
+            rows: vec![40, 100, 2, 60],
+            cursor: (2, 2),
+        };
+        assert_eq!(d.rows_above_cursor(100), 2);
+        assert_eq!(d.rows_above_cursor(120), 2, "nothing joins when widening");
+        assert_eq!(d.rows_above_cursor(60), 3, "the full-width row wraps in two");
+        assert_eq!(d.rows_above_cursor(30), 2 + 4);
+        let d = Drawn { cursor: (70, 2), ..d };
+        assert_eq!(d.rows_above_cursor(60), 4, "the cursor's own row wrapped too");
     }
 }

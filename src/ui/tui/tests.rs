@@ -56,6 +56,7 @@ pub(super) fn context(notes: &[&str]) -> TuiContext {
         registry,
         cwd: "/work/project".into(),
         welcome_notes: notes.iter().map(|s| s.to_string()).collect(),
+        sessions: None,
     }
 }
 

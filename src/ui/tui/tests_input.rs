@@ -140,8 +140,8 @@ async fn event_loop_stops_on_signal_and_when_agent_goes() {
     let (ops_tx, _ops_rx) = tokio::sync::mpsc::unbounded_channel();
     let mut app = App::new(context(&[]), Theme::new(false), History::load(None), "~".into());
     let mut screen = Screen::new(TestBackend::new(60, 16), 3).unwrap();
-    let stop = event_loop::run_loop(&mut screen, &mut app, input, &mut ev_rx, &ops_tx, async {}).await;
-    assert_eq!(stop.unwrap(), event_loop::Stop::Signal);
+    let stop = event_loop::run_loop(&mut screen, &mut app, input, &mut ev_rx, &ops_tx, async { 143 }).await;
+    assert_eq!(stop.unwrap(), event_loop::Stop::Signal(143));
     drop(ev_tx);
     let (_keys_tx, keys_rx) = tokio::sync::mpsc::unbounded_channel::<std::io::Result<TermEvent>>();
     let input = tokio_stream::wrappers::UnboundedReceiverStream::new(keys_rx);
@@ -200,7 +200,7 @@ fn no_color_theme_renders_without_colours() {
 fn a_long_input_shows_a_window_around_the_cursor() {
     let mut h = Harness::new(40, 12, &[]);
     let text: String = (1..=30).map(|i| format!("row {i}\n")).collect();
-    h.app.on_terminal_event(TermEvent::Paste(text), h.t0);
+    h.app.editor.insert_str(&text);
     h.draw();
     let t = h.text();
     assert!(t.contains("row 30"), "{t}");

@@ -6,11 +6,11 @@ import json, sqlite3, sys, uuid, datetime
 
 db, cwd, turns = sys.argv[1], sys.argv[2], int(sys.argv[3])
 con = sqlite3.connect(db)
-con.executescript(open(__file__.replace("gen-long-session.py", "../migrations/sqlite/0001_init.sql")).read()) \
-    if not con.execute("SELECT 1 FROM sqlite_master WHERE name='sessions'").fetchone() else None
+# The database must exist already (run `ikigai sessions` once to create it).
 sid = str(uuid.uuid4())
 now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-con.execute("INSERT INTO sessions VALUES (?,?,?,?,?,?,?)", (sid, now, now, cwd, "openai", "fake-model", "turn 0"))
+con.execute("INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model, title) VALUES (?,?,?,?,?,?,?)",
+            (sid, now, now, cwd, "openai", "fake-model", "turn 0"))
 seq = 0
 rows = []
 def ev(kind, content, data):

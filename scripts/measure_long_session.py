@@ -38,7 +38,7 @@ def main():
             # A window large enough that the whole history goes out (no compaction): the
             # worst case for encoding, and the case the numbers in issue 14 describe.
             cfg = os.path.join(home, "config.toml")
-            open(cfg, "w").write("context_window = 100000000\n")
+            open(cfg, "w").write("[providers.openai]\ncontext_window = 100000000\n")
             env = {"PATH": os.environ["PATH"], "HOME": home, "OPENAI_API_KEY": "bench",
                    "IKIGAI_CONFIG": cfg,
                    "XDG_CONFIG_HOME": os.path.join(home, ".config"),

@@ -1,6 +1,9 @@
 //! Shared test support: the loopback fake model vendor and helpers to run the binary.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
+// The tmux harness for the TUI e2e tests.
+pub mod tmux;
+
 pub mod agent;
 pub mod env;
 pub mod fake_provider;

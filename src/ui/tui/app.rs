@@ -289,7 +289,7 @@ impl App {
             } => {
                 let result = ToolResult::from_envelope(&summary, &output, success);
                 match self.tools.iter_mut().find(|t| t.id == id && t.result.is_none()) {
-                    Some(t) => t.result = Some(result),
+                    Some(t) => t.set_result(result),
                     None => self.tools.push(ToolCell {
                         id: id.clone(),
                         name: String::new(),
@@ -341,7 +341,6 @@ impl App {
             Event::TurnEnded { reason } => self.end_turn(reason, now),
             Event::UserMessage { .. } => {}
             Event::Sessions { sessions } => {
-                // TODO(tui): render as a table cell; `ui::sessions::format_sessions` once it lands.
                 let home = std::env::var("HOME").ok();
                 let table = crate::ui::sessions::format_sessions(&sessions, home.as_deref(), &chrono::Local);
                 self.push(Cell::Notice(NoticeLevel::Info, table.trim_end().to_string()));

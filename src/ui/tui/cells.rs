@@ -48,6 +48,27 @@ impl ToolCell {
     }
 }
 
+impl ToolCell {
+    /// Attaches the result. The result of an interrupted call marks the call interrupted
+    /// and is kept only for the partial output it carries (else `⎿ interrupted` says it).
+    pub fn set_result(&mut self, r: ToolResult) {
+        match r.body.strip_prefix(crate::message::INTERRUPTED_TOOL_ERROR) {
+            Some(rest) => {
+                self.interrupted = true;
+                let partial = rest.trim_start_matches('\n');
+                if !partial.trim().is_empty() {
+                    self.result = Some(ToolResult {
+                        summary: "interrupted".into(),
+                        body: partial.to_string(),
+                        success: false,
+                    });
+                }
+            }
+            None => self.result = Some(r),
+        }
+    }
+}
+
 /// A finished tool call as shown: the human summary and the decoded output text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolResult {
@@ -263,7 +284,11 @@ fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'stati
         ));
     }
     let Some(r) = &tool.result else { return out };
-    let style = if r.success { t.dim } else { t.tool_err };
+    let style = match (r.success, tool.interrupted) {
+        (_, true) => t.warning,
+        (true, false) => t.dim,
+        (false, false) => t.tool_err,
+    };
     out.extend(wrap::wrap_text(
         &r.summary,
         style,
@@ -381,12 +406,8 @@ pub fn from_history(history: &[crate::message::Message]) -> Vec<Cell> {
                 _ => None,
             });
             if let Some(t) = open {
-                if r.body == crate::message::INTERRUPTED_TOOL_ERROR {
-                    t.interrupted = true;
-                    interrupted_turn = true;
-                } else {
-                    t.result = Some(r.clone());
-                }
+                t.set_result(r.clone());
+                interrupted_turn |= t.interrupted;
                 continue;
             }
         }
@@ -462,6 +483,33 @@ mod tests {
             ]
         );
         assert_eq!(cell.lines(60, &look(&theme, 0)).len(), 12);
+    }
+
+    #[test]
+    fn an_interrupted_result_keeps_its_partial_output() {
+        let theme = Theme::new(false);
+        let mut t = ToolCell::started("c".into(), "bash".into(), r#"{"command":"make"}"#);
+        let env = serde_json::json!({
+            "tool_success": false,
+            "error": crate::message::INTERRUPTED_TOOL_ERROR,
+            "error_code": "TOOL_CRASHED",
+            "partial_output": "compiling a\ncompiling b",
+        });
+        t.set_result(ToolResult::from_envelope("x", &env.to_string(), false));
+        let lines: Vec<String> = Cell::Tool(t)
+            .lines(60, &look(&theme, 0))
+            .iter()
+            .map(line_text)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "■ bash(command=\"make\")",
+                "  ⎿ interrupted",
+                "    compiling a",
+                "    compiling b"
+            ]
+        );
     }
 
     #[test]

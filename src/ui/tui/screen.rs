@@ -234,7 +234,12 @@ pub struct Screen<B: Anchor> {
     size: Size,
     /// The last frame as the terminal holds it (for finding it again after a resize).
     drawn: Drawn,
+    /// When a frame first saw a size change that no resize event has handled yet.
+    resize_seen: Option<Instant>,
 }
+
+/// How long a frame waits for the resize event after seeing a new terminal size.
+const RESIZE_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// What the last frame left on the terminal, relative to the viewport's top.
 #[derive(Clone, Debug, Default)]
@@ -285,6 +290,7 @@ impl<B: Anchor> Screen<B> {
             cache: LiveCache::default(),
             size,
             drawn: Drawn::default(),
+            resize_seen: None,
         })
     }
 
@@ -304,12 +310,14 @@ impl<B: Anchor> Screen<B> {
     pub fn render(&mut self, app: &mut App, now: Instant) -> Result<(), TuiError> {
         let size = self.term.size().map_err(term_err)?;
         if size != self.size {
-            if B::LOCATE_ON_RESIZE {
-                // The resize event comes next; its `resized` finds the viewport again.
+            // The resize event comes next and its `resized` finds the viewport again; if it
+            // never does, the viewport keeps its row after a short wait.
+            let since = *self.resize_seen.get_or_insert(now);
+            if B::LOCATE_ON_RESIZE && now.saturating_duration_since(since) < RESIZE_WAIT {
                 return Ok(());
             }
-            let at = self.term.backend_mut().locate();
-            self.resized(at)?;
+            // Asking the terminal here could race the input reader: keep the row.
+            self.resized(None)?;
         }
         let width = size.width.max(1);
         let lines = app.take_scrollback(usize::from(width));
@@ -366,6 +374,7 @@ impl<B: Anchor> Screen<B> {
             None => area.y.min(size.height.saturating_sub(height)),
         };
         self.size = size;
+        self.resize_seen = None;
         self.rebuild(top, height)
     }
 

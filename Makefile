@@ -28,6 +28,7 @@ bench: deps
 	$(CARGO) bench
 	@bash scripts/bench-process.sh
 	@bash scripts/bench-compare.sh
+	@bash scripts/bench-long-session.sh
 
 install: build
 	install -Dm755 target/release/ikigai $(DESTDIR)$(PREFIX)/bin/ikigai

@@ -120,6 +120,8 @@ pub struct FileConfig {
     pub tool_env_exclude: Option<Vec<String>>,
     pub tool_schema_timeout_ms: Option<u64>,
     pub tool_dirs: Option<ToolDirs>,
+    pub max_tool_result_share: Option<f64>,
+    pub auto_compact_at: Option<f64>,
 }
 
 /// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
@@ -200,6 +202,10 @@ pub struct Config {
     pub tool_schema_timeout_ms: u64,
     /// Where external tools are looked for.
     pub tool_dirs: ToolDirs,
+    /// Largest share of the context window one tool result may take (0–1].
+    pub max_tool_result_share: f64,
+    /// Share of the window at which the conversation is compacted (0–1].
+    pub auto_compact_at: f64,
 }
 
 /// The default provider's resolved values, so that `Config::default()` is ready to use
@@ -253,6 +259,8 @@ impl Config {
             tool_env_exclude: Vec::new(),
             tool_schema_timeout_ms: 1000,
             tool_dirs: ToolDirs::default(),
+            max_tool_result_share: 0.25,
+            auto_compact_at: 0.85,
         }
     }
 }
@@ -333,6 +341,8 @@ impl Config {
         if f.tool_protocol.is_some() {
             self.tool_protocol = f.tool_protocol;
         }
+        set(&mut self.max_tool_result_share, f.max_tool_result_share);
+        set(&mut self.auto_compact_at, f.auto_compact_at);
         set(&mut self.max_response_bytes, f.max_response_bytes);
         set(&mut self.response_timeout_secs, f.response_timeout_secs);
         self.providers = f.providers;
@@ -447,6 +457,17 @@ impl Config {
         if self.max_output_size < 1024 {
             return Err(invalid("max_output_size", "must be at least 1024 bytes"));
         }
+        for (key, v) in [
+            ("max_tool_result_share", self.max_tool_result_share),
+            ("auto_compact_at", self.auto_compact_at),
+        ] {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(invalid(
+                    key,
+                    "must be a share of the window above 0 and at most 1",
+                ));
+            }
+        }
         if let Some(url) = &self.database_url {
             check_database_url(url.expose()).map_err(|m| invalid("database_url", &m))?;
         }
@@ -544,6 +565,11 @@ impl Config {
                 self.tool_protocol.clone().unwrap_or_else(|| "provider default".into()),
             ),
             ("max_identical_calls".into(), self.max_identical_calls.to_string()),
+            (
+                "max_tool_result_share".into(),
+                self.max_tool_result_share.to_string(),
+            ),
+            ("auto_compact_at".into(), self.auto_compact_at.to_string()),
         ]
     }
 }

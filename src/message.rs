@@ -14,6 +14,8 @@ pub enum Kind {
     ToolResult,
     /// The model's reasoning: visible text plus the provider's opaque payload.
     Reasoning,
+    /// A summary that stands for the earlier messages (see `CompactionData`).
+    Compaction,
 }
 
 impl Kind {
@@ -26,6 +28,7 @@ impl Kind {
             Kind::ToolCall => "tool_call",
             Kind::ToolResult => "tool_result",
             Kind::Reasoning => "reasoning",
+            Kind::Compaction => "compaction",
         }
     }
 
@@ -38,6 +41,7 @@ impl Kind {
             "tool_call" => Kind::ToolCall,
             "tool_result" => Kind::ToolResult,
             "reasoning" => Kind::Reasoning,
+            "compaction" => Kind::Compaction,
             _ => return None,
         })
     }
@@ -103,6 +107,17 @@ pub struct ReasoningData {
     pub opaque: serde_json::Value,
 }
 
+/// The `data` of a `compaction` message: `{replaces_through_seq, kept}`. The summary
+/// stands for every message of the session before the compaction event except the
+/// last `kept`, which stay whole; `replaces_through_seq` is the position of the event
+/// before the compaction as the agent counted it (informational).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionData {
+    pub replaces_through_seq: i64,
+    #[serde(default)]
+    pub kept: usize,
+}
+
 /// The structured part of a message; `null` for system, user and assistant messages.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -110,6 +125,7 @@ pub enum Data {
     ToolCall(ToolCallData),
     ToolResult(ToolResultData),
     Reasoning(ReasoningData),
+    Compaction(CompactionData),
 }
 
 /// One canonical message: `{kind, content, data}`.
@@ -201,6 +217,25 @@ impl Message {
         }
     }
 
+    /// A compaction summary standing for the earlier messages but the last `kept`.
+    pub fn compaction(summary: impl Into<String>, replaces_through_seq: i64, kept: usize) -> Self {
+        Message {
+            kind: Kind::Compaction,
+            content: summary.into(),
+            data: Some(Data::Compaction(CompactionData {
+                replaces_through_seq,
+                kept,
+            })),
+        }
+    }
+
+    pub fn as_compaction(&self) -> Option<&CompactionData> {
+        match (&self.kind, &self.data) {
+            (Kind::Compaction, Some(Data::Compaction(d))) => Some(d),
+            _ => None,
+        }
+    }
+
     pub fn as_tool_call(&self) -> Option<&ToolCallData> {
         match (&self.kind, &self.data) {
             (Kind::ToolCall, Some(Data::ToolCall(d))) => Some(d),
@@ -229,6 +264,7 @@ impl Message {
             Kind::ToolCall => Some(Data::ToolCall(serde_json::from_value(data).ok()?)),
             Kind::ToolResult => Some(Data::ToolResult(serde_json::from_value(data).ok()?)),
             Kind::Reasoning => Some(Data::Reasoning(serde_json::from_value(data).ok()?)),
+            Kind::Compaction => Some(Data::Compaction(serde_json::from_value(data).ok()?)),
             _ => None,
         };
         Some(Message { kind, content, data })
@@ -259,6 +295,14 @@ pub fn call_summary(name: &str, arguments: &str) -> String {
         Err(_) => arguments.to_string(),
     };
     format!("{name}({args})")
+}
+
+/// How a compaction summary reads to the model (every provider sends it as a user turn).
+pub fn compaction_text(summary: &str) -> String {
+    format!(
+        "[The earlier part of this conversation was compacted to fit the context window. \
+Summary of it:]\n\n{summary}"
+    )
 }
 
 /// `512 B`, `12.3 KB`, `4.0 MB` (1 KB = 1024 bytes).
@@ -394,6 +438,23 @@ mod tests {
         assert_eq!(back.as_reasoning().unwrap().provider, "anthropic");
         let back: Message = serde_json::from_value(v).unwrap();
         assert_eq!(back, m);
+    }
+
+    #[test]
+    fn compaction_round_trips_through_parts() {
+        let m = Message::compaction("task: fix the parser", 41, 3);
+        assert_eq!(m.kind.as_str(), "compaction");
+        assert_eq!(
+            m.data_json(),
+            serde_json::json!({"replaces_through_seq": 41, "kept": 3})
+        );
+        let back = Message::from_parts(
+            Kind::parse("compaction").unwrap(),
+            m.content.clone(),
+            m.data_json(),
+        );
+        assert_eq!(back.as_ref(), Some(&m));
+        assert_eq!(back.unwrap().as_compaction().unwrap().kept, 3);
     }
 
     #[test]

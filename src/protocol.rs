@@ -20,6 +20,9 @@ pub enum Op {
     Resume(String),
     /// Ask for the stored sessions (`/sessions`); answered with `Event::Sessions`.
     ListSessions,
+    /// Compact the conversation now (`/compact [instructions]`): the model summarises it
+    /// and the summary stands for the earlier messages in later requests.
+    Compact(Option<String>),
     /// Finish and stop the agent task.
     Shutdown,
     /// Rescan the tool folders now; the new set is offered from the next request.
@@ -89,6 +92,14 @@ pub enum Event {
     Usage {
         input: u64,
         output: u64,
+        /// The share of the context window the request used, in percent, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context_pct: Option<u32>,
+    },
+    /// The conversation was compacted: estimated request tokens before and after.
+    Compacted {
+        before: u64,
+        after: u64,
     },
     /// What an external tool wrote on stderr (never sent to the model); `--verbose` shows it.
     ToolStderr {

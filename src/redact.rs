@@ -161,7 +161,7 @@ pub fn scrub_message(r: &Redactor, m: &mut crate::message::Message) {
         Some(Data::ToolCall(c)) => r.scrub_in_place(&mut c.function.arguments),
         Some(Data::ToolResult(t)) => r.scrub_in_place(&mut t.output),
         // Opaque reasoning payloads are signed by the vendor; the visible text is `content`.
-        Some(Data::Reasoning(_)) | None => {}
+        Some(Data::Reasoning(_) | Data::Compaction(_)) | None => {}
     }
 }
 
@@ -184,6 +184,7 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
         Event::ModelChanged { .. }
         | Event::TurnStarted
         | Event::Usage { .. }
+        | Event::Compacted { .. }
         | Event::TurnEnded { .. }
         | Event::Sessions { .. } => {}
     }

@@ -47,7 +47,12 @@ async fn a_text_turn_streams_and_the_request_is_well_formed() {
             >= 3,
         "streamed in pieces"
     );
-    assert!(events.contains(&Event::Usage { input: 10, output: 5 }));
+    // 10 input tokens of a 32k window (fake-model has no preset, the fake states none).
+    assert!(events.contains(&Event::Usage {
+        input: 10,
+        output: 5,
+        context_pct: Some(0),
+    }));
     assert_eq!(turn_end(&events), Some(TurnEndReason::Done));
 
     let reqs = fake.requests();

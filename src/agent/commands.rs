@@ -1,5 +1,5 @@
 //! The typed commands the agent answers: `SetModel`, `NewSession`, `ListSessions`,
-//! `Resume`. Answers are structured events (`ModelChanged`, `SessionStarted`, `Sessions`)
+//! `Resume`, `Compact`. Answers are structured events (`ModelChanged`, `SessionStarted`, `Sessions`)
 //! or notices; front ends render them and answer /help, /tools, /config themselves.
 
 use serde_json::json;
@@ -19,6 +19,7 @@ pub fn name(op: &Op) -> &'static str {
         Op::Resume(_) => "/resume",
         Op::ListSessions => "/sessions",
         Op::RefreshTools => "/refresh",
+        Op::Compact(_) => "/compact",
         Op::Shutdown => "exit",
     }
 }
@@ -31,6 +32,7 @@ pub async fn handle(st: &mut AgentState, op: Op) {
         Op::ListSessions => sessions(st).await,
         Op::Resume(prefix) => resume(st, &prefix).await,
         Op::RefreshTools => refresh_tools(st).await,
+        Op::Compact(instructions) => compact(st, instructions.as_deref()).await,
         Op::Submit(_) | Op::Cancel | Op::Shutdown => {}
     }
 }
@@ -55,6 +57,7 @@ pub fn set_model(st: &mut AgentState, name: &str) {
         return;
     }
     st.model = name.to_string();
+    st.budget.model_changed(&st.config, name);
     st.marker(MarkerKind::Model, json!({"model": name}));
     st.emit(Event::ModelChanged {
         model: name.to_string(),
@@ -89,5 +92,12 @@ async fn resume(st: &mut AgentState, prefix: &str) {
     match super::resume::load(store.as_ref(), &super::Resume::Id(prefix.to_string()), &st.cwd).await {
         Ok(resumed) => super::resume::install(st, resumed),
         Err(e) => st.notice(NoticeLevel::Error, e.to_string()),
+    }
+}
+
+/// `/compact [instructions]`: summarise the conversation now.
+pub async fn compact(st: &mut AgentState, instructions: Option<&str>) {
+    if let Err(e) = super::compact::run(st, instructions).await {
+        st.notice(NoticeLevel::Warning, format!("/compact: {e}"));
     }
 }

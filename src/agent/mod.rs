@@ -1,7 +1,11 @@
 //! The agent task: owns the conversation, runs turns, answers commands. Front ends talk to
 //! it only through `Op` and `Event`; cancelling drops the turn in flight.
 
+pub mod budget;
 pub mod commands;
+pub mod compact;
+pub mod context;
+pub mod elide;
 pub mod guard;
 pub mod limit;
 pub mod prompt;
@@ -58,9 +62,13 @@ pub struct AgentHandle {
 pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
     let (ops, rx) = unbounded_channel();
     let redactor = Arc::new(setup.config.redactor());
+    let model = setup.provider.spec().model.clone();
+    let schemas = setup.registry.schemas();
+    let mut budget = budget::Budget::from_config(&setup.config, &model);
+    budget.set_fixed(&setup.system_prompt, &schemas);
     let st = AgentState {
-        model: setup.provider.spec().model.clone(),
-        schemas: setup.registry.schemas(),
+        model,
+        schemas,
         tool_ctx: ToolContext::from_config(setup.cwd.clone(), &setup.config),
         config: setup.config,
         provider: setup.provider,
@@ -76,6 +84,7 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
         usage: (0, 0),
         redactor,
         held: String::new(),
+        budget,
     };
     // What the background tool discovery skipped or overrode, once it is done.
     let registry = st.registry.clone();

@@ -20,6 +20,8 @@ pub struct Resumed {
     /// Set when the session asked for was held by another live process: `id` is a new
     /// session forked from this one.
     pub forked_from: Option<String>,
+    /// How many records the session had when loaded (the next record's position).
+    pub records: usize,
 }
 
 /// Loads the session `which` names, taking it for this process (or a fork of it, when
@@ -31,7 +33,8 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
         Resume::LatestInCwd => Target::LatestIn(&cwd),
     };
     let claimed = store.claim(target).await?;
-    let restored = crate::store::restore::rebuild(&claimed.records);
+    let records = claimed.records.len();
+    let restored = crate::store::restore::rebuild_owned(claimed.records);
     Ok(Resumed {
         id: claimed.info.id,
         conversation: restored.conversation,
@@ -39,12 +42,14 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
         repairs: restored.repairs,
         usage: restored.usage,
         forked_from: claimed.forked_from,
+        records,
     })
 }
 
 /// Makes `resumed` the current session and shows its history.
 pub fn install(st: &mut AgentState, resumed: Resumed) {
     st.switch_session(resumed.id, true, resumed.conversation, resumed.usage);
+    st.budget.records = i64::try_from(resumed.records).unwrap_or(i64::MAX);
     if let Some(m) = resumed.model {
         st.model = m;
     }

@@ -37,6 +37,8 @@ pub struct AgentState {
     pub redactor: Arc<Redactor>,
     /// Streamed text not shown yet because it may be the start of a secret.
     pub held: String,
+    /// The context window and the request estimate (see `budget.rs`).
+    pub budget: super::budget::Budget,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -95,6 +97,7 @@ impl AgentState {
             self.session_begun = true;
         }
         sessions.record(&self.session_id, record);
+        self.budget.records += 1;
     }
 
     pub fn marker(&mut self, kind: MarkerKind, data: serde_json::Value) {
@@ -116,6 +119,8 @@ impl AgentState {
         self.partial.clear();
         self.held.clear();
         self.usage = usage;
+        self.budget.reset_sizes();
+        self.budget.records = 0;
         std::mem::replace(&mut self.session_id, id)
     }
 

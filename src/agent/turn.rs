@@ -5,6 +5,7 @@ use futures_util::StreamExt;
 use serde_json::json;
 
 use super::guard::{RepeatGuard, repeated_envelope};
+use super::context::Failure;
 use super::limit::{self, Action};
 use crate::provider::text_protocol::decode::is_recovered_id;
 use super::state::AgentState;
@@ -12,7 +13,7 @@ use crate::message::{Message, fresh_call_id};
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
 use crate::provider::{EventStream, FinishReason, ProviderError, Request, StreamEvent};
 use crate::store::MarkerKind;
-use crate::tools::{Executed, envelope};
+use crate::tools::{Executed, ToolSchema, envelope};
 
 /// A tool call as the response gave it.
 struct Call {
@@ -58,10 +59,15 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     let mut guard = RepeatGuard::new(st.config.max_identical_calls);
     let mut guard_noticed = false;
     loop {
-        let mut stream = match request(st).await {
+        // The budget step (tool caps, elision, compaction, recovery) sends the request.
+        let mut stream = match super::context::request(st).await {
             Ok(s) => s,
-            Err(e) => {
+            Err(Failure::Provider(e)) => {
                 st.notice(NoticeLevel::Error, describe(st, &e));
+                return TurnEndReason::Error;
+            }
+            Err(Failure::TooLarge(text)) => {
+                st.notice(NoticeLevel::Error, text);
                 return TurnEndReason::Error;
             }
         };
@@ -96,7 +102,12 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 Ok(StreamEvent::Usage { input, output, .. }) => {
                     st.usage.0 += input;
                     st.usage.1 += output;
-                    st.emit(Event::Usage { input, output });
+                    let context_pct = st.budget.observe(input);
+                    st.emit(Event::Usage {
+                        input,
+                        output,
+                        context_pct,
+                    });
                     st.marker(MarkerKind::Usage, json!({"input": input, "output": output}));
                 }
                 Ok(StreamEvent::Finished { reason }) => finish = reason,
@@ -185,6 +196,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     if action == Action::ExecuteLast {
                         envelope::mark_limit(&mut done.envelope, limit);
                     }
+                    super::context::after_tool(st, &mut done);
                     done
                 }
             };
@@ -264,18 +276,21 @@ fn skipped(limit: u32) -> Executed {
     }
 }
 
-/// Sends the request, retrying failures before the first byte with backoff.
-async fn request(st: &AgentState) -> Result<EventStream, ProviderError> {
+/// Sends `messages` (the budget step's view of the conversation) with `tools`, retrying
+/// failures before the first byte with backoff.
+pub(super) async fn send(
+    st: &AgentState,
+    messages: &[Message],
+    tools: &[ToolSchema],
+) -> Result<EventStream, ProviderError> {
     let base = std::time::Duration::from_millis(st.config.retry_base_delay_ms);
     let mut attempt = 0;
-    // External tools found so far (a discovery in progress is waited for, briefly).
-    let schemas = st.registry.ready_schemas().await;
     loop {
         let req = Request {
             model: &st.model,
             system: &st.system_prompt,
-            messages: &st.conversation.messages,
-            tools: &schemas,
+            messages,
+            tools,
             stop: &[],
         };
         match st.provider.stream(req).await {

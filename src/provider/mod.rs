@@ -14,6 +14,7 @@ pub mod presets;
 pub mod responses;
 pub mod sse;
 pub mod text_protocol;
+pub mod window;
 
 pub use factory::{SetupError, Spec, build, resolve};
 

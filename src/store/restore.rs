@@ -1,6 +1,7 @@
 //! Turns a stored session's records back into the conversation the agent continues:
-//! messages after the last `new` marker, the last model, token usage, and results for
-//! tool calls that never got one. Pure; the caller stores the repairs.
+//! messages after the last `new` marker (from the latest compaction on: its summary, the
+//! messages it kept whole and what came after), the last model, token usage, and results
+//! for tool calls that never got one. Pure; the caller stores the repairs.
 
 use serde_json::Value;
 
@@ -21,8 +22,13 @@ pub struct Restored {
     pub usage: (u64, u64),
 }
 
-/// Rebuilds a session from its records.
+/// Rebuilds a session from its records (copying them; see `rebuild_owned`).
 pub fn rebuild(records: &[Record]) -> Restored {
+    rebuild_owned(records.to_vec())
+}
+
+/// Rebuilds a session from its records, moving the messages instead of copying them.
+pub fn rebuild_owned(records: Vec<Record>) -> Restored {
     let is_new = |r: &Record| {
         matches!(
             r,
@@ -42,9 +48,18 @@ pub fn rebuild(records: &[Record]) -> Restored {
     });
     let mut conversation = Conversation::new();
     let mut usage = (0u64, 0u64);
-    for r in &records[start..] {
+    for r in records.into_iter().skip(start) {
         match r {
-            Record::Message(m) => conversation.push(m.clone()),
+            Record::Message(m) if m.as_compaction().is_some() => {
+                // The summary stands for everything before it but the last `kept`.
+                let kept = m.as_compaction().map_or(0, |c| c.kept);
+                let msgs = &mut conversation.messages;
+                let tail = msgs.split_off(msgs.len().saturating_sub(kept));
+                msgs.clear();
+                msgs.push(m);
+                msgs.extend(tail);
+            }
+            Record::Message(m) => conversation.push(m),
             Record::Marker {
                 kind: MarkerKind::Usage,
                 data,
@@ -170,6 +185,47 @@ mod tests {
         let r = rebuild(&records[..6]);
         assert_eq!(r.conversation.messages, vec![Message::user("second")]);
         assert_eq!(r.model.as_deref(), Some("old"));
+    }
+
+    #[test]
+    fn the_latest_compaction_stands_for_what_came_before_it() {
+        let mut records = vec![msg(Message::user("first task"))];
+        for i in 0..3 {
+            records.push(msg(Message::tool_call(format!("c{i}"), "bash", "{}")));
+            records.push(msg(Message::tool_result(
+                format!("c{i}"),
+                "bash",
+                "ok",
+                "out",
+                true,
+            )));
+        }
+        // Summarised with the last call and its result kept whole.
+        records.push(msg(Message::compaction("summary one", 7, 2)));
+        records.push(msg(Message::assistant("done")));
+        records.push(msg(Message::user("second task")));
+        records.push(msg(Message::compaction("summary two", 11, 1)));
+        records.push(msg(Message::assistant("on it")));
+        let r = rebuild(&records);
+        let texts: Vec<&str> = r
+            .conversation
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect();
+        assert_eq!(texts, ["summary two", "second task", "on it"]);
+        let r = rebuild(&records[..9]);
+        let kinds: Vec<Kind> = r.conversation.messages.iter().map(|m| m.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                Kind::Compaction,
+                Kind::ToolCall,
+                Kind::ToolResult,
+                Kind::Assistant
+            ]
+        );
+        assert!(r.repairs.is_empty());
     }
 
     #[test]

@@ -15,6 +15,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "resume a stored session (a unique id prefix is enough)",
     ),
     ("/model", "[NAME]", "show or switch the model"),
+    (
+        "/compact",
+        "",
+        "summarise the conversation to free context (text after it guides the summary)",
+    ),
     ("/tools", "", "list the tools the model may call"),
     ("/tool", "NAME", "show a tool's schema"),
     ("/refresh", "", "rescan the tool folders"),
@@ -65,6 +70,7 @@ pub fn parse(input: &str) -> Option<Slash> {
         ("/resume", None) => Slash::Usage("usage: /resume ID (see /sessions)".into()),
         ("/model", Some(m)) => Slash::Agent(Op::SetModel(m)),
         ("/model", None) => Slash::ShowModel,
+        ("/compact", arg) => Slash::Agent(Op::Compact(arg)),
         (name, _) => Slash::Unknown(name.to_string()),
     })
 }
@@ -108,6 +114,11 @@ mod tests {
         assert_eq!(parse("//etc is a dir"), None);
         assert_eq!(parse("/help"), Some(Slash::Help));
         assert_eq!(parse(" /quit "), Some(Slash::Exit));
+        assert_eq!(parse("/compact"), Some(Slash::Agent(Op::Compact(None))));
+        assert_eq!(
+            parse("/compact keep the paths"),
+            Some(Slash::Agent(Op::Compact(Some("keep the paths".into()))))
+        );
         assert_eq!(parse("/tool glob"), Some(Slash::Tool(Some("glob".into()))));
         assert_eq!(
             parse("/model gpt-5"),

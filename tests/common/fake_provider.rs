@@ -233,7 +233,11 @@ impl FakeProvider {
                 ready_tx
                     .send(listener.local_addr().expect("addr"))
                     .expect("ready");
-                let app = Router::new().fallback(handle).with_state(state);
+                // Long histories make bodies larger than axum's 2 MB default.
+                let app = Router::new()
+                    .fallback(handle)
+                    .layer(axum::extract::DefaultBodyLimit::disable())
+                    .with_state(state);
                 tokio::select! {
                     _ = axum::serve(listener, app) => {}
                     _ = stopped => {}
@@ -276,8 +280,22 @@ impl Drop for FakeProvider {
     }
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    let body_json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: axum::http::Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    // Questions about the model (llama.cpp /props, /models, Ollama /api/show) are not
+    // model requests: this vendor does not answer them, and they use up no reply.
+    if method == axum::http::Method::GET || uri.path().ends_with("/api/show") {
+        return Response::builder()
+            .status(StatusCode::NOT_FOUND)
+            .body(Body::empty())
+            .expect("response");
+    }
+    let body_json = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let headers_map = headers
         .iter()
         .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))

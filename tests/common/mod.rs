@@ -12,6 +12,7 @@ pub mod history;
 pub mod pg;
 pub mod strict;
 pub mod strict_history;
+pub mod window_vendor;
 
 use std::path::Path;
 use std::process::Command;

@@ -127,6 +127,10 @@ pub fn messages(history: &[Message], name: &str) -> Vec<Value> {
     for m in history {
         match m.kind {
             Kind::System => {}
+            Kind::Compaction => push(
+                "user",
+                json!({"type": "text", "text": crate::message::compaction_text(&m.content)}),
+            ),
             Kind::User => {
                 if !m.content.is_empty() {
                     push("user", json!({"type": "text", "text": m.content}));

@@ -113,6 +113,11 @@ pub fn contents(history: &[Message], name: &str, sign_calls: bool) -> Vec<Value>
     for m in history {
         match m.kind {
             Kind::System => {}
+            Kind::Compaction => push(
+                "user",
+                Some(json!({"text": crate::message::compaction_text(&m.content)})),
+                None,
+            ),
             Kind::User if !m.content.is_empty() => push("user", Some(json!({"text": m.content})), None),
             Kind::Assistant if !m.content.trim().is_empty() => {
                 push("model", Some(json!({"text": m.content})), None);

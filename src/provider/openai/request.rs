@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::message::Kind;
+use crate::message::{Kind, compaction_text};
 use crate::provider::Request;
 
 /// The JSON body of a streaming `/chat/completions` request.
@@ -45,6 +45,7 @@ pub fn messages(req: &Request<'_>) -> Vec<Value> {
         match m.kind {
             Kind::System => out.push(json!({"role": "system", "content": m.content})),
             Kind::User => out.push(json!({"role": "user", "content": m.content})),
+            Kind::Compaction => out.push(json!({"role": "user", "content": compaction_text(&m.content)})),
             Kind::Assistant => out.push(json!({"role": "assistant", "content": m.content})),
             Kind::ToolCall => {
                 let Some(call) = m.as_tool_call() else { continue };

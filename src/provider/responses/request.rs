@@ -65,6 +65,9 @@ pub fn input(req: &Request<'_>, provider: &str) -> Vec<Value> {
         match m.kind {
             Kind::System => out.push(json!({"role": "system", "content": m.content})),
             Kind::User => out.push(json!({"role": "user", "content": m.content})),
+            Kind::Compaction => {
+                out.push(json!({"role": "user", "content": crate::message::compaction_text(&m.content)}))
+            }
             Kind::Assistant => out.push(json!({"role": "assistant", "content": m.content})),
             Kind::Reasoning => {
                 let Some(r) = m.as_reasoning() else { continue };

@@ -87,6 +87,10 @@ pub fn rewrite(messages: &[Message], how: Continuation) -> Vec<Message> {
                 flush(&mut out, &mut assistant);
                 out.push(m.clone());
             }
+            Kind::Compaction => {
+                flush(&mut out, &mut assistant);
+                out.push(Message::user(crate::message::compaction_text(&m.content)));
+            }
             // Reasoning belongs to native providers; the tagged history has no place for it.
             _ => {}
         }

@@ -187,7 +187,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 let table = crate::ui::sessions::format_sessions(sessions, home.as_deref(), &chrono::Local);
                 self.print(&table)?;
             }
-            Event::Usage { input, output } if self.opts.verbose => {
+            Event::Usage { input, output, .. } if self.opts.verbose => {
                 writeln!(
                     self.err,
                     "{}",
@@ -324,7 +324,11 @@ mod tests {
         let (out, _) = render(
             &[
                 Event::TextDelta { text: "hi".into() },
-                Event::Usage { input: 1, output: 2 },
+                Event::Usage {
+                    input: 1,
+                    output: 2,
+                    context_pct: Some(15),
+                },
             ],
             PlainOptions {
                 json: true,
@@ -335,7 +339,7 @@ mod tests {
         assert_eq!(lines[0]["type"], "text_delta");
         assert_eq!(
             lines[1],
-            serde_json::json!({"type": "usage", "input": 1, "output": 2})
+            serde_json::json!({"type": "usage", "input": 1, "output": 2, "context_pct": 15})
         );
     }
 

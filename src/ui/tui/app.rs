@@ -67,6 +67,8 @@ pub struct App {
     pub session_id: Option<String>,
     pub model: String,
     pub tokens: u64,
+    /// Context window use of the last request, in percent.
+    pub context_pct: Option<u32>,
     pub tool_calls: u32,
     pub turn: Option<Turn>,
     pub live_text: String,
@@ -99,6 +101,7 @@ impl App {
             session_id: None,
             model,
             tokens: 0,
+            context_pct: None,
             tool_calls: 0,
             turn: None,
             live_text: String::new(),
@@ -299,7 +302,21 @@ impl App {
                 self.flush_tools();
                 self.phase(Phase::Waiting, now);
             }
-            Event::Usage { input, output } => self.tokens += input + output,
+            Event::Usage {
+                input,
+                output,
+                context_pct,
+            } => {
+                self.tokens += input + output;
+                self.context_pct = context_pct.or(self.context_pct);
+            }
+            Event::Compacted { before, after } => {
+                self.flush_live();
+                let text = format!(
+                    "Context compacted: {before} → {after} tokens (full history kept in the session)"
+                );
+                self.push(Cell::Notice(NoticeLevel::Info, text));
+            }
             // A tool's stderr is for scripted --verbose runs; the TUI keeps the screen clean.
             Event::ToolStderr { .. } => {}
             Event::Retrying {

@@ -355,6 +355,10 @@ pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
     Some(match m.kind {
         // Restored reasoning is not shown yet (the TUI owns how to show it, dimmed).
         Kind::System | Kind::Reasoning => return None,
+        Kind::Compaction => Cell::Notice(
+            crate::protocol::NoticeLevel::Info,
+            format!("Earlier conversation compacted. Summary:\n{}", m.content),
+        ),
         Kind::User => Cell::User(m.content.clone()),
         Kind::Assistant => Cell::Assistant(m.content.clone()),
         Kind::ToolCall => {

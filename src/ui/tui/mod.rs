@@ -22,6 +22,8 @@ pub mod wrap;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_context;
+#[cfg(test)]
 mod tests_input;
 #[cfg(test)]
 mod tests_screens;

@@ -220,6 +220,7 @@ fn tool_call_with_result() {
     h.ev(Event::Usage {
         input: 1200,
         output: 345,
+        context_pct: None,
     });
     h.ev(Event::TextDelta {
         text: "All **2 tests** pass.".into(),

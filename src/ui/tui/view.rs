@@ -179,7 +179,10 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
     let model = format!("{}/{}", app.ctx.config.provider, app.model);
     let session = app.session_id.as_deref().map(super::app::short_id);
-    let tokens = format!("{} tok", human(app.tokens));
+    let tokens = match app.context_pct {
+        Some(p) => format!("{} tok ({p}% ctx)", human(app.tokens)),
+        None => format!("{} tok", human(app.tokens)),
+    };
     let tools = format!("tools {}/{}", app.tool_calls, app.ctx.config.max_tool_turns);
     // (text, priority: lower is dropped first)
     let mut parts: Vec<(String, u8)> = vec![(model, 9)];

@@ -1,0 +1,204 @@
+//! Compaction: the model summarises the conversation so far (task, decisions, files
+//! touched, open questions); the summary, stored as a `compaction` event, stands for the
+//! earlier messages in every later request, and the recent messages stay whole. The
+//! database keeps the full history; only the in-memory conversation shrinks.
+
+use futures_util::StreamExt;
+
+use super::budget::{is_context_error, refused_tokens};
+use super::elide;
+use super::state::AgentState;
+use crate::message::{Kind, Message};
+use crate::protocol::Event;
+use crate::provider::StreamEvent;
+use crate::store::Record;
+
+/// Share of the usable window the recent messages kept whole may take.
+const KEEP_SHARE: f64 = 0.30;
+
+/// Why a compaction did not happen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompactError {
+    #[error("there is nothing to compact yet")]
+    Nothing,
+    #[error("the model could not summarise the conversation: {0}")]
+    Failed(String),
+}
+
+/// Estimated tokens before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compacted {
+    pub before: u64,
+    pub after: u64,
+}
+
+/// Compacts the conversation now; `instructions` are the user's additions (`/compact …`).
+/// Emits `Event::Compacted` and records the summary.
+pub async fn run(st: &mut AgentState, instructions: Option<&str>) -> Result<Compacted, CompactError> {
+    st.budget.sync(&st.conversation.messages);
+    let before = st.budget.tokens(st.budget.messages_chars());
+    let messages = &st.conversation.messages;
+    let keep_chars = (st.budget.usable() as f64 * KEEP_SHARE) as u64 * 4;
+    let from = keep_from(messages, |i| st.budget.size(i), keep_chars);
+    let only_old_summary = from == 1 && messages[0].kind == Kind::Compaction;
+    if from == 0 || only_old_summary {
+        return Err(CompactError::Nothing);
+    }
+    let summary = summarise(st, from, instructions).await?;
+    let kept = st.conversation.messages.len() - from;
+    let compaction = Message::compaction(summary, st.budget.records, kept);
+    st.record(Record::Message(compaction.clone()));
+    let tail = st.conversation.messages.split_off(from);
+    st.conversation.messages = Vec::with_capacity(tail.len() + 1);
+    st.conversation.messages.push(compaction);
+    st.conversation.messages.extend(tail);
+    st.budget.reset_sizes();
+    st.budget.sync(&st.conversation.messages);
+    let after = st.budget.tokens(st.budget.messages_chars());
+    st.emit(Event::Compacted { before, after });
+    Ok(Compacted { before, after })
+}
+
+/// Where the messages kept whole begin: the current user turn when it fits in
+/// `max_chars`, else the earliest boundary after it that does (a boundary never splits a
+/// tool call from its result). `messages.len()` keeps nothing.
+pub fn keep_from(messages: &[Message], size: impl Fn(usize) -> u64, max_chars: u64) -> usize {
+    let n = messages.len();
+    let last_user = messages.iter().rposition(|m| m.kind == Kind::User).unwrap_or(0);
+    let boundary = |b: usize| {
+        matches!(messages[b].kind, Kind::User | Kind::Assistant | Kind::ToolCall)
+            && (b == 0 || messages[b - 1].kind != Kind::ToolCall)
+    };
+    let mut tail = 0u64;
+    let mut best = n;
+    for b in (last_user..n).rev() {
+        tail += size(b);
+        if tail > max_chars {
+            break;
+        }
+        if boundary(b) {
+            best = b;
+        }
+    }
+    best
+}
+
+/// Asks the model for the summary of `messages[..from]`, shrinking the input once if the
+/// server finds it too long.
+async fn summarise(
+    st: &mut AgentState,
+    from: usize,
+    instructions: Option<&str>,
+) -> Result<String, CompactError> {
+    let words = (st.budget.window / 20).clamp(150, 1500);
+    let mut ask = format!(
+        "Summarise the conversation above for your own later use: it replaces the earlier \
+messages, which you will no longer see. Use at most {words} words, in these sections: \
+Task (what the user wants, with their latest request in their own words); Decisions (what was \
+decided and why); Files touched (paths and what changed); Current state (what was done, what \
+works, what failed, the last results that matter); Open questions and next steps. Be specific: \
+names, paths, commands, error messages. Do not call tools; answer with the summary only."
+    );
+    if let Some(extra) = instructions.map(str::trim).filter(|s| !s.is_empty()) {
+        ask.push_str(&format!("\n\nThe user asks for this as well: {extra}"));
+    }
+    let ask_chars = super::budget::message_chars(&Message::user(ask.clone()));
+    let answer_tokens = words * 2;
+    let mut room = st.budget.usable().saturating_sub(answer_tokens);
+    for attempt in 0..2 {
+        let input = fit(st, from, ask_chars, room);
+        let mut wire = input;
+        wire.push(Message::user(ask.clone()));
+        st.budget.sent(
+            st.budget
+                .tokens(wire.iter().map(super::budget::message_chars).sum()),
+        );
+        let result = super::turn::send(st, &wire, &[]).await;
+        let mut stream = match result {
+            Ok(s) => s,
+            Err(e) if is_context_error(&e) && attempt == 0 => {
+                st.budget
+                    .refused(refused_tokens(super::budget::server_text(&e).unwrap_or_default()));
+                room /= 2;
+                continue;
+            }
+            Err(e) => return Err(CompactError::Failed(e.to_string())),
+        };
+        let mut text = String::new();
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(StreamEvent::TextDelta(t)) => text.push_str(&t),
+                Ok(StreamEvent::Usage { input, .. }) => {
+                    st.budget.observe(input);
+                }
+                Ok(_) => {}
+                Err(e) => return Err(CompactError::Failed(e.to_string())),
+            }
+        }
+        let text = text.trim().to_string();
+        if text.is_empty() {
+            return Err(CompactError::Failed("the summary came back empty".into()));
+        }
+        return Ok(text);
+    }
+    Err(CompactError::Failed(
+        "the conversation is too long even to summarise".into(),
+    ))
+}
+
+/// `messages[..from]` made to fit in `room` tokens with the question: old tool output
+/// elided (all of it if need be), then the oldest messages dropped.
+fn fit(st: &AgentState, from: usize, ask_chars: u64, room: u64) -> Vec<Message> {
+    let msgs = &st.conversation.messages[..from];
+    let b = &st.budget;
+    let fits = |chars: u64| b.tokens(chars + ask_chars) <= room;
+    let total: u64 = (0..from).map(|i| b.size(i)).sum();
+    if fits(total) {
+        return msgs.to_vec();
+    }
+    let mut sub = b.clone();
+    sub.sync(msgs);
+    let target = (0..64).map(|k| total >> k).find(|&c| fits(c)).unwrap_or(0);
+    let plan = elide::plan(msgs, &sub, target, 0);
+    let mut out = elide::apply(msgs, &plan);
+    let mut chars = plan.chars;
+    // Still too long: drop the oldest messages, never splitting a call from its result.
+    let mut start = 0;
+    while !fits(chars) && start < out.len() {
+        chars = chars.saturating_sub(super::budget::message_chars(&out[start]));
+        start += 1;
+        while start < out.len() && out[start].kind == Kind::ToolResult {
+            chars = chars.saturating_sub(super::budget::message_chars(&out[start]));
+            start += 1;
+        }
+    }
+    out.drain(..start);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_the_current_turn_or_a_safe_suffix_of_it() {
+        let mut m = vec![
+            Message::user("old"),
+            Message::assistant("done"),
+            Message::user("now"),
+        ];
+        for i in 0..4 {
+            let id = format!("c{i}");
+            m.push(Message::tool_call(&id, "bash", "{}"));
+            m.push(Message::tool_result(&id, "bash", "ok", "out", true));
+        }
+        // Everything of the current turn fits.
+        assert_eq!(keep_from(&m, |_| 10, 1000), 2);
+        // Only the last two calls fit: the suffix starts at a call, not at a result.
+        let from = keep_from(&m, |_| 10, 40);
+        assert_eq!(from, 7);
+        assert_eq!(m[from].kind, Kind::ToolCall);
+        // Nothing fits.
+        assert_eq!(keep_from(&m, |_| 10, 5), m.len());
+    }
+}

@@ -1,0 +1,37 @@
+//! The context budget in the TUI: the share of the window in the status line and the
+//! notice a compaction leaves in the scrollback.
+
+use super::tests::Harness;
+use crate::protocol::{Event, TurnEndReason};
+
+#[test]
+fn context_share_in_the_status_line_and_the_compaction_notice() {
+    let mut h = Harness::new(80, 16, &[]);
+    h.ev(Event::SessionStarted {
+        id: Some("0193f2a4-aaaa-bbbb".into()),
+        model: "gpt-5-mini".into(),
+        history: vec![],
+        tokens: 0,
+    });
+    h.typed("keep going").enter();
+    h.ev(Event::TurnStarted);
+    h.ev(Event::Compacted {
+        before: 6963,
+        after: 1210,
+    });
+    h.ev(Event::Usage {
+        input: 1310,
+        output: 40,
+        context_pct: Some(16),
+    });
+    h.ev(Event::TextDelta {
+        text: "Continuing from the summary.".into(),
+    });
+    h.ev(Event::TurnEnded {
+        reason: TurnEndReason::Done,
+    });
+    h.draw();
+    let text = h.text();
+    assert!(text.contains("(16% ctx)"), "{text}");
+    insta::assert_snapshot!(text);
+}

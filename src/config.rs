@@ -440,10 +440,17 @@ impl Config {
             .chain(self.providers.values().filter_map(|p| p.tool_protocol.as_ref()));
         for p in protocols {
             if !matches!(p.as_str(), "native" | "text") {
-                return Err(invalid("tool_protocol", &format!("`{p}` is not `native` or `text`")));
+                return Err(invalid(
+                    "tool_protocol",
+                    &format!("`{p}` is not `native` or `text`"),
+                ));
             }
         }
-        for c in self.providers.values().filter_map(|p| p.text_protocol_continue.as_ref()) {
+        for c in self
+            .providers
+            .values()
+            .filter_map(|p| p.text_protocol_continue.as_ref())
+        {
             if !matches!(c.as_str(), "prefill" | "user") {
                 return Err(invalid(
                     "text_protocol_continue",
@@ -562,7 +569,9 @@ impl Config {
             ("tool_result_lines".into(), self.tool_result_lines.to_string()),
             (
                 "tool_protocol".into(),
-                self.tool_protocol.clone().unwrap_or_else(|| "provider default".into()),
+                self.tool_protocol
+                    .clone()
+                    .unwrap_or_else(|| "provider default".into()),
             ),
             ("max_identical_calls".into(), self.max_identical_calls.to_string()),
             (

@@ -4,13 +4,13 @@
 use futures_util::StreamExt;
 use serde_json::json;
 
-use super::guard::{RepeatGuard, repeated_envelope};
 use super::context::Failure;
+use super::guard::{RepeatGuard, repeated_envelope};
 use super::limit::{self, Action};
-use crate::provider::text_protocol::decode::is_recovered_id;
 use super::state::AgentState;
 use crate::message::{Message, fresh_call_id};
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
+use crate::provider::text_protocol::decode::is_recovered_id;
 use crate::provider::{EventStream, FinishReason, ProviderError, Request, StreamEvent};
 use crate::store::MarkerKind;
 use crate::tools::{Executed, ToolSchema, envelope};

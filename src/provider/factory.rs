@@ -229,7 +229,11 @@ fn tool_mode(
         .text_protocol_continue
         .as_deref()
         .and_then(Continuation::parse)
-        .unwrap_or(if prefill { Continuation::Prefill } else { Continuation::User });
+        .unwrap_or(if prefill {
+            Continuation::Prefill
+        } else {
+            Continuation::User
+        });
     ToolMode {
         text: protocol == Some("text"),
         continuation,

@@ -72,7 +72,11 @@ impl TextDecoder {
     fn finish_with(&mut self, end: End, reason: Option<FinishReason>) -> Vec<StreamEvent> {
         let pieces = self.scanner.finish(end);
         let mut out = self.pieces(pieces);
-        let reason = if self.calls > 0 { Some(FinishReason::ToolCalls) } else { reason };
+        let reason = if self.calls > 0 {
+            Some(FinishReason::ToolCalls)
+        } else {
+            reason
+        };
         if end != End::Broken || self.calls > 0 {
             out.push(StreamEvent::Finished { reason });
         }
@@ -239,19 +243,30 @@ mod tests {
         // The stop sequence ate the closing tag; the server says stop.
         out.extend(d.push(finished(Some(FinishReason::Stop))));
         assert_eq!(shown(&out), "I'll check.\n");
-        assert_eq!(calls(&out), vec![("bash".to_string(), json!({"command": "uname -a"}))]);
+        assert_eq!(
+            calls(&out),
+            vec![("bash".to_string(), json!({"command": "uname -a"}))]
+        );
         assert_eq!(out.last(), Some(&finished(Some(FinishReason::ToolCalls))));
         // Text before the call keeps its place before it.
-        let first_call = out.iter().position(|e| matches!(e, StreamEvent::ToolCall { .. })).unwrap();
+        let first_call = out
+            .iter()
+            .position(|e| matches!(e, StreamEvent::ToolCall { .. }))
+            .unwrap();
         assert!(matches!(&out[0], StreamEvent::TextDelta(_)) && first_call > 0);
     }
 
     #[test]
     fn a_closed_tag_stops_reading_and_a_cut_one_is_never_run() {
         let mut d = TextDecoder::new(Registry::builtin().schemas());
-        let out = d.push(text("<||SYSTEM.EXEC>glob(pattern=\"*.rs\")<SYSTEM.EXEC||> and then"));
+        let out = d.push(text(
+            "<||SYSTEM.EXEC>glob(pattern=\"*.rs\")<SYSTEM.EXEC||> and then",
+        ));
         assert!(d.stopped());
-        assert_eq!(calls(&out), vec![("glob".to_string(), json!({"pattern": "*.rs"}))]);
+        assert_eq!(
+            calls(&out),
+            vec![("glob".to_string(), json!({"pattern": "*.rs"}))]
+        );
         let end = d.finish();
         assert_eq!(end.last(), Some(&finished(Some(FinishReason::ToolCalls))));
 
@@ -268,12 +283,19 @@ mod tests {
         let tools = Registry::builtin().schemas();
         let mut d = RecoveryDecoder::new(tools.clone());
         let mut out = Vec::new();
-        for c in ["```", "json\n{\"name\": \"glob\", ", "\"arguments\": {\"pattern\": \"*.rs\"}}\n```"] {
+        for c in [
+            "```",
+            "json\n{\"name\": \"glob\", ",
+            "\"arguments\": {\"pattern\": \"*.rs\"}}\n```",
+        ] {
             out.extend(d.push(text(c)));
         }
         assert!(out.is_empty(), "held back while it may be a call");
         out.extend(d.push(finished(Some(FinishReason::Stop))));
-        assert_eq!(calls(&out), vec![("glob".to_string(), json!({"pattern": "*.rs"}))]);
+        assert_eq!(
+            calls(&out),
+            vec![("glob".to_string(), json!({"pattern": "*.rs"}))]
+        );
         assert_eq!(shown(&out), "");
         let id = out
             .iter()
@@ -287,7 +309,10 @@ mod tests {
         // Prose streams through at once and is never recovered.
         let mut d = RecoveryDecoder::new(tools.clone());
         assert_eq!(d.push(text("Sure: ")), vec![text("Sure: ")]);
-        assert_eq!(d.push(text("{\"name\": \"glob\"}")), vec![text("{\"name\": \"glob\"}")]);
+        assert_eq!(
+            d.push(text("{\"name\": \"glob\"}")),
+            vec![text("{\"name\": \"glob\"}")]
+        );
         // A held block that is not a valid call is released whole.
         let mut d = RecoveryDecoder::new(tools);
         let mut out = d.push(text("{\"files\": 3}"));

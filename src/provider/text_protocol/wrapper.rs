@@ -193,26 +193,29 @@ fn text_stream(inner: EventStream, decoder: TextDecoder) -> EventStream {
 /// The inner stream through a `RecoveryDecoder`.
 fn recovery_stream(inner: EventStream, decoder: RecoveryDecoder) -> EventStream {
     let st = (inner, decoder, VecDeque::new(), false);
-    Box::pin(futures_util::stream::unfold(st, |(mut inner, mut d, mut out, mut done)| async move {
-        loop {
-            if let Some(item) = out.pop_front() {
-                return Some((item, (inner, d, out, done)));
-            }
-            if done {
-                return None;
-            }
-            match inner.next().await {
-                Some(Ok(ev)) => out.extend(d.push(ev).into_iter().map(Ok)),
-                Some(Err(e)) => {
-                    out.extend(d.finish().into_iter().map(Ok));
-                    out.push_back(Err(e));
-                    done = true;
+    Box::pin(futures_util::stream::unfold(
+        st,
+        |(mut inner, mut d, mut out, mut done)| async move {
+            loop {
+                if let Some(item) = out.pop_front() {
+                    return Some((item, (inner, d, out, done)));
                 }
-                None => {
-                    out.extend(d.finish().into_iter().map(Ok));
-                    done = true;
+                if done {
+                    return None;
+                }
+                match inner.next().await {
+                    Some(Ok(ev)) => out.extend(d.push(ev).into_iter().map(Ok)),
+                    Some(Err(e)) => {
+                        out.extend(d.finish().into_iter().map(Ok));
+                        out.push_back(Err(e));
+                        done = true;
+                    }
+                    None => {
+                        out.extend(d.finish().into_iter().map(Ok));
+                        done = true;
+                    }
                 }
             }
-        }
-    }))
+        },
+    ))
 }

@@ -472,6 +472,7 @@ async fn tool_arguments_past_max_response_bytes_end_the_stream() {
 #[tokio::test]
 async fn model_lists_come_from_each_vendors_models_endpoint() {
     let fake = FakeProvider::start();
+    fake.answer_gets();
     fake.push(Reply::status(
         200,
         r#"{"data":[{"type":"model","id":"claude-sonnet-4-5"},{"type":"model","id":"claude-haiku-4-5"}],"has_more":false}"#,
@@ -484,6 +485,7 @@ async fn model_lists_come_from_each_vendors_models_endpoint() {
     assert_eq!(r.headers["anthropic-version"], anthropic::API_VERSION);
 
     let fake = FakeProvider::start();
+    fake.answer_gets();
     fake.push(Reply::status(
         200,
         r#"{"models":[{"name":"models/gemini-2.5-flash","supportedGenerationMethods":["generateContent","countTokens"]},

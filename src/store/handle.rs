@@ -208,9 +208,21 @@ impl Sessions for Store {
                 forked_from: None,
             });
         }
-        let fork_id = uuid::Uuid::new_v4().to_string();
-        db.fork(&info.id, &fork_id, &now()).await?;
-        db.hold(&fork_id).await?;
+        // A fork is visible (it is the newest session of the folder) before this process
+        // holds it, so a racing `--continue` may take it first: then fork again.
+        let mut fork_id = uuid::Uuid::new_v4().to_string();
+        let mut tries = 0;
+        loop {
+            db.fork(&info.id, &fork_id, &now()).await?;
+            if db.hold(&fork_id).await? {
+                break;
+            }
+            tries += 1;
+            if tries >= 8 {
+                return Err(StoreError::Held(fork_id));
+            }
+            fork_id = uuid::Uuid::new_v4().to_string();
+        }
         let _ = self.tx.send(Cmd::Held(fork_id.clone()));
         let fork = self.find(db.as_ref(), &fork_id).await?;
         let records = self.records(db.as_ref(), &fork_id).await?;

@@ -207,6 +207,9 @@ impl Reply {
 struct Shared {
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
+    /// GET requests take scripted replies too (model lists); off by default, so that
+    /// context-window probes neither use up replies nor get answered.
+    answer_gets: std::sync::atomic::AtomicBool,
 }
 
 /// The running fake. Dropping it stops the server.
@@ -254,6 +257,14 @@ impl FakeProvider {
         }
     }
 
+    /// GET requests (`/models`) are answered from the queue as well.
+    pub fn answer_gets(&self) -> &Self {
+        self.shared
+            .answer_gets
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self
+    }
+
     /// Queues the next answer.
     pub fn push(&self, r: Reply) -> &Self {
         self.shared.replies.lock().expect("lock").push_back(r);
@@ -289,7 +300,8 @@ async fn handle(
 ) -> Response {
     // Questions about the model (llama.cpp /props, /models, Ollama /api/show) are not
     // model requests: this vendor does not answer them, and they use up no reply.
-    if method == axum::http::Method::GET || uri.path().ends_with("/api/show") {
+    let gets = shared.answer_gets.load(std::sync::atomic::Ordering::SeqCst);
+    if (method == axum::http::Method::GET && !gets) || uri.path().ends_with("/api/show") {
         return Response::builder()
             .status(StatusCode::NOT_FOUND)
             .body(Body::empty())

@@ -12,7 +12,8 @@ build:
 run: build
 	./target/release/ikigai $(ARGS)
 
-# Installs what the tests need (PostgreSQL server binaries, tmux) when missing.
+# Installs what the build and tests need when missing (PostgreSQL server binaries, tmux,
+# cmake and clang/libclang for llama.cpp) and fetches the local engine's test model once.
 deps:
 	@bash scripts/test-deps.sh
 

@@ -7,7 +7,6 @@ use tokio::sync::mpsc::unbounded_channel;
 
 use crate::agent::{AgentSetup, Resume};
 use crate::config::{Config, ConfigError};
-use crate::provider::openai::OpenAiChat;
 use crate::store::Sessions;
 use crate::tools::Registry;
 use crate::ui::plain::{Input, PlainOptions};
@@ -46,11 +45,14 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
     use crate::cli::Command;
     let overrides = crate::config::Overrides {
         config_path: cli.config.clone(),
+        provider: cli.provider.clone(),
         model: cli.model.clone(),
         base_url: cli.base_url.clone(),
         max_tool_turns: cli.max_tool_turns,
     };
-    let config = crate::config::Config::load(&overrides)?;
+    let mut config = crate::config::Config::load(&overrides)?;
+    crate::provider::resolve(&mut config, &|k| std::env::var(k).ok())
+        .map_err(|e| AppError::Usage(e.to_string()))?;
     match &cli.command {
         Some(Command::Tool(args)) => crate::tools::cli::run(args, &config).await,
         Some(Command::Sessions) => crate::store::cli::list(&config).await,
@@ -68,11 +70,11 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let cwd = std::env::current_dir()?;
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let no_key = config.needs_key();
-    if no_key && !interactive {
-        return Err(AppError::Usage(config.setup_hint().join("\n")));
+    let provider = crate::provider::build(&config).map_err(|e| AppError::Usage(e.to_string()))?;
+    let setup_hint = provider.setup_hint();
+    if !setup_hint.is_empty() && !interactive {
+        return Err(AppError::Usage(setup_hint.join("\n")));
     }
-    let provider = OpenAiChat::new(&config).map_err(|e| AppError::Provider(e.to_string()))?;
     let registry = Registry::builtin();
     let (events_tx, events_rx) = unbounded_channel();
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
@@ -91,7 +93,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         .unwrap_or_else(|| crate::agent::prompt::default_prompt(&cwd));
     let setup = AgentSetup {
         config: config.clone(),
-        provider: Arc::new(provider),
+        provider,
         registry: registry.clone(),
         sessions: Some(sessions),
         cwd: cwd.clone(),
@@ -100,7 +102,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     };
     let agent = crate::agent::spawn(setup, events_tx);
     if interactive {
-        let welcome_notes = if no_key { config.setup_hint() } else { Vec::new() };
+        let welcome_notes = setup_hint;
         let ctx = TuiContext {
             config,
             registry,

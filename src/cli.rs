@@ -13,11 +13,17 @@ pub struct Cli {
     #[arg(short = 'p', long = "prompt", value_name = "TEXT")]
     pub prompt: Option<String>,
 
-    /// Model name (overrides config and IKIGAI_MODEL).
+    /// Provider: a preset (openai, openai-responses, anthropic, google, xai, deepseek,
+    /// openrouter, groq, mistral, ollama, llamacpp, vllm, lmstudio) or a [providers.NAME]
+    /// section (overrides config and IKIGAI_PROVIDER).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+
+    /// Model name, or PROVIDER/MODEL (overrides config and IKIGAI_MODEL).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
 
-    /// Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1.
+    /// Base URL of the provider's API, e.g. http://127.0.0.1:8080/v1 for a local server.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
 

@@ -1,14 +1,11 @@
 //! Effective settings: defaults < config file < environment < flags, validated once.
 //! Reads the file and the environment it is given; never prints, never stores the API key.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-pub const DEFAULT_MODEL: &str = "gpt-5-mini";
-pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
 
 /// A configuration problem; always the user's to fix (exit code 2), never retryable.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +47,30 @@ impl fmt::Display for Secret {
     }
 }
 
+/// A `[providers.NAME]` section: adds a provider or overrides a preset's values.
+/// Which kinds and presets exist is the provider factory's business, not the config's.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    /// Wire protocol: `openai-chat`, `openai-responses`, `anthropic` or `google`.
+    pub kind: Option<String>,
+    pub base_url: Option<String>,
+    /// The environment variable that holds the key (`""` for none).
+    pub api_key_env: Option<String>,
+    /// The default model of this provider.
+    pub model: Option<String>,
+    /// Extra HTTP headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Extra query parameters (Azure's `api-version`).
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    pub context_window: Option<u64>,
+    pub temperature: Option<f64>,
+    pub reasoning_effort: Option<String>,
+    pub max_output_tokens: Option<u64>,
+}
+
 /// The config file as written; every key optional, unknown keys rejected.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,12 +90,17 @@ pub struct FileConfig {
     pub system_prompt_file: Option<PathBuf>,
     pub database_url: Option<String>,
     pub tool_result_lines: Option<usize>,
+    pub max_response_bytes: Option<usize>,
+    pub response_timeout_secs: Option<u64>,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderSection>,
 }
 
 /// Values given on the command line; they win over everything.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pub config_path: Option<PathBuf>,
+    pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub max_tool_turns: Option<u32>,
@@ -85,12 +111,30 @@ pub struct Overrides {
 pub struct Config {
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
+    /// The selected provider's name (a preset or a `[providers.NAME]` section); empty
+    /// means the default. `provider::resolve` fills this and the fields below it that are
+    /// empty from the preset and section; until then they hold only explicit settings.
     pub provider: String,
+    /// Wire kind of the selected provider (filled by `provider::resolve`).
+    pub kind: String,
     pub base_url: String,
+    /// True when `base_url` came from `OPENAI_BASE_URL` (it applies to OpenAI kinds only).
+    pub base_url_from_env: bool,
     pub model: String,
     /// The environment variable that holds the key (named in auth errors).
     pub api_key_env: String,
     pub api_key: Option<Secret>,
+    /// Tokens of the selected model's context window; 0 = unknown.
+    pub context_window: u64,
+    /// `[providers.NAME]` sections as written.
+    pub providers: BTreeMap<String, ProviderSection>,
+    /// The key variable of every configured provider (for the tool environment filter);
+    /// filled by `provider::resolve`.
+    pub provider_key_vars: Vec<String>,
+    /// Most bytes of text plus tool arguments one response may stream.
+    pub max_response_bytes: usize,
+    /// Longest one response may take, from request to end.
+    pub response_timeout_secs: u64,
     pub max_tool_turns: u32,
     pub max_output_size: usize,
     pub tool_timeout_secs: u64,
@@ -107,15 +151,41 @@ pub struct Config {
     pub tool_result_lines: usize,
 }
 
+/// The default provider's resolved values, so that `Config::default()` is ready to use
+/// (a test in `provider::factory` checks they match what `provider::resolve` gives).
 impl Default for Config {
     fn default() -> Self {
         Config {
-            file: None,
             provider: "openai".to_string(),
-            base_url: DEFAULT_BASE_URL.to_string(),
-            model: DEFAULT_MODEL.to_string(),
-            api_key_env: DEFAULT_API_KEY_ENV.to_string(),
+            kind: "openai-chat".to_string(),
+            base_url: "https://api.openai.com/v1".to_string(),
+            model: "gpt-5-mini".to_string(),
+            api_key_env: "OPENAI_API_KEY".to_string(),
+            context_window: 400_000,
+            provider_key_vars: vec!["OPENAI_API_KEY".to_string()],
+            ..Config::unresolved()
+        }
+    }
+}
+
+impl Config {
+    /// Only the built-in defaults that do not depend on the provider; the provider fields
+    /// empty until `provider::resolve` fills them from the selected preset and section.
+    pub fn unresolved() -> Self {
+        Config {
+            file: None,
+            provider: String::new(),
+            kind: String::new(),
+            base_url: String::new(),
+            base_url_from_env: false,
+            model: String::new(),
+            api_key_env: String::new(),
             api_key: None,
+            context_window: 0,
+            providers: BTreeMap::new(),
+            provider_key_vars: Vec::new(),
+            max_response_bytes: 16 * 1024 * 1024,
+            response_timeout_secs: 600,
             max_tool_turns: 50,
             max_output_size: 1_048_576,
             tool_timeout_secs: 30,
@@ -168,7 +238,7 @@ impl Config {
             Some(p) => (Some(p), true),
             None => (default_config_path(env), false),
         };
-        let mut cfg = Config::default();
+        let mut cfg = Config::unresolved();
         if let Some(path) = path {
             match std::fs::read_to_string(&path) {
                 Ok(text) => {
@@ -202,6 +272,9 @@ impl Config {
         set(&mut self.max_retries, f.max_retries);
         set(&mut self.retry_base_delay_ms, f.retry_base_delay_ms);
         set(&mut self.tool_result_lines, f.tool_result_lines);
+        set(&mut self.max_response_bytes, f.max_response_bytes);
+        set(&mut self.response_timeout_secs, f.response_timeout_secs);
+        self.providers = f.providers;
         if let Some(url) = f.database_url {
             self.database_url = Some(Secret::new(url));
         }
@@ -230,6 +303,10 @@ impl Config {
         let get = |k: &str| env(k).filter(|v| !v.is_empty());
         if let Some(v) = get("OPENAI_BASE_URL") {
             self.base_url = v;
+            self.base_url_from_env = true;
+        }
+        if let Some(v) = get("IKIGAI_PROVIDER") {
+            self.provider = v;
         }
         if let Some(v) = get("IKIGAI_MODEL") {
             self.model = v;
@@ -237,12 +314,15 @@ impl Config {
         if let Some(v) = get("IKIGAI_DATABASE_URL") {
             self.database_url = Some(Secret::new(v));
         }
-        self.api_key = get(&self.api_key_env).map(Secret::new);
     }
 
     fn apply_overrides(&mut self, o: &Overrides) {
+        set(&mut self.provider, o.provider.clone());
         set(&mut self.model, o.model.clone());
-        set(&mut self.base_url, o.base_url.clone());
+        if let Some(url) = &o.base_url {
+            self.base_url = url.clone();
+            self.base_url_from_env = false;
+        }
         set(&mut self.max_tool_turns, o.max_tool_turns);
     }
 
@@ -251,20 +331,21 @@ impl Config {
             key,
             message: message.to_string(),
         };
-        if self.provider != "openai" {
-            return Err(invalid(
-                "provider",
-                "supported providers: openai (any OpenAI-compatible server)",
-            ));
+        // Which providers exist is checked by `provider::resolve`; the URL shape here.
+        if !self.base_url.is_empty() {
+            check_url(&self.base_url).map_err(|m| invalid("base_url", &m))?;
+            self.base_url = self.base_url.trim_end_matches('/').to_string();
         }
-        let url = reqwest::Url::parse(&self.base_url)
-            .map_err(|e| invalid("base_url", &format!("{e}: {}", self.base_url)))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(invalid("base_url", "must start with http:// or https://"));
+        for section in self.providers.values() {
+            if let Some(url) = &section.base_url {
+                check_url(url).map_err(|m| invalid("providers.base_url", &m))?;
+            }
         }
-        self.base_url = self.base_url.trim_end_matches('/').to_string();
-        if self.model.trim().is_empty() {
-            return Err(invalid("model", "must not be empty"));
+        if self.max_response_bytes < 1024 {
+            return Err(invalid("max_response_bytes", "must be at least 1024 bytes"));
+        }
+        if self.response_timeout_secs == 0 {
+            return Err(invalid("response_timeout_secs", "must be at least 1"));
         }
         if self.max_tool_turns == 0 {
             return Err(invalid("max_tool_turns", "must be at least 1"));
@@ -284,35 +365,12 @@ impl Config {
         Ok(())
     }
 
-    /// True when requests go to OpenAI itself, which needs a key.
-    pub fn is_default_endpoint(&self) -> bool {
-        self.base_url == DEFAULT_BASE_URL
-    }
-
-    /// True when nothing could be sent: OpenAI's own endpoint and no key.
-    pub fn needs_key(&self) -> bool {
-        self.api_key.is_none() && self.is_default_endpoint()
-    }
-
-    /// A few lines (each under 80 columns) on how to point ikigai at a model.
-    pub fn setup_hint(&self) -> Vec<String> {
-        let var = &self.api_key_env;
-        vec![
-            format!("No API key in ${var}. To talk to a model, choose one:"),
-            format!("  OpenAI:        export {var}=sk-..."),
-            "  Other vendor:  ikigai --base-url https://api.example.com/v1 (key in the same".to_string(),
-            "                 variable, or name another with api_key_env in the config)".to_string(),
-            "  Local server:  ikigai --base-url http://127.0.0.1:8080/v1 (llama.cpp, vLLM;".to_string(),
-            "                 Ollama: http://127.0.0.1:11434/v1) - no key needed".to_string(),
-            "  Config file:   ~/.config/ikigai/config.toml (see config.example.toml)".to_string(),
-        ]
-    }
-
     /// The effective settings as TOML-ish lines, secrets redacted (for `/config`).
     pub fn describe(&self) -> Vec<(String, String)> {
-        let key = match &self.api_key {
-            Some(_) => format!("set in ${} (redacted)", self.api_key_env),
-            None => format!("not set (${})", self.api_key_env),
+        let key = match (&self.api_key, self.api_key_env.as_str()) {
+            (Some(_), var) => format!("set in ${var} (redacted)"),
+            (None, "") => "none needed".to_string(),
+            (None, var) => format!("not set (${var})"),
         };
         let db = self
             .database_url
@@ -328,9 +386,16 @@ impl Config {
                     .unwrap_or_else(|| "none".into()),
             ),
             ("provider".into(), self.provider.clone()),
-            ("base_url".into(), self.base_url.clone()),
+            ("kind".into(), self.kind.clone()),
+            ("base_url".into(), redact_url(&self.base_url)),
             ("model".into(), self.model.clone()),
             ("api key".into(), key),
+            ("context_window".into(), self.context_window.to_string()),
+            ("max_response_bytes".into(), self.max_response_bytes.to_string()),
+            (
+                "response_timeout_secs".into(),
+                self.response_timeout_secs.to_string(),
+            ),
             ("max_tool_turns".into(), self.max_tool_turns.to_string()),
             ("max_output_size".into(), self.max_output_size.to_string()),
             ("tool_timeout_secs".into(), self.tool_timeout_secs.to_string()),
@@ -353,6 +418,15 @@ impl Config {
             ("tool_result_lines".into(), self.tool_result_lines.to_string()),
         ]
     }
+}
+
+/// An http(s) URL, or why not.
+fn check_url(url: &str) -> Result<(), String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{e}: {url}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err("must start with http:// or https://".into());
+    }
+    Ok(())
 }
 
 /// Hides the password of a `scheme://user:password@host/db` URL.
@@ -399,7 +473,9 @@ mod tests {
         assert_eq!(cfg.max_tool_turns, 50);
         assert_eq!(cfg.max_output_size, 1_048_576);
         assert_eq!(cfg.tool_timeout_secs, 30);
-        assert_eq!(cfg.base_url, DEFAULT_BASE_URL);
+        assert_eq!(cfg.base_url, "", "the provider preset decides");
+        assert_eq!(cfg.max_response_bytes, 16 * 1024 * 1024);
+        assert_eq!(cfg.response_timeout_secs, 600);
         assert!(cfg.api_key.is_none());
         assert!(cfg.file.is_none());
     }
@@ -419,8 +495,8 @@ mod tests {
         let cfg = Config::load_with(&Overrides::default(), &env).unwrap();
         assert_eq!(cfg.model, "from-file");
         assert_eq!(cfg.base_url, "http://env/v1");
+        assert!(cfg.base_url_from_env);
         assert_eq!(cfg.max_tool_turns, 7);
-        assert_eq!(cfg.api_key.as_ref().unwrap().expose(), "sk-1");
         let o = Overrides {
             model: Some("flag".into()),
             max_tool_turns: Some(3),
@@ -464,6 +540,50 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("base_url")
+        );
+    }
+
+    #[test]
+    fn provider_sections_are_read_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            &dir,
+            "provider = \"azure\"\n[providers.azure]\nkind = \"openai-chat\"\nbase_url = \"https://x.openai.azure.com/openai/v1\"\napi_key_env = \"AZURE_OPENAI_API_KEY\"\nquery = { api-version = \"preview\" }\nheaders = { x-team = \"a\" }\ncontext_window = 128000\ntemperature = 0.2\nreasoning_effort = \"low\"\nmax_output_tokens = 4096\n",
+        );
+        let o = Overrides {
+            config_path: Some(p),
+            ..Default::default()
+        };
+        let cfg = Config::load_with(&o, &env_of(&[("IKIGAI_PROVIDER", "ignored-by-flag")])).unwrap();
+        assert_eq!(cfg.provider, "ignored-by-flag", "env wins over the file");
+        let s = &cfg.providers["azure"];
+        assert_eq!(s.kind.as_deref(), Some("openai-chat"));
+        assert_eq!(s.query["api-version"], "preview");
+        assert_eq!(s.headers["x-team"], "a");
+        assert_eq!(s.context_window, Some(128_000));
+        assert_eq!(s.temperature, Some(0.2));
+        assert_eq!(s.max_output_tokens, Some(4096));
+        let p = write(&dir, "[providers.x]\nbase_url = \"ftp://nope\"\n");
+        let o = Overrides {
+            config_path: Some(p.clone()),
+            ..Default::default()
+        };
+        assert!(
+            Config::load_with(&o, &env_of(&[]))
+                .unwrap_err()
+                .to_string()
+                .contains("base_url")
+        );
+        let p = write(&dir, "[providers.x]\nkindd = \"openai-chat\"\n");
+        let o = Overrides {
+            config_path: Some(p),
+            ..Default::default()
+        };
+        assert!(
+            Config::load_with(&o, &env_of(&[]))
+                .unwrap_err()
+                .to_string()
+                .contains("kindd")
         );
     }
 

@@ -12,6 +12,8 @@ pub enum Kind {
     Assistant,
     ToolCall,
     ToolResult,
+    /// The model's reasoning: visible text plus the provider's opaque payload.
+    Reasoning,
 }
 
 impl Kind {
@@ -23,6 +25,7 @@ impl Kind {
             Kind::Assistant => "assistant",
             Kind::ToolCall => "tool_call",
             Kind::ToolResult => "tool_result",
+            Kind::Reasoning => "reasoning",
         }
     }
 
@@ -34,6 +37,7 @@ impl Kind {
             "assistant" => Kind::Assistant,
             "tool_call" => Kind::ToolCall,
             "tool_result" => Kind::ToolResult,
+            "reasoning" => Kind::Reasoning,
             _ => return None,
         })
     }
@@ -65,12 +69,24 @@ pub struct ToolResultData {
     pub success: bool,
 }
 
+/// The `data` of a `reasoning` message: `{provider, opaque}`. `provider` names the
+/// configured provider that produced it; `opaque` is its payload (Anthropic thinking
+/// signature, Responses encrypted reasoning item, Gemini thought signature), or `null`.
+/// Serializers send it back only to the provider named here and drop it for any other.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningData {
+    pub provider: String,
+    #[serde(default)]
+    pub opaque: serde_json::Value,
+}
+
 /// The structured part of a message; `null` for system, user and assistant messages.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Data {
     ToolCall(ToolCallData),
     ToolResult(ToolResultData),
+    Reasoning(ReasoningData),
 }
 
 /// One canonical message: `{kind, content, data}`.
@@ -139,6 +155,29 @@ impl Message {
         }
     }
 
+    /// Reasoning text with the producing provider's opaque payload (`null` when none).
+    pub fn reasoning(
+        text: impl Into<String>,
+        provider: impl Into<String>,
+        opaque: serde_json::Value,
+    ) -> Self {
+        Message {
+            kind: Kind::Reasoning,
+            content: text.into(),
+            data: Some(Data::Reasoning(ReasoningData {
+                provider: provider.into(),
+                opaque,
+            })),
+        }
+    }
+
+    pub fn as_reasoning(&self) -> Option<&ReasoningData> {
+        match (&self.kind, &self.data) {
+            (Kind::Reasoning, Some(Data::Reasoning(d))) => Some(d),
+            _ => None,
+        }
+    }
+
     pub fn as_tool_call(&self) -> Option<&ToolCallData> {
         match (&self.kind, &self.data) {
             (Kind::ToolCall, Some(Data::ToolCall(d))) => Some(d),
@@ -166,6 +205,7 @@ impl Message {
         let data = match kind {
             Kind::ToolCall => Some(Data::ToolCall(serde_json::from_value(data).ok()?)),
             Kind::ToolResult => Some(Data::ToolResult(serde_json::from_value(data).ok()?)),
+            Kind::Reasoning => Some(Data::Reasoning(serde_json::from_value(data).ok()?)),
             _ => None,
         };
         Some(Message { kind, content, data })
@@ -275,6 +315,27 @@ mod tests {
         let back = Message::from_parts(m.kind, m.content.clone(), m.data_json()).unwrap();
         assert_eq!(back, m);
         assert!(Message::from_parts(Kind::ToolResult, String::new(), serde_json::Value::Null).is_none());
+    }
+
+    #[test]
+    fn reasoning_keeps_its_provider_and_opaque_payload() {
+        let m = Message::reasoning("thinking…", "anthropic", serde_json::json!({"signature": "abc"}));
+        let v = serde_json::to_value(&m).unwrap();
+        assert_eq!(v["kind"], "reasoning");
+        assert_eq!(
+            v["data"],
+            serde_json::json!({"provider": "anthropic", "opaque": {"signature": "abc"}})
+        );
+        let back = Message::from_parts(
+            Kind::parse("reasoning").unwrap(),
+            m.content.clone(),
+            m.data_json(),
+        )
+        .unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.as_reasoning().unwrap().provider, "anthropic");
+        let back: Message = serde_json::from_value(v).unwrap();
+        assert_eq!(back, m);
     }
 
     #[test]

@@ -550,13 +550,15 @@ async fn without_a_key_for_openai_a_turn_explains_the_setup_at_once() {
     let dir = project();
     let mut cfg = config_for(&fake);
     cfg.api_key = None;
-    cfg.base_url = ikigai::config::DEFAULT_BASE_URL.to_string();
+    // OpenAI's own endpoint, with a key variable that is surely unset in the test run.
+    cfg.base_url = "https://api.openai.com/v1".to_string();
+    cfg.api_key_env = "IKIGAI_TEST_UNSET_OPENAI_KEY".to_string();
     let mut agent = TestAgent::start(cfg, dir.path());
     let events = agent.turn("hello").await;
     assert_eq!(turn_end(&events), Some(TurnEndReason::Error));
     let msg = notices(&events).join("\n");
     assert!(
-        msg.contains("export OPENAI_API_KEY") && msg.contains("--base-url"),
+        msg.contains("export IKIGAI_TEST_UNSET_OPENAI_KEY") && msg.contains("--provider"),
         "{msg}"
     );
     assert!(

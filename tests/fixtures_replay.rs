@@ -1,4 +1,4 @@
-//! Every Chat-Completions-shaped recorded stream in ../shared/fixtures/sse, served over
+//! Every Chat-Completions-shaped recorded stream in tests/fixtures/sse, served over
 //! real HTTP on 127.0.0.1 and decoded by the OpenAI provider into canonical events.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -81,14 +81,14 @@ fn calls(events: &[StreamEvent]) -> Vec<(String, String, Value)> {
 
 fn usage(events: &[StreamEvent]) -> Option<(u64, u64)> {
     events.iter().find_map(|e| match e {
-        StreamEvent::Usage { input, output } => Some((*input, *output)),
+        StreamEvent::Usage { input, output, .. } => Some((*input, *output)),
         _ => None,
     })
 }
 
 fn finish(events: &[StreamEvent]) -> Option<Option<String>> {
     events.iter().find_map(|e| match e {
-        StreamEvent::Finished { reason } => Some(reason.clone()),
+        StreamEvent::Finished { reason } => Some(reason.as_ref().map(|r| r.as_str().to_string())),
         _ => None,
     })
 }

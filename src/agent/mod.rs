@@ -59,7 +59,7 @@ pub struct AgentHandle {
 pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
     let (ops, rx) = unbounded_channel();
     let st = AgentState {
-        model: setup.config.model.clone(),
+        model: setup.provider.spec().model.clone(),
         schemas: setup.registry.schemas(),
         tool_ctx: ToolContext {
             cwd: setup.cwd.clone(),

@@ -19,6 +19,32 @@ struct Call {
     arguments: String,
 }
 
+/// The reasoning of one response: finished blocks, and text not yet in a block.
+#[derive(Default)]
+struct Reasoning {
+    blocks: Vec<Message>,
+    text: String,
+}
+
+impl Reasoning {
+    /// A finished block; its text is what streamed since the last block when not given.
+    fn block(&mut self, text: String, opaque: serde_json::Value, provider: &str) {
+        let streamed = std::mem::take(&mut self.text);
+        let text = if text.is_empty() { streamed } else { text };
+        self.blocks.push(Message::reasoning(text, provider, opaque));
+    }
+
+    /// The messages to store, before the response's text and calls.
+    fn finish(mut self, provider: &str) -> Vec<Message> {
+        if !self.text.is_empty() {
+            let text = std::mem::take(&mut self.text);
+            self.blocks
+                .push(Message::reasoning(text, provider, serde_json::Value::Null));
+        }
+        self.blocks
+    }
+}
+
 /// Runs one user turn. Cancel by dropping the future, then call `AgentState::interrupt`.
 pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     st.emit(Event::TurnStarted);
@@ -35,6 +61,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             }
         };
         let mut calls = Vec::new();
+        let mut reasoning = Reasoning::default();
         let mut broken = None;
         while let Some(item) = stream.next().await {
             match item {
@@ -42,9 +69,15 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     st.partial.push_str(&t);
                     st.emit(Event::TextDelta { text: t });
                 }
-                Ok(StreamEvent::ReasoningDelta(t)) => st.emit(Event::ReasoningDelta { text: t }),
+                Ok(StreamEvent::ReasoningDelta(t)) => {
+                    reasoning.text.push_str(&t);
+                    st.emit(Event::ReasoningDelta { text: t });
+                }
+                Ok(StreamEvent::Reasoning { text, opaque }) => {
+                    reasoning.block(text, opaque, st.provider.name())
+                }
                 Ok(StreamEvent::ToolCall { id, name, arguments }) => calls.push(Call { id, name, arguments }),
-                Ok(StreamEvent::Usage { input, output }) => {
+                Ok(StreamEvent::Usage { input, output, .. }) => {
                     st.usage.0 += input;
                     st.usage.1 += output;
                     st.emit(Event::Usage { input, output });
@@ -58,6 +91,9 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             }
         }
         drop(stream);
+        for m in reasoning.finish(st.provider.name()) {
+            st.append(m);
+        }
         st.flush_partial();
         if let Some(e) = broken {
             st.marker("interrupted", json!({"reason": e.to_string()}));
@@ -161,15 +197,7 @@ async fn request(st: &AgentState) -> Result<EventStream, ProviderError> {
     }
 }
 
-/// The error as the user should read it, with what to do about it.
+/// The error as the user should read it, with what to do about it (the provider knows).
 fn describe(st: &AgentState, e: &ProviderError) -> String {
-    match e {
-        ProviderError::MissingKey { .. } => st.config.setup_hint().join("\n"),
-        ProviderError::Auth { .. } if st.config.api_key.is_none() => format!(
-            "{e}\nSet it with `export {}=...`, or point ikigai at another server with --base-url.",
-            st.config.api_key_env
-        ),
-        ProviderError::Connect { .. } => format!("{e}\nIs the server running? Check base_url (--base-url)."),
-        _ => e.to_string(),
-    }
+    st.provider.describe(e)
 }

@@ -10,7 +10,7 @@ use reqwest::Response;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
-use super::ProviderError;
+use super::{ProviderError, Spec};
 
 /// The SSE `data:` payloads of a response, in order; an `Err` ends it.
 pub type DataStream = Pin<Box<dyn Stream<Item = Result<String, ProviderError>> + Send>>;
@@ -76,6 +76,111 @@ pub fn retry_after(headers: &HeaderMap) -> Option<f64> {
         .and_then(|s| s.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite())
         .map(|s| s.max(0.0))
+}
+
+/// How the key travels: `Authorization: Bearer` (OpenAI kinds) or a named header
+/// (`x-api-key`, `x-goog-api-key`).
+#[derive(Clone, Copy, Debug)]
+pub enum KeyHeader {
+    Bearer,
+    Named(&'static str),
+}
+
+/// Applies the key and the configured extra headers to a request.
+pub fn authorize(
+    mut builder: reqwest::RequestBuilder,
+    spec: &Spec,
+    key: KeyHeader,
+) -> reqwest::RequestBuilder {
+    if let Some(k) = &spec.api_key {
+        builder = match key {
+            KeyHeader::Bearer => builder.bearer_auth(k.expose()),
+            KeyHeader::Named(name) => builder.header(name, k.expose()),
+        };
+    }
+    for (name, value) in &spec.headers {
+        builder = builder.header(name, value);
+    }
+    builder
+}
+
+/// POSTs a JSON body to `spec.url(path)` expecting a stream; refuses to send when the key
+/// is missing, waits at most the idle timeout for the headers, and maps non-2xx answers.
+pub async fn post(
+    client: &reqwest::Client,
+    spec: &Spec,
+    path: &str,
+    model: &str,
+    body: Vec<u8>,
+    key: KeyHeader,
+) -> Result<Response, ProviderError> {
+    if spec.missing_key() {
+        return Err(ProviderError::MissingKey {
+            env_var: spec.api_key_env.clone(),
+        });
+    }
+    let url = spec.url(path);
+    let builder = client
+        .post(&url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .header(reqwest::header::ACCEPT, "text/event-stream")
+        .body(body);
+    let builder = authorize(builder, spec, key);
+    let shown = crate::config::redact_url(&spec.base_url);
+    let resp = match tokio::time::timeout(spec.idle, builder.send()).await {
+        Err(_) => {
+            return Err(ProviderError::Connect {
+                url: shown,
+                message: format!("no response within {} s", spec.idle.as_secs()),
+            });
+        }
+        Ok(Err(e)) => return Err(send_error(&shown, &e)),
+        Ok(Ok(resp)) => resp,
+    };
+    if !resp.status().is_success() {
+        let ctx = spec.error_context(model, &crate::config::redact_url(&url));
+        return Err(error_from_response(resp, &ctx, spec.idle).await);
+    }
+    Ok(resp)
+}
+
+/// `GET /models` of an OpenAI-style endpoint: the ids of `data[]`, sorted.
+pub async fn list_models(client: &reqwest::Client, spec: &Spec) -> Result<Vec<String>, ProviderError> {
+    if spec.missing_key() {
+        return Err(ProviderError::MissingKey {
+            env_var: spec.api_key_env.clone(),
+        });
+    }
+    let url = spec.url("/models");
+    let shown = crate::config::redact_url(&spec.base_url);
+    let builder = authorize(client.get(&url), spec, KeyHeader::Bearer);
+    let resp = match tokio::time::timeout(spec.idle, builder.send()).await {
+        Err(_) => {
+            return Err(ProviderError::Connect {
+                url: shown,
+                message: format!("no response within {} s", spec.idle.as_secs()),
+            });
+        }
+        Ok(Err(e)) => return Err(send_error(&shown, &e)),
+        Ok(Ok(resp)) => resp,
+    };
+    if !resp.status().is_success() {
+        let ctx = spec.error_context(&spec.model, &crate::config::redact_url(&url));
+        return Err(error_from_response(resp, &ctx, spec.idle).await);
+    }
+    let body = read_capped(resp, 4 * 1024 * 1024, spec.idle).await;
+    let v: Value =
+        serde_json::from_str(&body).map_err(|e| ProviderError::Stream(format!("bad model list: {e}")))?;
+    let mut ids: Vec<String> = v["data"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    Ok(ids)
 }
 
 /// Maps a non-2xx response to an error, reading at most 64 KiB of its body.

@@ -2,8 +2,12 @@
 //! wire format. A provider turns canonical messages into a request and a response
 //! stream back into `StreamEvent`s.
 
+pub mod factory;
 pub mod http;
 pub mod openai;
+pub mod presets;
+
+pub use factory::{SetupError, Spec, build, resolve};
 
 use std::pin::Pin;
 
@@ -22,24 +26,76 @@ pub struct Request<'a> {
     pub tools: &'a [ToolSchema],
 }
 
+/// Why a response ended, in canonical terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FinishReason {
+    /// The model finished its answer.
+    Stop,
+    /// The model asked for tool calls.
+    ToolCalls,
+    /// The output token limit cut the response off: text may be truncated and a tool
+    /// call in progress is incomplete.
+    Length,
+    /// The vendor's safety filter stopped the response.
+    ContentFilter,
+    /// Anything else, as the vendor named it.
+    Other(String),
+}
+
+impl FinishReason {
+    /// Maps a vendor's reason (`stop`, `end_turn`, `tool_use`, `max_tokens`, `SAFETY`…).
+    pub fn parse(raw: &str) -> FinishReason {
+        match raw.to_ascii_lowercase().as_str() {
+            "stop" | "end_turn" | "stop_sequence" | "completed" => FinishReason::Stop,
+            "tool_calls" | "tool_use" | "function_call" => FinishReason::ToolCalls,
+            "length" | "max_tokens" | "max_output_tokens" => FinishReason::Length,
+            "content_filter" | "safety" | "refusal" | "recitation" | "blocklist" | "prohibited_content" => {
+                FinishReason::ContentFilter
+            }
+            _ => FinishReason::Other(raw.to_string()),
+        }
+    }
+
+    /// The canonical name (`stop`, `tool_calls`, `length`, `content_filter`, or the vendor's).
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::Length => "length",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Other(s) => s,
+        }
+    }
+}
+
 /// One thing learned from the response stream, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StreamEvent {
     TextDelta(String),
+    /// Visible reasoning text, for display (never mixed into the answer).
     ReasoningDelta(String),
+    /// A finished reasoning block to store: its whole visible text and the provider's
+    /// opaque payload (signature, encrypted item), sent back only to this provider.
+    Reasoning {
+        text: String,
+        opaque: serde_json::Value,
+    },
     /// A complete tool call (all its argument fragments joined).
     ToolCall {
         id: String,
         name: String,
         arguments: String,
     },
+    /// Token usage of this response; `cached` is the part of `input` read from the
+    /// vendor's prompt cache (0 when not reported).
     Usage {
         input: u64,
         output: u64,
+        cached: u64,
     },
-    /// The response is complete; `reason` is the provider's finish reason when it gave one.
+    /// The response is complete; `reason` is the finish reason when the provider gave one.
     Finished {
-        reason: Option<String>,
+        reason: Option<FinishReason>,
     },
 }
 
@@ -94,6 +150,19 @@ pub enum ProviderError {
     /// The server sent an error inside the stream. Not retryable.
     #[error("the provider reported an error: {0}")]
     Api(String),
+    /// The conversation no longer fits the model's context window. Not retryable as is:
+    /// the agent may compact the history and try once more.
+    #[error("the conversation is too long for the model's context window{detail}")]
+    ContextLength { detail: String },
+    /// The model or endpoint does not exist. Not retryable.
+    #[error("unknown model `{model}`{detail}")]
+    UnknownModel { model: String, detail: String },
+    /// The vendor's safety filter refused the request. Not retryable.
+    #[error("the provider's content filter refused the request{detail}")]
+    ContentFiltered { detail: String },
+    /// The account has no credit or quota left. Not retryable.
+    #[error("the account's quota is exhausted (billing){detail}")]
+    QuotaExhausted { detail: String },
 }
 
 impl ProviderError {
@@ -115,11 +184,35 @@ impl ProviderError {
     }
 }
 
-/// A model vendor's wire protocol.
+/// A model vendor's wire protocol. Each kind (openai-chat, openai-responses, anthropic,
+/// google…) implements `spec` and `stream`; the rest has defaults built on the `Spec`.
 #[async_trait]
 pub trait Provider: Send + Sync {
-    /// Short name for the status line and the store (`openai`).
-    fn name(&self) -> &str;
+    /// The resolved endpoint this provider talks to.
+    fn spec(&self) -> &Spec;
+
+    /// The configured provider name for the status line, the store and reasoning
+    /// ownership (`openai`, `xai`, a `[providers.NAME]` section).
+    fn name(&self) -> &str {
+        &self.spec().name
+    }
+
+    /// Lines telling the user how to set this provider up when nothing could be sent
+    /// (no key for an endpoint that needs one); empty when ready.
+    fn setup_hint(&self) -> Vec<String> {
+        self.spec().setup_hint()
+    }
+
+    /// The error as the user should read it, with what to do about it.
+    fn describe(&self, e: &ProviderError) -> String {
+        self.spec().describe(e)
+    }
+
+    /// Model names the endpoint offers (`GET /models`); empty when it offers no list.
+    async fn models(&self) -> Result<Vec<String>, ProviderError> {
+        Ok(Vec::new())
+    }
+
     /// Sends the request; resolves once response headers arrived (errors before the first
     /// byte come back here, so they can be retried).
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError>;

@@ -13,10 +13,10 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use serde_json::{Value, json};
 
-/// The recorded streams shared with the other projects (`../shared/fixtures/sse`).
+/// The recorded streams kept in this repository (`tests/fixtures/sse`, see its SOURCES.md).
 pub fn fixture_path(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/sse")
+        .join("tests/fixtures/sse")
         .join(name)
 }
 

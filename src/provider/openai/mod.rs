@@ -5,91 +5,89 @@ pub mod request;
 pub mod stream;
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::StreamExt;
 
-use super::http::{self, DataStream, ErrorContext};
-use super::{EventStream, Provider, ProviderError, Request, StreamEvent};
-use crate::config::{Config, Secret};
+use serde_json::{Value, json};
+
+use super::http::{self, DataStream};
+use super::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
+use crate::config::Config;
 use stream::Accumulator;
 
 /// A Chat Completions endpoint.
 pub struct OpenAiChat {
     client: reqwest::Client,
-    /// OpenAI's own endpoint with no key: every request would be refused.
-    needs_key: bool,
-    base_url: String,
-    api_key: Option<Secret>,
-    api_key_env: String,
-    idle: Duration,
+    spec: Spec,
 }
 
 impl OpenAiChat {
+    /// The provider the config selects, as a Chat Completions endpoint (whatever its kind).
     pub fn new(config: &Config) -> Result<Self, ProviderError> {
+        let name = if config.provider.is_empty() {
+            super::presets::DEFAULT.to_string()
+        } else {
+            config.provider.clone()
+        };
+        let spec =
+            super::factory::spec_for(config, &name, None, &|k| std::env::var(k).ok()).map_err(|e| {
+                ProviderError::Rejected {
+                    status: 0,
+                    message: e.to_string(),
+                }
+            })?;
+        Self::from_spec(spec)
+    }
+
+    pub fn from_spec(spec: Spec) -> Result<Self, ProviderError> {
         Ok(OpenAiChat {
-            client: http::client(Duration::from_secs(config.connect_timeout_secs))?,
-            needs_key: config.needs_key(),
-            base_url: config.base_url.trim_end_matches('/').to_string(),
-            api_key: config.api_key.clone(),
-            api_key_env: config.api_key_env.clone(),
-            idle: Duration::from_secs(config.idle_timeout_secs),
+            client: http::client(spec.connect_timeout)?,
+            spec,
         })
     }
 
-    fn url(&self) -> String {
-        format!("{}/chat/completions", self.base_url)
+    /// The request body with this endpoint's options (temperature, output cap, effort).
+    fn body(&self, request: &Request<'_>) -> Value {
+        let mut body = request::body(request);
+        if let Some(t) = self.spec.temperature {
+            body["temperature"] = json!(t);
+        }
+        if let Some(n) = self.spec.max_output_tokens {
+            body["max_completion_tokens"] = json!(n);
+        }
+        if let Some(e) = &self.spec.reasoning_effort {
+            body["reasoning_effort"] = json!(e);
+        }
+        body
     }
 }
 
 #[async_trait]
 impl Provider for OpenAiChat {
-    fn name(&self) -> &str {
-        "openai"
+    fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    async fn models(&self) -> Result<Vec<String>, ProviderError> {
+        http::list_models(&self.client, &self.spec).await
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        if self.needs_key {
-            return Err(ProviderError::MissingKey {
-                env_var: self.api_key_env.clone(),
-            });
-        }
-        let url = self.url();
-        let body = serde_json::to_vec(&request::body(&request)).map_err(|e| ProviderError::Rejected {
+        let body = serde_json::to_vec(&self.body(&request)).map_err(|e| ProviderError::Rejected {
             status: 0,
             message: format!("cannot encode request: {e}"),
         })?;
-        let mut builder = self
-            .client
-            .post(&url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .body(body);
-        if let Some(key) = &self.api_key {
-            builder = builder.bearer_auth(key.expose());
-        }
-        let resp = match tokio::time::timeout(self.idle, builder.send()).await {
-            Err(_) => {
-                return Err(ProviderError::Connect {
-                    url: self.base_url.clone(),
-                    message: format!("no response within {} s", self.idle.as_secs()),
-                });
-            }
-            Ok(Err(e)) => return Err(http::send_error(&self.base_url, &e)),
-            Ok(Ok(resp)) => resp,
-        };
-        if !resp.status().is_success() {
-            let ctx = ErrorContext {
-                model: request.model.to_string(),
-                url,
-                api_key_env: self.api_key_env.clone(),
-                key_set: self.api_key.is_some(),
-                secret: self.api_key.as_ref().map(|k| k.expose().to_string()),
-            };
-            return Err(http::error_from_response(resp, &ctx, self.idle).await);
-        }
-        Ok(decode(http::sse_data(resp, self.idle)))
+        let resp = http::post(
+            &self.client,
+            &self.spec,
+            "/chat/completions",
+            request.model,
+            body,
+            http::KeyHeader::Bearer,
+        )
+        .await?;
+        Ok(decode(http::sse_data(resp, self.spec.idle)))
     }
 }
 

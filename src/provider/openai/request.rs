@@ -63,6 +63,8 @@ pub fn messages(req: &Request<'_>) -> Vec<Value> {
                     _ => out.push(json!({"role": "assistant", "content": null, "tool_calls": [wire_call]})),
                 }
             }
+            // Chat Completions takes no reasoning back; another provider's is never sent.
+            Kind::Reasoning => {}
             Kind::ToolResult => {
                 let Some(r) = m.as_tool_result() else { continue };
                 out.push(json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": r.output}));

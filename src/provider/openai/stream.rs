@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::provider::{ProviderError, StreamEvent};
+use crate::provider::{FinishReason, ProviderError, StreamEvent};
 
 #[derive(Deserialize)]
 struct Chunk {
@@ -64,6 +64,17 @@ struct Usage {
     prompt_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    /// DeepSeek's name for cached input tokens.
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 #[derive(Default)]
@@ -80,8 +91,8 @@ pub struct Accumulator {
     calls: BTreeMap<u64, PartialCall>,
     /// Index of the most recent call, for deltas that carry no index.
     last_index: Option<u64>,
-    usage: Option<(u64, u64)>,
-    finish_reason: Option<String>,
+    usage: Option<(u64, u64, u64)>,
+    finish_reason: Option<FinishReason>,
     done: bool,
     generated_ids: u32,
 }
@@ -118,7 +129,16 @@ impl Accumulator {
             return Err(ProviderError::Api(error_text(&err)));
         }
         if let Some(u) = chunk.usage {
-            self.usage = Some((u.prompt_tokens.unwrap_or(0), u.completion_tokens.unwrap_or(0)));
+            let cached = u
+                .prompt_tokens_details
+                .and_then(|d| d.cached_tokens)
+                .or(u.prompt_cache_hit_tokens)
+                .unwrap_or(0);
+            self.usage = Some((
+                u.prompt_tokens.unwrap_or(0),
+                u.completion_tokens.unwrap_or(0),
+                cached,
+            ));
         }
         let mut out = Vec::new();
         for choice in chunk.choices {
@@ -126,7 +146,7 @@ impl Accumulator {
                 self.apply_delta(delta, &mut out);
             }
             if let Some(reason) = choice.finish_reason {
-                self.finish_reason = Some(reason);
+                self.finish_reason = Some(FinishReason::parse(&reason));
                 self.drain_calls(&mut out);
             }
         }
@@ -204,8 +224,12 @@ impl Accumulator {
     pub fn finish(&mut self) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         self.drain_calls(&mut out);
-        if let Some((input, output)) = self.usage.take() {
-            out.push(StreamEvent::Usage { input, output });
+        if let Some((input, output, cached)) = self.usage.take() {
+            out.push(StreamEvent::Usage {
+                input,
+                output,
+                cached,
+            });
         }
         out.push(StreamEvent::Finished {
             reason: self.finish_reason.take(),
@@ -290,7 +314,7 @@ mod tests {
                 call("b", "file_read", r#"{"path":"x"}"#),
                 call("c", "glob", "{}"),
                 StreamEvent::Finished {
-                    reason: Some("tool_calls".into())
+                    reason: Some(FinishReason::ToolCalls)
                 },
             ]
         );
@@ -307,7 +331,11 @@ mod tests {
             events,
             vec![
                 call("call_ikigai_1", "glob", "{}"),
-                StreamEvent::Usage { input: 5, output: 0 },
+                StreamEvent::Usage {
+                    input: 5,
+                    output: 0,
+                    cached: 0
+                },
                 StreamEvent::Finished { reason: None }
             ]
         );

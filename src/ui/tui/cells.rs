@@ -280,7 +280,8 @@ fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'stati
 pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
     use crate::message::Kind;
     Some(match m.kind {
-        Kind::System => return None,
+        // Restored reasoning is not shown yet (the TUI owns how to show it, dimmed).
+        Kind::System | Kind::Reasoning => return None,
         Kind::User => Cell::User(m.content.clone()),
         Kind::Assistant => Cell::Assistant(m.content.clone()),
         Kind::ToolCall => {

@@ -69,6 +69,16 @@ pub struct ProviderSection {
     pub temperature: Option<f64>,
     pub reasoning_effort: Option<String>,
     pub max_output_tokens: Option<u64>,
+    /// `[providers.local]` (the in-process engine): the GGUF file (else `model`).
+    pub model_path: Option<PathBuf>,
+    /// Context window in tokens (default 8192).
+    pub ctx: Option<u32>,
+    /// CPU threads (default: physical cores).
+    pub threads: Option<u32>,
+    /// Layers offloaded to a GPU (default 0).
+    pub gpu_layers: Option<u32>,
+    pub top_p: Option<f64>,
+    pub seed: Option<u32>,
 }
 
 /// The config file as written; every key optional, unknown keys rejected.

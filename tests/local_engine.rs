@@ -139,10 +139,10 @@ async fn dropping_the_provider_stream_cancels_the_generation() {
 async fn a_full_context_is_the_distinct_context_length_error_and_the_engine_goes_on() {
     let _g = serial_async().await;
     // A prompt that does not fit at all.
-    let mut s = settings(256);
+    let mut s = settings(512);
     s.max_output_tokens = 8;
     let provider = LocalProvider::new(s).unwrap();
-    let long = "word ".repeat(400);
+    let long = "word ".repeat(2000);
     let messages = vec![Message::user(long)];
     let req = Request {
         model: "local",
@@ -155,13 +155,16 @@ async fn a_full_context_is_the_distinct_context_length_error_and_the_engine_goes
         matches!(events.last(), Some(Err(ProviderError::ContextLength { detail })) if detail.contains("context length exceeded")),
         "{events:?}"
     );
-    // A prompt that fits, with an answer that fills the rest of the window.
-    let mut s = settings(256);
-    s.max_output_tokens = 1000;
+    // A prompt that fits with a few tokens to spare: the answer fills the window.
+    let mut s = settings(512);
+    s.max_output_tokens = 400;
     let engine = Engine::spawn(s).unwrap();
-    let events = run(&engine, prompt("Count from 1 to 500, separated by commas."), 1000).await;
+    engine.ready().await.unwrap();
     let n_ctx = engine.counters().n_ctx;
-    assert!(n_ctx >= 256);
+    assert!(n_ctx >= 512);
+    let words = "word ".repeat(n_ctx as usize - 60);
+    let text = format!("Repeat this text exactly: {words}");
+    let events = run(&engine, prompt(&text), 400).await;
     assert!(
         matches!(events.last(), Some(EngineEvent::Failed(EngineError::ContextFull { n_ctx: n, .. })) if *n == n_ctx),
         "{events:?}"

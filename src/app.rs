@@ -146,6 +146,15 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     // External tools are found in the background; a request waits for them ≤ 1.5 s.
     registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd));
     let (events_tx, events_rx) = unbounded_channel();
+    if let Some(mut notices) = provider.notices() {
+        let tx = events_tx.clone();
+        tokio::spawn(async move {
+            use futures_util::StreamExt;
+            while let Some((level, text)) = notices.next().await {
+                let _ = tx.send(crate::protocol::Event::notice(level, text));
+            }
+        });
+    }
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
     let which = match (&cli.resume, cli.continue_session) {
         (Some(id), _) => Some(Resume::Id(id.clone())),

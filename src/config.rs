@@ -89,6 +89,16 @@ pub struct ProviderSection {
     pub text_protocol_continue: Option<String>,
     /// Native mode: turn a whole-response JSON tool call written as text into a call.
     pub recover_text_tool_calls: Option<bool>,
+    /// `[providers.local]` (the in-process engine): the GGUF file (else `model`).
+    pub model_path: Option<PathBuf>,
+    /// Context window in tokens (default 8192).
+    pub ctx: Option<u32>,
+    /// CPU threads (default: physical cores).
+    pub threads: Option<u32>,
+    /// Layers offloaded to a GPU (default 0).
+    pub gpu_layers: Option<u32>,
+    pub top_p: Option<f64>,
+    pub seed: Option<u32>,
 }
 
 /// The config file as written; every key optional, unknown keys rejected.

@@ -84,9 +84,16 @@ pub fn split_model<'a>(config: &Config, model: &'a str) -> Option<(&'a str, &'a 
     (known && !rest.is_empty()).then_some((name, rest))
 }
 
+/// The in-process engine's provider name: `provider = "local"`, a model that names a
+/// `.gguf` file, or a section with `kind = "local"`.
+pub const LOCAL: &str = "local";
+
 /// The selected provider's name: explicit `provider`, else the `NAME/` of the model, else
 /// the default.
 fn selected(config: &Config) -> (String, String) {
+    if config.model.to_ascii_lowercase().ends_with(".gguf") {
+        return (LOCAL.to_string(), config.model.clone());
+    }
     if !config.provider.is_empty() {
         return (config.provider.clone(), config.model.clone());
     }
@@ -108,7 +115,7 @@ pub fn spec_for(
     let is_selected = name == selected_name;
     let preset = presets::find(name);
     let section = config.providers.get(name);
-    if preset.is_none() && section.is_none() {
+    if preset.is_none() && section.is_none() && name != LOCAL {
         return Err(SetupError::UnknownProvider {
             name: name.to_string(),
             known: names(config).join(", "),
@@ -122,6 +129,7 @@ pub fn spec_for(
             known: WireKind::ALL.map(WireKind::as_str).join(", "),
         })?,
         (None, Some(p)) => p.kind,
+        (None, None) if name == LOCAL => WireKind::Local,
         (None, None) => {
             return Err(SetupError::NoKind {
                 name: name.to_string(),
@@ -130,13 +138,20 @@ pub fn spec_for(
     };
     let openai_kind = matches!(kind, WireKind::OpenAiChat | WireKind::OpenAiResponses);
     let preset_url = preset.map(|p| p.base_url.to_string());
-    let mut base_url = sec.base_url.clone().or_else(|| preset_url.clone());
+    let mut base_url = sec
+        .base_url
+        .clone()
+        .or_else(|| preset_url.clone())
+        .or_else(|| (kind == WireKind::Local).then(String::new));
     let mut api_key_env = sec
         .api_key_env
         .clone()
         .or_else(|| preset.map(|p| p.api_key_env.to_string()))
         .unwrap_or_default();
     let mut chosen_model = sec.model.clone().or_else(|| preset.map(|p| p.model.to_string()));
+    if let Some(path) = &sec.model_path {
+        chosen_model = Some(path.display().to_string());
+    }
     let mut api_key = None;
     if is_selected {
         if !config.base_url.is_empty() && (openai_kind || !config.base_url_from_env) {
@@ -186,6 +201,7 @@ pub fn spec_for(
         context_window: sec
             .context_window
             .or(preset.map(|p| p.context_window))
+            .or((kind == WireKind::Local).then(|| u64::from(sec.ctx.unwrap_or(8192))))
             .unwrap_or(0),
         temperature: sec.temperature,
         reasoning_effort: sec.reasoning_effort,
@@ -279,6 +295,9 @@ pub fn key_vars(config: &Config) -> Vec<String> {
 pub fn build(config: &Config) -> Result<Arc<dyn Provider>, SetupError> {
     let (name, _) = selected(config);
     let spec = spec_for(config, &name, None, &|k| std::env::var(k).ok())?;
+    if spec.kind == WireKind::Local {
+        return build_local(config, spec);
+    }
     build_spec(spec)
 }
 
@@ -289,7 +308,26 @@ pub fn build_named(
     model: Option<&str>,
 ) -> Result<Arc<dyn Provider>, SetupError> {
     let spec = spec_for(config, name, model, &|k| std::env::var(k).ok())?;
+    if spec.kind == WireKind::Local {
+        return build_local(config, spec);
+    }
     build_spec(spec)
+}
+
+/// The in-process engine: its `[providers.NAME]` settings travel with the spec.
+#[cfg(feature = "local")]
+fn build_local(config: &Config, spec: Spec) -> Result<Arc<dyn Provider>, SetupError> {
+    let section = config.providers.get(&spec.name).cloned().unwrap_or_default();
+    let provider = super::local::LocalProvider::from_spec(spec, &section)?;
+    Ok(Arc::new(provider))
+}
+
+#[cfg(not(feature = "local"))]
+fn build_local(_config: &Config, spec: Spec) -> Result<Arc<dyn Provider>, SetupError> {
+    Err(SetupError::Unsupported {
+        name: spec.name,
+        kind: "local (this build has no in-process engine: cargo feature `local`)",
+    })
 }
 
 /// One match arm per wire kind: the extension point for new provider kinds.
@@ -323,6 +361,10 @@ fn build_kind(spec: Spec) -> Result<Arc<dyn Provider>, SetupError> {
             Ok(p) => Ok(Arc::new(p)),
             Err(e) => Err(fail(&spec, e)),
         },
+        WireKind::Local => Err(SetupError::Other {
+            name: spec.name.clone(),
+            message: "the local engine is built with its settings by provider::build".into(),
+        }),
     }
 }
 
@@ -592,5 +634,41 @@ mod tests {
         assert!(e.contains("soap") && e.contains("openai-responses"), "{e}");
         assert_eq!(split_model(&c, "x/m"), Some(("x", "m")));
         assert_eq!(split_model(&c, "meta-llama/llama-3"), None);
+    }
+
+    #[test]
+    fn a_gguf_model_or_provider_local_selects_the_in_process_engine() {
+        let mut c = Config {
+            model: "/m/qwen.GGUF".into(),
+            ..Config::unresolved()
+        };
+        resolve(&mut c, &env_of(&[])).unwrap();
+        assert_eq!((c.provider.as_str(), c.kind.as_str()), ("local", "local"));
+        assert_eq!((c.model.as_str(), c.context_window), ("/m/qwen.GGUF", 8192));
+        assert!(!spec_for(&c, "local", None, &env_of(&[])).unwrap().missing_key());
+
+        let mut c = Config {
+            provider: "local".into(),
+            ..Config::unresolved()
+        };
+        c.providers.insert(
+            "local".into(),
+            ProviderSection {
+                model_path: Some("/m/coder.gguf".into()),
+                ctx: Some(4096),
+                ..Default::default()
+            },
+        );
+        resolve(&mut c, &env_of(&[])).unwrap();
+        assert_eq!((c.model.as_str(), c.context_window), ("/m/coder.gguf", 4096));
+        let err = build(&c).err().map(|e| e.to_string()).unwrap_or_default();
+        if cfg!(feature = "local") {
+            assert!(
+                err.contains("/m/coder.gguf") && err.contains("does not exist"),
+                "{err}"
+            );
+        } else {
+            assert!(err.contains("not available in this build"), "{err}");
+        }
     }
 }

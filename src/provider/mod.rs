@@ -9,6 +9,8 @@ pub mod factory;
 pub mod google;
 pub mod http;
 pub mod limits;
+#[cfg(feature = "local")]
+pub mod local;
 pub mod openai;
 pub mod presets;
 pub mod responses;
@@ -228,6 +230,15 @@ pub trait Provider: Send + Sync {
     /// The error as the user should read it, with what to do about it.
     fn describe(&self, e: &ProviderError) -> String {
         self.spec().describe(e)
+    }
+
+    /// Notices about the provider's own state while it gets ready, for the status line
+    /// (the local engine: "loading model…", then the model's name or why it failed).
+    /// `None` for providers that are ready at once.
+    fn notices(
+        &self,
+    ) -> Option<futures_util::stream::BoxStream<'static, (crate::protocol::NoticeLevel, String)>> {
+        None
     }
 
     /// Model names the endpoint offers (`GET /models`); empty when it offers no list.

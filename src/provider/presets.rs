@@ -12,14 +12,17 @@ pub enum WireKind {
     Anthropic,
     /// Gemini `streamGenerateContent`.
     Google,
+    /// The in-process llama.cpp engine (`provider/local/`, cargo feature `local`).
+    Local,
 }
 
 impl WireKind {
-    pub const ALL: [WireKind; 4] = [
+    pub const ALL: [WireKind; 5] = [
         WireKind::OpenAiChat,
         WireKind::OpenAiResponses,
         WireKind::Anthropic,
         WireKind::Google,
+        WireKind::Local,
     ];
 
     /// The name used in `kind = "…"` of a `[providers.NAME]` section.
@@ -29,6 +32,7 @@ impl WireKind {
             WireKind::OpenAiResponses => "openai-responses",
             WireKind::Anthropic => "anthropic",
             WireKind::Google => "google",
+            WireKind::Local => "local",
         }
     }
 

@@ -1,0 +1,218 @@
+//! Measures the in-process engine against llama.cpp's own server on the same model,
+//! prompt and thread count: load time, time to first token, prompt and generation
+//! tokens/s, one tool round trip (closing tag → first token after the output) and peak
+//! RSS. Run by scripts/bench-local.sh, which starts the server; prints one JSON object.
+//! Usage: bench_local MODEL.gguf [--server URL] [--threads N] [--ctx N] [--gen N]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use ikigai::provider::local::LocalSettings;
+use ikigai::provider::local::engine::{Engine, EngineEvent};
+use ikigai::provider::local::render::{self, ChatPrompt};
+use ikigai::provider::local::tag::{exec_block, output_block};
+use ikigai::tools::bash::Bash;
+use ikigai::tools::{Tool, ToolContext, envelope};
+use serde_json::{Value, json};
+
+const SYSTEM: &str = "You are a careful senior engineer. Answer precisely.";
+const COMMAND: &str = "uname -s; echo round-trip";
+
+fn user_prompt() -> String {
+    let code = include_str!("../src/provider/local/tag.rs");
+    let code: String = code.chars().take(2400).collect();
+    format!(
+        "Here is a Rust module:\n\n```rust\n{code}\n```\n\nExplain in detail, step by step, what this code does and how it could fail."
+    )
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn peak_rss_mib(pid: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|k| k.parse::<f64>().ok())
+        .map_or(0.0, |k| k / 1024.0)
+}
+
+async fn run_bash() -> String {
+    let ctx = ToolContext {
+        cwd: std::env::temp_dir(),
+        max_output_size: 64 * 1024,
+        timeout: Duration::from_secs(10),
+    };
+    let out = Bash
+        .call(json!({ "command": COMMAND }), &ctx)
+        .await
+        .expect("bash");
+    output_block(&render::result_text(&envelope::success(&out).to_string()))
+}
+
+/// Runs a job; returns (events, time of the first text event).
+async fn job(engine: &Engine, prompt: ChatPrompt, max: u32) -> (Vec<EngineEvent>, Option<Instant>) {
+    let (mut rx, _c) = engine.start(prompt, Some(max));
+    let mut events = Vec::new();
+    let mut first = None;
+    while let Some(e) = rx.recv().await {
+        if first.is_none() && matches!(e, EngineEvent::Text(_)) {
+            first = Some(Instant::now());
+        }
+        let last = matches!(e, EngineEvent::Finished { .. } | EngineEvent::Failed(_));
+        events.push(e);
+        if last {
+            break;
+        }
+    }
+    (events, first)
+}
+
+async fn in_process(model: &str, threads: u32, ctx: u32, gen_n: u32) -> Value {
+    let mut s = LocalSettings::new(model);
+    s.threads = threads;
+    s.ctx = ctx;
+    s.temperature = 0.0;
+    let t = Instant::now();
+    let engine = Engine::spawn(s).expect("engine");
+    engine.ready().await.expect("model loads");
+    let load_ms = t.elapsed().as_secs_f64() * 1000.0;
+
+    let base = ChatPrompt {
+        turns: vec![("system".into(), SYSTEM.into()), ("user".into(), user_prompt())],
+        continuation: None,
+    };
+    let t = Instant::now();
+    let (_, first) = job(&engine, base.clone(), gen_n).await;
+    let ttft_ms = first.map_or(0.0, |f| (f - t).as_secs_f64() * 1000.0);
+    let c = engine.counters();
+    let prompt_tps = f64::from(c.decoded) * 1000.0 / c.prefill_ms;
+
+    // Tool round trip: the prompt ends at a closing tag (the engine pauses there), the
+    // command runs through the bash tool, the output block is decoded, first token.
+    let mut p = base.clone();
+    p.turns[1].1 = "Run uname.".into();
+    p.continuation = Some(exec_block(COMMAND));
+    job(&engine, p.clone(), 4).await;
+    let t0 = Instant::now();
+    let block = run_bash().await;
+    p.continuation = Some(format!("{}{block}", exec_block(COMMAND)));
+    let (_, first) = job(&engine, p, 4).await;
+    let rt_ms = first.map_or(0.0, |f| (f - t0).as_secs_f64() * 1000.0);
+    let rt = engine.counters();
+    json!({
+        "load_ms": load_ms,
+        "ttft_ms": ttft_ms,
+        "prompt_tokens": c.decoded,
+        "prompt_tps": prompt_tps,
+        "generated": c.generated,
+        "gen_tps": c.generation_tps(),
+        "round_trip_ms": rt_ms,
+        "round_trip_decoded": rt.decoded,
+        "peak_rss_mib": peak_rss_mib("self"),
+    })
+}
+
+async fn chat(client: &reqwest::Client, url: &str, body: Value) -> (Instant, Option<Instant>, Value) {
+    let t = Instant::now();
+    let resp = client
+        .post(format!("{url}/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+        .expect("server");
+    if body["stream"] != json!(true) {
+        let v: Value = resp.json().await.expect("json");
+        return (t, None, v);
+    }
+    let mut events = resp.bytes_stream().eventsource();
+    let mut first = None;
+    while let Some(Ok(ev)) = events.next().await {
+        if ev.data == "[DONE]" {
+            break;
+        }
+        let v: Value = serde_json::from_str(&ev.data).unwrap_or(Value::Null);
+        let delta = v["choices"][0]["delta"]["content"].as_str().unwrap_or("");
+        if first.is_none() && !delta.is_empty() {
+            first = Some(Instant::now());
+        }
+    }
+    (t, first, Value::Null)
+}
+
+async fn server(url: &str, gen_n: u32) -> Value {
+    let client = reqwest::Client::new();
+    let msgs = json!([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user_prompt()}]);
+    // Throughput from the server's own timings (no prompt cache), then time to first token.
+    let (_, _, v) = chat(
+        &client,
+        url,
+        json!({"messages": msgs, "max_tokens": gen_n, "temperature": 0, "cache_prompt": false}),
+    )
+    .await;
+    let timings = v["timings"].clone();
+    let (t, first, _) = chat(
+        &client,
+        url,
+        json!({"messages": msgs, "max_tokens": 4, "temperature": 0, "cache_prompt": false, "stream": true}),
+    )
+    .await;
+    let ttft_ms = first.map_or(0.0, |f| (f - t).as_secs_f64() * 1000.0);
+    // Round trip over HTTP: the assistant message so far ends at the closing tag (cached
+    // by the server), the command runs, the next request continues that message.
+    let mut prefix = vec![
+        json!({"role": "system", "content": SYSTEM}),
+        json!({"role": "user", "content": "Run uname."}),
+    ];
+    prefix.push(json!({"role": "assistant", "content": exec_block(COMMAND)}));
+    chat(
+        &client,
+        url,
+        json!({"messages": prefix, "max_tokens": 1, "temperature": 0}),
+    )
+    .await;
+    let t0 = Instant::now();
+    let block = run_bash().await;
+    prefix.pop();
+    prefix.push(json!({"role": "assistant", "content": format!("{}{block}", exec_block(COMMAND))}));
+    let (_, first, _) = chat(
+        &client,
+        url,
+        json!({"messages": prefix, "max_tokens": 4, "temperature": 0, "stream": true}),
+    )
+    .await;
+    let rt_ms = first.map_or(0.0, |f| (f - t0).as_secs_f64() * 1000.0);
+    json!({
+        "ttft_ms": ttft_ms,
+        "prompt_tokens": timings["prompt_n"],
+        "prompt_tps": timings["prompt_per_second"],
+        "generated": timings["predicted_n"],
+        "gen_tps": timings["predicted_per_second"],
+        "round_trip_ms": rt_ms,
+    })
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let model = args
+        .get(1)
+        .cloned()
+        .expect("usage: bench_local MODEL.gguf [--server URL]");
+    let threads = arg(&args, "--threads").and_then(|v| v.parse().ok()).unwrap_or(2);
+    let ctx = arg(&args, "--ctx").and_then(|v| v.parse().ok()).unwrap_or(8192);
+    let gen_n = arg(&args, "--gen").and_then(|v| v.parse().ok()).unwrap_or(128);
+    let mut out =
+        json!({"threads": threads, "ctx": ctx, "in_process": in_process(&model, threads, ctx, gen_n).await});
+    if let Some(url) = arg(&args, "--server") {
+        out["server"] = server(&url, gen_n).await;
+    }
+    println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+}

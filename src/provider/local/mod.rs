@@ -1,0 +1,229 @@
+//! The in-process engine (cargo feature `local`): a GGUF model run by llama.cpp inside
+//! ikigai, behind the ordinary `Provider` trait. Owns loading, prompt rendering in the
+//! SYSTEM.EXEC text protocol, generation on its own thread and the KV cache across turns;
+//! must not know the agent loop, the store or any front end.
+//!
+//! How a tool round works (the design choice): when the sampled text completes
+//! `<SYSTEM.EXEC||>`, the engine pauses right there and the stream yields an ordinary
+//! `StreamEvent::ToolCall` (`bash`, `{"command": …}`) and finishes with reason
+//! `tool_calls`. The agent runs it through the bash tool (same timeout, cap, filtered
+//! environment, process-group kill) and stores the usual `tool_call` / `tool_result` pair,
+//! exactly as with any provider. Its follow-up request renders that pair back as the tag
+//! and `<||SYSTEM.OUTPUT>\n…\n<SYSTEM.OUTPUT||>` inside the same, still open, assistant
+//! turn. The engine's KV cache already holds everything up to the closing tag, so the
+//! longest-common-prefix step finds that the only new text is the output block: it is
+//! tokenized and decoded straight into the context and generation continues in the same
+//! assistant turn — no re-prefill, no re-tokenizing of the conversation's cached part.
+//! The same prefix step makes a new user message decode only its own tokens, and a
+//! resumed session prefill once.
+//!
+//! Files: `settings` (defaults), `load` (checks and clear load errors), `render`
+//! (conversation → template turns), `tag` (the tiny closing-tag matcher the engine uses;
+//! the provider-wide text-protocol wrapper of issue 12 is separate), `engine` (the handle,
+//! channels, counters), `worker` (the thread: prefix cache, prefill, sampling).
+
+pub mod engine;
+pub mod load;
+pub mod render;
+pub mod settings;
+pub mod tag;
+mod worker;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures_util::stream::{self, BoxStream, StreamExt};
+
+pub use engine::{Counters, Engine, EngineError, EngineEvent, Finish, Status};
+pub use settings::LocalSettings;
+pub use worker::CHATML_NOTICE;
+
+use super::{EventStream, FinishReason, Provider, ProviderError, Request, SetupError, Spec, StreamEvent};
+use crate::config::ProviderSection;
+use crate::protocol::NoticeLevel;
+use engine::CancelOnDrop;
+
+/// The `local` provider: a shared engine.
+#[derive(Clone)]
+pub struct LocalProvider {
+    engine: Arc<Engine>,
+    spec: Spec,
+}
+
+impl LocalProvider {
+    /// Checks the file now (a clear error naming it) and starts loading the model in the
+    /// background; returns at once.
+    pub fn from_spec(spec: Spec, section: &ProviderSection) -> Result<Self, SetupError> {
+        let mut s = LocalSettings::new(&spec.model);
+        if let Some(v) = section.ctx {
+            s.ctx = v;
+        }
+        if let Some(v) = section.threads {
+            s.threads = v.max(1);
+        }
+        if let Some(v) = section.gpu_layers {
+            s.gpu_layers = v;
+        }
+        if let Some(v) = spec.temperature {
+            s.temperature = v as f32;
+        }
+        if let Some(v) = section.top_p {
+            s.top_p = v as f32;
+        }
+        if let Some(v) = section.seed {
+            s.seed = v;
+        }
+        if let Some(v) = spec.max_output_tokens {
+            s.max_output_tokens = u32::try_from(v).unwrap_or(u32::MAX);
+        }
+        let fail = |message: String| SetupError::Other {
+            name: spec.name.clone(),
+            message,
+        };
+        load::inspect(&s.model_path).map_err(|e| fail(e.to_string()))?;
+        let engine = Engine::spawn(s).map_err(|e| fail(e.to_string()))?;
+        Ok(LocalProvider {
+            engine: Arc::new(engine),
+            spec,
+        })
+    }
+
+    /// An engine with these settings, for tests and benches (no file check up front).
+    pub fn new(settings: LocalSettings) -> Result<Self, ProviderError> {
+        let spec = Spec {
+            name: crate::provider::factory::LOCAL.into(),
+            kind: crate::provider::presets::WireKind::Local,
+            base_url: String::new(),
+            model: settings.model_path.display().to_string(),
+            api_key_env: String::new(),
+            api_key: None,
+            key_required: false,
+            headers: Vec::new(),
+            query: Vec::new(),
+            context_window: u64::from(settings.ctx),
+            temperature: Some(f64::from(settings.temperature)),
+            reasoning_effort: None,
+            max_output_tokens: Some(u64::from(settings.max_output_tokens)),
+            connect_timeout: std::time::Duration::ZERO,
+            idle: std::time::Duration::ZERO,
+        };
+        let engine = Engine::spawn(settings).map_err(|e| ProviderError::Api(e.to_string()))?;
+        Ok(LocalProvider {
+            engine: Arc::new(engine),
+            spec,
+        })
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+}
+
+fn provider_error(e: EngineError) -> ProviderError {
+    match e {
+        EngineError::ContextFull { .. } => ProviderError::ContextLength {
+            detail: format!(": {e}"),
+        },
+        other => ProviderError::Api(other.to_string()),
+    }
+}
+
+/// One engine event as provider stream events.
+fn translate(e: EngineEvent) -> Vec<Result<StreamEvent, ProviderError>> {
+    match e {
+        EngineEvent::Text(t) => vec![Ok(StreamEvent::TextDelta(t))],
+        EngineEvent::Exec(command) => {
+            let id = format!("call_{}", uuid::Uuid::new_v4().simple());
+            let arguments = serde_json::json!({ "command": command }).to_string();
+            vec![Ok(StreamEvent::ToolCall {
+                id,
+                name: "bash".into(),
+                arguments,
+            })]
+        }
+        EngineEvent::Finished {
+            finish,
+            prompt_tokens,
+            reused,
+            generated,
+        } => {
+            let reason = match finish {
+                Finish::Stop => FinishReason::Stop,
+                Finish::Length => FinishReason::Length,
+                Finish::Exec => FinishReason::ToolCalls,
+                Finish::Cancelled => FinishReason::Other("cancelled".into()),
+            };
+            vec![
+                Ok(StreamEvent::Usage {
+                    input: u64::from(prompt_tokens),
+                    output: u64::from(generated),
+                    cached: u64::from(reused),
+                }),
+                Ok(StreamEvent::Finished { reason: Some(reason) }),
+            ]
+        }
+        EngineEvent::Failed(e) => vec![Err(provider_error(e))],
+    }
+}
+
+/// "loading model…", then the model's name (and the ChatML notice) or the load error.
+fn status_notices(
+    mut status: tokio::sync::watch::Receiver<Status>,
+) -> BoxStream<'static, (NoticeLevel, String)> {
+    let loading = stream::iter([(NoticeLevel::Info, "loading model…".to_string())]);
+    let outcome = stream::once(async move {
+        let done = status
+            .wait_for(|s| !matches!(s, Status::Loading))
+            .await
+            .map(|s| s.clone());
+        match done {
+            Ok(Status::Ready { name, notice }) => {
+                let mut v = Vec::new();
+                if let Some(n) = notice {
+                    v.push((NoticeLevel::Warning, n));
+                }
+                v.push((NoticeLevel::Info, format!("model {name} loaded")));
+                v
+            }
+            Ok(Status::Failed(e)) => vec![(NoticeLevel::Error, e.to_string())],
+            _ => Vec::new(),
+        }
+    })
+    .flat_map(stream::iter);
+    loading.chain(outcome).boxed()
+}
+
+#[async_trait]
+impl Provider for LocalProvider {
+    fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    fn notices(&self) -> Option<BoxStream<'static, (NoticeLevel, String)>> {
+        Some(status_notices(self.engine.status_watch()))
+    }
+
+    async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
+        let prompt = render::chat_prompt(request.system, request.messages);
+        let (rx, cancel) = self.engine.start(prompt, None);
+        let guard = CancelOnDrop(cancel);
+        let events = stream::unfold(
+            (rx, guard, VecDeque::new(), false),
+            |(mut rx, guard, mut pending, mut done)| async move {
+                loop {
+                    if let Some(item) = pending.pop_front() {
+                        return Some((item, (rx, guard, pending, done)));
+                    }
+                    if done {
+                        return None;
+                    }
+                    let event = rx.recv().await?;
+                    done = matches!(event, EngineEvent::Finished { .. } | EngineEvent::Failed(_));
+                    pending.extend(translate(event));
+                }
+            },
+        );
+        Ok(Box::pin(events))
+    }
+}

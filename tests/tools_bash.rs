@@ -180,7 +180,13 @@ async fn bash_errors() {
 
 /// Starts two processes that leave the shell's process group: one in a new session
 /// (`setsid`) and one in a job-control group (`set -m`). Prints their pids.
-const ESCAPES: &str = "setsid sleep 100 & echo $!; set -m; sleep 100 & echo $!; set +m";
+///
+/// `setsid` runs in the background child, so the shell waits until that child really
+/// leads its own session (field 6 of /proc/PID/stat equals its pid) before going on;
+/// otherwise the call could end, and kill it by group, before it had escaped.
+const ESCAPES: &str = "setsid sleep 100 & p=$!; \
+    until read -r _ _ _ _ _ s _ < /proc/$p/stat && [ \"$s\" = \"$p\" ]; do sleep 0.01; done; \
+    echo $p; set -m; sleep 100 & echo $!; set +m";
 
 fn assert_all_gone(pids: &[i32], when: &str) {
     for &pid in pids {

@@ -35,9 +35,6 @@ fn assert_history_intact(all: &str, answers: &[&str], when: &str) {
 }
 
 #[test]
-#[ignore = "known failure, issue 9 stays open: in this harness the pane history is gone \
-            after the long second answer, before any further resize; the same steps typed by \
-            hand in tmux keep it. Run with --ignored to reproduce."]
 fn resizing_never_erases_or_duplicates_the_history() {
     let home = tempfile::tempdir().unwrap();
     let fake = FakeProvider::start();
@@ -108,36 +105,29 @@ fn resizing_never_erases_or_duplicates_the_history() {
 }
 
 #[test]
-#[ignore = "flaky, issue 9 stays open: passed and failed on the same tree (the typed line \
-            was missing from the pane history once). Run with --ignored to reproduce."]
 fn resizing_while_an_answer_streams_keeps_it_whole() {
     let home = tempfile::tempdir().unwrap();
     let fake = FakeProvider::start();
     let long: String = (1..=40).map(|i| format!("- streamed row {i} here\n")).collect();
-    // ~250 words at 20 ms each: about 5 s of streaming to resize in.
-    fake.push(Reply::text(&format!("STREAM-START\n\n{long}\nSTREAM-END")).paced(Duration::from_millis(20)));
+    // ~250 words, 10 ms apart: a live answer that keeps drawing between the holds.
+    fake.push(Reply::text(&format!("STREAM-START\n\n{long}\nSTREAM-END")).paced(Duration::from_millis(10)));
     let t = Tmux::start(home.path(), &fake.base_url, "");
+    fake.hold_before("\"content\":\"5 \"");
     t.wait_text("Ask anything");
     t.type_text("stream please");
     t.keys(&["Enter"]);
     t.wait_text("STREAM-START");
-    for (w, h) in [(100, 15), (80, 30), (100, 24), (100, 30)] {
-        let s = t
-            .tmux()
-            .args([
-                "resize-window",
-                "-t",
-                "t",
-                "-x",
-                &w.to_string(),
-                "-y",
-                &h.to_string(),
-            ])
-            .status()
-            .unwrap();
-        assert!(s.success());
-        std::thread::sleep(Duration::from_millis(400));
+    // Each resize mid-answer: the stream is held before row `at` (so no frame is on its
+    // way to the terminal while tmux resizes it), resized, redrawn, and let go on.
+    for (at, (w, h)) in [(5, (100, 15)), (11, (80, 30)), (17, (100, 24)), (23, (100, 30))] {
+        let done = format!("streamed row {} here", at - 1);
+        t.wait_for("the stream to reach the hold", |s| {
+            s.contains(&done) && s.lines().any(|l| l.trim_end() == "• streamed row")
+        });
+        t.resize(w, h);
+        fake.hold_before(&format!("\"content\":\"{} \"", at + 6));
     }
+    fake.release();
     t.wait_text("STREAM-END");
     t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
     t.resize(100, 30);

@@ -210,6 +210,8 @@ struct Shared {
     /// GET requests take scripted replies too (model lists); off by default, so that
     /// context-window probes neither use up replies nor get answered.
     answer_gets: std::sync::atomic::AtomicBool,
+    /// A streamed chunk containing this text waits until the hold changes.
+    hold: Mutex<Option<String>>,
 }
 
 /// The running fake. Dropping it stops the server.
@@ -273,6 +275,17 @@ impl FakeProvider {
 
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.requests.lock().expect("lock").clone()
+    }
+
+    /// Streams stop before the next chunk that contains `text` (in its SSE bytes) until
+    /// the hold is moved or released. Replaces any earlier hold (which releases it).
+    pub fn hold_before(&self, text: &str) {
+        *self.shared.hold.lock().expect("lock") = Some(text.to_string());
+    }
+
+    /// Lets held streams go on.
+    pub fn release(&self) {
+        *self.shared.hold.lock().expect("lock") = None;
     }
 
     pub fn pending(&self) -> usize {
@@ -355,29 +368,41 @@ async fn handle(
         Some(Reply::Sse { chunks, delay, end }) => {
             let stream = futures_util::stream::unfold(
                 (chunks.into_iter(), delay, end, false),
-                |(mut it, delay, end, finished)| async move {
-                    if finished {
-                        return None;
-                    }
-                    match it.next() {
-                        Some(c) => {
-                            if !delay.is_zero() {
-                                tokio::time::sleep(delay).await;
-                            }
-                            Some((Ok::<_, std::io::Error>(Bytes::from(c)), (it, delay, end, false)))
+                move |(mut it, delay, end, finished)| {
+                    let shared = shared.clone();
+                    async move {
+                        if finished {
+                            return None;
                         }
-                        None => match end {
-                            End::Close => None,
-                            End::Drop => {
-                                // Pending first, so hyper flushes what was sent; then cut.
-                                tokio::time::sleep(Duration::from_millis(100)).await;
-                                Some((Err(std::io::Error::other("cut")), (it, delay, end, true)))
+                        match it.next() {
+                            Some(c) => {
+                                if !delay.is_zero() {
+                                    tokio::time::sleep(delay).await;
+                                }
+                                while shared
+                                    .hold
+                                    .lock()
+                                    .expect("lock")
+                                    .as_deref()
+                                    .is_some_and(|h| String::from_utf8_lossy(&c).contains(h))
+                                {
+                                    tokio::time::sleep(Duration::from_millis(10)).await;
+                                }
+                                Some((Ok::<_, std::io::Error>(Bytes::from(c)), (it, delay, end, false)))
                             }
-                            End::Stall => {
-                                std::future::pending::<()>().await;
-                                None
-                            }
-                        },
+                            None => match end {
+                                End::Close => None,
+                                End::Drop => {
+                                    // Pending first, so hyper flushes what was sent; then cut.
+                                    tokio::time::sleep(Duration::from_millis(100)).await;
+                                    Some((Err(std::io::Error::other("cut")), (it, delay, end, true)))
+                                }
+                                End::Stall => {
+                                    std::future::pending::<()>().await;
+                                    None
+                                }
+                            },
+                        }
                     }
                 },
             );

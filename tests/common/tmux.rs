@@ -115,9 +115,25 @@ impl Tmux {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
-    /// Resizes the window and waits until the input box and status line are drawn again
-    /// at the new width.
+    /// Resizes the window and waits until the program has redrawn at the new size.
+    ///
+    /// tmux resizes its own grid at once but tells the program later: it queues pane
+    /// resizes and passes them on at most every 250 ms, so for a while the pane and the
+    /// program disagree about the size, and the old frame (still on the grid) can look
+    /// redrawn. So: wait until the pane's pty has the new size (the program has its
+    /// SIGWINCH then), then type a probe into the input box and wait until it is drawn
+    /// (the program draws only at the size it has been told), then erase it.
     pub fn resize(&self, w: u16, h: u16) {
+        self.resize_window(w, h);
+        self.wait_pty_size(w, h);
+        self.type_text("resize-probe");
+        self.wait_frame(w, h, "the probe", |s| s.contains("› resize-probe"));
+        self.keys(&["C-u"]);
+        self.wait_frame(w, h, "the probe erased", |s| !s.contains("resize-probe"));
+    }
+
+    /// Asks tmux to resize the window (without waiting for anything).
+    pub fn resize_window(&self, w: u16, h: u16) {
         let s = self
             .tmux()
             .args([
@@ -132,21 +148,52 @@ impl Tmux {
             .status()
             .unwrap();
         assert!(s.success());
+    }
+
+    /// The window size the program in the pane has been told, (columns, rows).
+    pub fn pty_size(&self) -> Option<(u16, u16)> {
+        let o = self
+            .tmux()
+            .args(["display-message", "-p", "-t", "t", "#{pane_tty}"])
+            .output()
+            .ok()?;
+        let tty = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        let o = Command::new("stty").args(["-F", &tty, "size"]).output().ok()?;
+        let s = String::from_utf8_lossy(&o.stdout);
+        let mut it = s.split_whitespace();
+        let rows = it.next()?.parse().ok()?;
+        let cols = it.next()?.parse().ok()?;
+        Some((cols, rows))
+    }
+
+    /// Waits until the pane's pty has been resized to `w`x`h` (tmux may take 250 ms).
+    pub fn wait_pty_size(&self, w: u16, h: u16) {
         let end = Instant::now() + DEADLINE;
+        loop {
+            let got = self.pty_size();
+            if got == Some((w, h)) {
+                return;
+            }
+            assert!(Instant::now() < end, "pty never became {w}x{h}: {got:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until the screen is `h` rows with a full-width separator and `pred` holds.
+    fn wait_frame(&self, w: u16, h: u16, what: &str, pred: impl Fn(&str) -> bool) {
+        let end = Instant::now() + DEADLINE;
+        let sep = "─".repeat(usize::from(w));
         loop {
             let screen = self.capture_screen();
             let rows: Vec<&str> = screen.lines().collect();
-            let sep = "─".repeat(usize::from(w));
-            if rows.len() == usize::from(h)
-                && rows.iter().any(|r| r.trim_end() == sep)
-                && rows.iter().any(|r| r.contains("Ask anything"))
-            {
-                // One more moment for any late frame, then done.
-                std::thread::sleep(Duration::from_millis(150));
+            if rows.len() == usize::from(h) && rows.iter().any(|r| r.trim_end() == sep) && pred(&screen) {
                 return;
             }
-            assert!(Instant::now() < end, "no redraw at {w}x{h}; screen:\n{screen}");
-            std::thread::sleep(Duration::from_millis(50));
+            assert!(
+                Instant::now() < end,
+                "no redraw at {w}x{h} with {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

@@ -106,6 +106,7 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         usage: (0, 0),
         forked_from: None,
         records: n,
+        interrupted: Vec::new(),
     };
     let setup = AgentSetup {
         config: config.clone(),

@@ -67,6 +67,7 @@ fn benches(c: &mut Criterion) {
                     model: "m".into(),
                     history: history.clone(),
                     tokens: 0,
+                    interrupted: vec![],
                 },
                 Instant::now(),
             );

@@ -384,13 +384,21 @@ impl Conversation {
 
 /// The error result recorded for a tool call that was interrupted or never ran.
 pub fn interrupted_result(id: &str, name: &str) -> Message {
-    let output = serde_json::json!({
+    interrupted_result_with(id, name, None)
+}
+
+/// The error result of an interrupted call, with what it printed before the cancel
+/// (`partial_output`, as a timeout carries it) when there is any.
+pub fn interrupted_result_with(id: &str, name: &str, partial_output: Option<&str>) -> Message {
+    let mut output = serde_json::json!({
         "tool_success": false,
         "error": INTERRUPTED_TOOL_ERROR,
         "error_code": "TOOL_CRASHED",
-    })
-    .to_string();
-    Message::tool_result(id, name, INTERRUPTED_TOOL_ERROR, output, false)
+    });
+    if let Some(p) = partial_output.filter(|p| !p.is_empty()) {
+        output["partial_output"] = serde_json::Value::String(p.to_string());
+    }
+    Message::tool_result(id, name, INTERRUPTED_TOOL_ERROR, output.to_string(), false)
 }
 
 #[cfg(test)]

@@ -59,6 +59,10 @@ pub enum Event {
         history: Vec<Message>,
         /// Tokens (input + output) the session used so far: 0 for a new one.
         tokens: u64,
+        /// Where a turn of `history` was interrupted: each is the number of history
+        /// messages before the mark (so a front end shows it where it was shown live).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        interrupted: Vec<usize>,
     },
     /// `/model NAME` switched the model for the following requests.
     ModelChanged {

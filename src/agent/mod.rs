@@ -85,6 +85,8 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
         redactor,
         held: String::new(),
         budget,
+        running_call: None,
+        tool_partial: Default::default(),
     };
     // What the background tool discovery skipped or overrode, once it is done.
     let registry = st.registry.clone();

@@ -22,6 +22,8 @@ pub struct Resumed {
     pub forked_from: Option<String>,
     /// How many records the session had when loaded (the next record's position).
     pub records: usize,
+    /// Where its turns were interrupted (see `Restored::interrupted`).
+    pub interrupted: Vec<usize>,
 }
 
 /// Loads the session `which` names, taking it for this process (or a fork of it, when
@@ -43,6 +45,7 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
         usage: restored.usage,
         forked_from: claimed.forked_from,
         records,
+        interrupted: restored.interrupted,
     })
 }
 
@@ -57,7 +60,7 @@ pub fn install(st: &mut AgentState, resumed: Resumed) {
     for m in resumed.repairs {
         st.record(Record::Message(m));
     }
-    st.announce_session(st.conversation.messages.clone());
+    st.announce_session_marked(st.conversation.messages.clone(), resumed.interrupted);
     if let Some(from) = &forked_from {
         st.notice(
             crate::protocol::NoticeLevel::Info,

@@ -8,11 +8,12 @@ use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::Config;
-use crate::message::{Conversation, Message};
+use crate::message::{Conversation, Message, interrupted_result_with};
 use crate::protocol::{Event, NoticeLevel};
 use crate::provider::Provider;
 use crate::redact::{self, Redactor};
 use crate::store::{MarkerKind, Record, SessionMeta, Sessions};
+use crate::tools::partial::Partial;
 use crate::tools::{Registry, ToolContext, ToolSchema};
 
 pub struct AgentState {
@@ -39,6 +40,10 @@ pub struct AgentState {
     pub held: String,
     /// The context window and the request estimate (see `budget.rs`).
     pub budget: super::budget::Budget,
+    /// The tool call running now (its id) and what its command printed so far, for the
+    /// result of a call that is interrupted.
+    pub running_call: Option<String>,
+    pub tool_partial: Partial,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -126,11 +131,17 @@ impl AgentState {
 
     /// Tells the front ends which session is current, with its history and tokens so far.
     pub fn announce_session(&self, history: Vec<Message>) {
+        self.announce_session_marked(history, Vec::new());
+    }
+
+    /// `announce_session` for a restored history with its interrupted turns.
+    pub fn announce_session_marked(&self, history: Vec<Message>, interrupted: Vec<usize>) {
         self.emit(Event::SessionStarted {
             id: self.sessions.as_ref().map(|_| self.session_id.clone()),
             model: self.model.clone(),
             history,
             tokens: self.usage.0.saturating_add(self.usage.1),
+            interrupted,
         });
     }
 
@@ -151,10 +162,22 @@ impl AgentState {
         }
     }
 
-    /// After a cancelled turn: keep what arrived, answer every unanswered tool call.
+    /// After a cancelled turn: keep what arrived, answer every unanswered tool call (the
+    /// one that was running with what it printed so far).
     pub fn interrupt(&mut self) {
         self.flush_partial();
-        for m in self.conversation.repair_orphans() {
+        let running = self.running_call.take();
+        let printed = self.tool_partial.take_text();
+        for c in self.conversation.orphan_tool_calls() {
+            let partial = printed
+                .as_deref()
+                .filter(|_| running.as_deref() == Some(c.id.as_str()));
+            let m = interrupted_result_with(&c.id, &c.function.name, partial);
+            // Scrubbed like every message: the partial output may hold a secret.
+            self.append(m);
+            let Some(m) = self.conversation.messages.last() else {
+                continue;
+            };
             // Front ends close the call they showed with this result line.
             if let Some(r) = m.as_tool_result() {
                 self.emit(Event::ToolCallFinished {
@@ -164,7 +187,6 @@ impl AgentState {
                     success: false,
                 });
             }
-            self.record(Record::Message(m));
         }
         self.marker(MarkerKind::Interrupted, json!({}));
     }

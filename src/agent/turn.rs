@@ -182,10 +182,18 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     done
                 }
                 Action::Execute | Action::ExecuteLast => {
-                    let (mut done, stderr) = st
-                        .registry
-                        .execute_with_stderr(&c.name, &c.arguments, &st.tool_ctx)
+                    // What the command prints is kept outside the call: if the turn is
+                    // cancelled, `AgentState::interrupt` puts it in the call's result.
+                    st.running_call = Some(c.id.clone());
+                    let partial = st.tool_partial.clone();
+                    let (mut done, stderr) = partial
+                        .scope(
+                            st.registry
+                                .execute_with_stderr(&c.name, &c.arguments, &st.tool_ctx),
+                        )
                         .await;
+                    st.running_call = None;
+                    let _ = partial.take_text();
                     if let Some(text) = stderr {
                         st.emit(Event::ToolStderr {
                             id: c.id.clone(),

@@ -20,6 +20,9 @@ pub struct Restored {
     pub repairs: Vec<Message>,
     /// Input and output tokens of the `usage` markers after the last `new` marker.
     pub usage: (u64, u64),
+    /// Where turns were interrupted (`interrupted` markers): the number of messages of
+    /// `conversation` before each mark.
+    pub interrupted: Vec<usize>,
 }
 
 /// Rebuilds a session from its records (copying them; see `rebuild_owned`).
@@ -48,13 +51,21 @@ pub fn rebuild_owned(records: Vec<Record>) -> Restored {
     });
     let mut conversation = Conversation::new();
     let mut usage = (0u64, 0u64);
+    let mut interrupted: Vec<usize> = Vec::new();
     for r in records.into_iter().skip(start) {
         match r {
             Record::Message(m) if m.as_compaction().is_some() => {
                 // The summary stands for everything before it but the last `kept`.
                 let kept = m.as_compaction().map_or(0, |c| c.kept);
                 let msgs = &mut conversation.messages;
-                let tail = msgs.split_off(msgs.len().saturating_sub(kept));
+                let cut = msgs.len().saturating_sub(kept);
+                // Marks inside the kept tail move with it; the rest are summarized away.
+                interrupted = interrupted
+                    .iter()
+                    .filter(|&&at| at > cut)
+                    .map(|&at| at - cut + 1)
+                    .collect();
+                let tail = msgs.split_off(cut);
                 msgs.clear();
                 msgs.push(m);
                 msgs.extend(tail);
@@ -68,6 +79,14 @@ pub fn rebuild_owned(records: Vec<Record>) -> Restored {
                 usage.0 = usage.0.saturating_add(n("input"));
                 usage.1 = usage.1.saturating_add(n("output"));
             }
+            Record::Marker {
+                kind: MarkerKind::Interrupted,
+                ..
+            } => {
+                if interrupted.last() != Some(&conversation.len()) {
+                    interrupted.push(conversation.len());
+                }
+            }
             Record::Marker { .. } => {}
         }
     }
@@ -77,6 +96,7 @@ pub fn rebuild_owned(records: Vec<Record>) -> Restored {
         model,
         repairs,
         usage,
+        interrupted,
     }
 }
 
@@ -185,6 +205,33 @@ mod tests {
         let r = rebuild(&records[..6]);
         assert_eq!(r.conversation.messages, vec![Message::user("second")]);
         assert_eq!(r.model.as_deref(), Some("old"));
+    }
+
+    #[test]
+    fn interrupted_marks_keep_their_place_through_a_compaction() {
+        let records = vec![
+            msg(Message::user("a")),
+            msg(Message::assistant("half")),
+            marker("interrupted", json!({})),
+            msg(Message::user("b")),
+            msg(Message::assistant("also half")),
+            marker("interrupted", json!({"reason": "cut"})),
+            msg(Message::user("c")),
+        ];
+        assert_eq!(rebuild(&records).interrupted, [2, 4]);
+        // Summarised with the last 3 messages kept: the first mark went with the rest.
+        let mut compacted = records.clone();
+        compacted.push(msg(Message::compaction("summary", 5, 3)));
+        compacted.push(msg(Message::assistant("done")));
+        let r = rebuild(&compacted);
+        let texts: Vec<&str> = r
+            .conversation
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect();
+        assert_eq!(texts, ["summary", "b", "also half", "c", "done"]);
+        assert_eq!(r.interrupted, [3], "after `also half`");
     }
 
     #[test]

@@ -63,6 +63,7 @@ async fn run(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> 
         stdout_cap: ctx.max_output_size,
         stop_when_full: false,
         timeout: ctx.timeout,
+        share_partial: true,
     };
     let finished = match process::run(spec).await {
         Ok(f) => f,

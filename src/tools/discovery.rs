@@ -165,6 +165,7 @@ async fn ask(path: PathBuf, spec: &DiscoverySpec) -> Result<ExternalTool, String
         stdout_cap: SCHEMA_CAP,
         stop_when_full: true,
         timeout: spec.schema_timeout,
+        share_partial: false,
     };
     let finished = process::run(run)
         .await

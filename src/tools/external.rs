@@ -143,6 +143,7 @@ pub async fn run(path: &Path, name: &str, args: &Value, ctx: &ToolContext) -> Re
         stdout_cap: ctx.max_output_size,
         stop_when_full: true,
         timeout: ctx.timeout,
+        share_partial: false,
     };
     let finished = process::run(spec).await.map_err(|e| {
         ToolError::Crashed(format!(

@@ -15,6 +15,7 @@ pub mod grep;
 pub mod list_dir;
 pub mod output;
 pub mod params;
+pub mod partial;
 pub mod process;
 pub mod registry;
 pub mod walk;

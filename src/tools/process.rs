@@ -57,6 +57,9 @@ pub struct Spec {
     /// to count what was left out.
     pub stop_when_full: bool,
     pub timeout: Duration,
+    /// Copy stdout, as it is read, into the caller's `Partial` buffer (if the call runs
+    /// in one), so a cancelled call can still show what the command printed.
+    pub share_partial: bool,
 }
 
 /// How the main process ended.
@@ -205,6 +208,23 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
         None => None,
     };
     let mut out = CappedBuf::new(spec.stdout_cap);
+    let partial = spec
+        .share_partial
+        .then(super::partial::Partial::current)
+        .flatten();
+    // If the call is dropped (cancelled), what is already in the pipe still reaches the
+    // partial buffer.
+    let mut tail = match &partial {
+        Some(p) => {
+            p.reset(spec.stdout_cap);
+            Some(DrainOnDrop {
+                fd: out_rx.as_fd().try_clone_to_owned()?,
+                partial: p.clone(),
+                armed: true,
+            })
+        }
+        None => None,
+    };
     let mut err = match spec.stderr {
         StderrMode::Separate(cap) => Some(CappedBuf::new(cap)),
         StderrMode::Merged => None,
@@ -234,6 +254,9 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
             r = out_rx.read(&mut chunk), if !out_eof => match r {
                 Ok(0) => out_eof = true,
                 Ok(n) => {
+                    if let Some(p) = &partial {
+                        p.push(&chunk[..n]);
+                    }
                     if !out.push(&chunk[..n]) && spec.stop_when_full {
                         break Some(Outcome::OutputFull);
                     }
@@ -256,6 +279,10 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
             _ = &mut deadline => break Some(Outcome::TimedOut),
         }
     };
+    // Finished, not dropped: what is left in the pipe is read below.
+    if let Some(t) = tail.as_mut() {
+        t.armed = false;
+    }
     // Background jobs and escaped descendants go with the main process; then take what
     // they wrote.
     let killed = guard.kill_all();
@@ -301,6 +328,32 @@ async fn exited(pid: Pid) {
         }
     });
     let _ = waited.await;
+}
+
+/// A copy of a call's stdout read end: when the call is dropped before it finished, what
+/// the command already wrote (still in the pipe) goes to its partial buffer.
+struct DrainOnDrop {
+    fd: OwnedFd,
+    partial: super::partial::Partial,
+    armed: bool,
+}
+
+impl Drop for DrainOnDrop {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        // The pipe is non-blocking: this reads what is there and stops.
+        let mut chunk = [0u8; 4096];
+        loop {
+            match nix::unistd::read(self.fd.as_fd(), &mut chunk) {
+                Ok(0) => return,
+                Ok(n) => self.partial.push(&chunk[..n]),
+                Err(Errno::EINTR) => {}
+                Err(_) => return,
+            }
+        }
+    }
 }
 
 /// Reads what is already in the pipe without waiting for writers that may never close it.

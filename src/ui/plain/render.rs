@@ -150,6 +150,9 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 if !limit_only {
                     self.write_result_body(body)?;
                 }
+                // A call interrupted or timed out shows what it printed before.
+                let partial = partial_output(output);
+                self.write_result_body(&sanitize(&partial))?;
             }
             Event::TurnEnded { reason } => {
                 self.line_break()?;
@@ -232,6 +235,14 @@ fn result_body(envelope: &str, success: bool) -> (String, bool) {
         && serde_json::from_str::<Value>(envelope)
             .is_ok_and(|v| v.get("limit_reached") == Some(&Value::Bool(true)) && v.get("result").is_none());
     (result_text(envelope), limit_only)
+}
+
+/// What a failed call printed before it was stopped (`partial_output`), or "".
+fn partial_output(envelope: &str) -> String {
+    serde_json::from_str::<Value>(envelope)
+        .ok()
+        .and_then(|v| v.get("partial_output")?.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// The text a person wants from an envelope: the output, or the error.
@@ -385,6 +396,30 @@ mod tests {
             PlainOptions::default(),
         );
         assert_eq!(out, "  ⎿ ✗ not executed: tool call limit reached\n");
+    }
+
+    #[test]
+    fn an_interrupted_call_shows_its_result_line_and_what_it_printed() {
+        let out = crate::message::interrupted_result_with("a", "bash", Some("step 1\nstep 2\n"));
+        let r = out.as_tool_result().unwrap();
+        let (out, _) = render(
+            &[
+                Event::ToolCallFinished {
+                    id: "a".into(),
+                    summary: out.content.clone(),
+                    output: r.output.clone(),
+                    success: false,
+                },
+                Event::TurnEnded {
+                    reason: TurnEndReason::Interrupted,
+                },
+            ],
+            PlainOptions::default(),
+        );
+        assert_eq!(
+            out,
+            "  ⎿ ✗ interrupted before the tool finished\n    step 1\n    step 2\n[interrupted]\n"
+        );
     }
 
     #[test]

@@ -230,6 +230,7 @@ impl App {
                 model,
                 history,
                 tokens,
+                interrupted,
             } => {
                 self.sessions_seen += 1;
                 self.model = model;
@@ -245,7 +246,7 @@ impl App {
                         NoticeLevel::Info,
                         format!("Resumed session {short} ({n} messages)"),
                     ));
-                    for cell in cells::from_history(&history) {
+                    for cell in cells::from_history(&history, &interrupted) {
                         self.push(cell);
                     }
                 } else if self.sessions_seen > 1 && id != self.session_id {

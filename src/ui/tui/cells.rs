@@ -383,14 +383,28 @@ pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
     })
 }
 
-/// Turns stored history into cells, joining each tool call with its result. A call that
-/// was interrupted shows as it did live: marked, then `■ interrupted` when its turn ends.
-pub fn from_history(history: &[crate::message::Message]) -> Vec<Cell> {
+/// Turns stored history into cells, joining each tool call with its result. A turn that
+/// was interrupted shows as it did live: `■ interrupted` where a stored mark says so
+/// (`interrupted`: the number of messages before each mark), or, without one, when a
+/// turn with an interrupted call ends.
+pub fn from_history(history: &[crate::message::Message], interrupted: &[usize]) -> Vec<Cell> {
     let mut out: Vec<Cell> = Vec::new();
     let mut interrupted_turn = false;
-    for cell in history.iter().filter_map(from_message) {
-        if interrupted_turn && matches!(cell, Cell::User(_)) {
+    let mark = |out: &mut Vec<Cell>| {
+        if out.last() != Some(&interrupted_marker()) {
             out.push(interrupted_marker());
+        }
+    };
+    for (i, m) in history.iter().enumerate() {
+        if interrupted.contains(&i) {
+            mark(&mut out);
+            interrupted_turn = false;
+        }
+        let Some(cell) = from_message(m) else {
+            continue;
+        };
+        if interrupted_turn && matches!(cell, Cell::User(_)) {
+            mark(&mut out);
             interrupted_turn = false;
         }
         if let Cell::Tool(ToolCell {
@@ -413,8 +427,8 @@ pub fn from_history(history: &[crate::message::Message]) -> Vec<Cell> {
         }
         out.push(cell);
     }
-    if interrupted_turn {
-        out.push(interrupted_marker());
+    if interrupted_turn || interrupted.contains(&history.len()) {
+        mark(&mut out);
     }
     out
 }
@@ -513,6 +527,29 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_mark_shows_where_a_text_turn_was_interrupted() {
+        let h = vec![
+            Message::user("talk"),
+            Message::assistant("half an answer"),
+            Message::user("again"),
+            Message::assistant("whole"),
+        ];
+        let cells = from_history(&h, &[2]);
+        assert_eq!(cells[2], interrupted_marker(), "{cells:?}");
+        assert_eq!(cells.len(), 5);
+        let cells = from_history(&h, &[4]);
+        assert_eq!(cells.last(), Some(&interrupted_marker()));
+        // A mark after an interrupted call is shown once.
+        let h = vec![
+            Message::user("run"),
+            Message::tool_call("c1", "bash", r#"{"command":"sleep 9"}"#),
+            crate::message::interrupted_result_with("c1", "bash", Some("partial\n")),
+        ];
+        let cells = from_history(&h, &[3]);
+        assert_eq!(cells.iter().filter(|c| **c == interrupted_marker()).count(), 1);
+    }
+
+    #[test]
     fn history_joins_calls_with_results() {
         let h = vec![
             Message::system("sys"),
@@ -527,7 +564,7 @@ mod tests {
             ),
             Message::assistant("done"),
         ];
-        let cells = from_history(&h);
+        let cells = from_history(&h, &[]);
         assert_eq!(cells.len(), 3);
         match &cells[1] {
             Cell::Tool(t) => {

@@ -157,6 +157,7 @@ fn session(h: &mut Harness) {
         model: "gpt-5-mini".into(),
         history: vec![],
         tokens: 0,
+        interrupted: vec![],
     });
 }
 
@@ -366,6 +367,7 @@ fn resumed_history_is_shown() {
             Message::assistant("There are **2** entries."),
         ],
         tokens: 0,
+        interrupted: vec![],
     });
     h.draw();
     let t = h.text();

@@ -12,6 +12,7 @@ fn context_share_in_the_status_line_and_the_compaction_notice() {
         model: "gpt-5-mini".into(),
         history: vec![],
         tokens: 0,
+        interrupted: vec![],
     });
     h.typed("keep going").enter();
     h.ev(Event::TurnStarted);

@@ -237,3 +237,67 @@ fn a_text_only_interrupted_turn_is_marked_when_restored() {
     t.keys(&["C-d"]);
     wait_exit(&t);
 }
+
+#[test]
+fn plain_mode_ctrl_c_marks_a_partial_answer_live_and_in_the_resumed_json() {
+    use std::io::Read;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let fake = FakeProvider::start();
+    let words: String = (1..=400).map(|i| format!("w{i} ")).collect();
+    fake.push(Reply::text(&format!("HALF-ANSWER {words}")).paced(Duration::from_millis(20)));
+    let mut child = common::ikigai(h)
+        .args(["-p", "talk", "--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", "k")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read until part of the answer was printed, then Ctrl-C.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !s(&seen).contains("w3 ") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "ended early: {}", s(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    stdout.read_to_end(&mut seen).unwrap();
+    let status = child.wait().unwrap();
+    let out = s(&seen);
+    assert_eq!(status.code(), Some(130), "{out}");
+    assert!(out.starts_with("HALF-ANSWER w1 w2 w3 "), "{out}");
+    assert!(out.ends_with("\n[interrupted]\n"), "{out:?}");
+    assert!(!out.contains("w400"), "{out}");
+
+    // Resumed with --json: the history and where its turn was interrupted.
+    fake.push(Reply::text("Go on."));
+    let out = run(
+        h,
+        &[
+            "--continue",
+            "--json",
+            "-p",
+            "go on",
+            "--base-url",
+            &fake.base_url,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let first: Value = serde_json::from_str(s(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "session_started", "{first}");
+    let history = first["history"].as_array().unwrap();
+    let n = history.iter().filter(|m| m["kind"] != "system").count();
+    assert_eq!(n, 2, "the question and the partial answer: {first}");
+    assert_eq!(
+        first["interrupted"],
+        serde_json::json!([history.len()]),
+        "{first}"
+    );
+}

@@ -62,7 +62,7 @@ fn wait_tmux_gone(home: &Path) {
 }
 
 /// The only stored session's events, raw (`ikigai export --format jsonl`).
-fn stored_events(home: &Path) -> Vec<Value> {
+fn stored_events(home: &Path) -> (String, Vec<Value>) {
     let list = run(home, &["sessions", "--json"]);
     let v: Value = serde_json::from_slice(&list.stdout).unwrap();
     let sessions = v.as_array().unwrap();
@@ -70,16 +70,22 @@ fn stored_events(home: &Path) -> Vec<Value> {
     let id = sessions[0]["id"].as_str().unwrap().to_string();
     let out = run(home, &["export", &id, "--format", "jsonl"]);
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
-    s(&out.stdout)
+    let events = s(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+        .collect();
+    (id, events)
 }
 
 /// The stored result of the interrupted call carries what the command printed, and the
 /// next request (a resumed session) sends it to the model after its call.
 fn check_stored_and_resumed(home: &Path, fake: &FakeProvider) {
-    let events = stored_events(home);
+    let (id, events) = stored_events(home);
+    let md = s(&run(home, &["export", &id]).stdout);
+    assert!(
+        md.contains("interrupted before the tool finished\npartial-XYZ"),
+        "the transcript shows the partial output:\n{md}"
+    );
     let result = events
         .iter()
         .find(|e| e["kind"] == "tool_result")

@@ -183,7 +183,13 @@ pub fn markdown(info: &SessionInfo, events: &[EventInfo]) -> String {
             }
             "tool_result" => {
                 let ok = e.data.get("success").and_then(Value::as_bool).unwrap_or(false);
-                let output = crate::ui::plain::result_text(&s("output"));
+                let mut output = crate::ui::plain::result_text(&s("output"));
+                // An interrupted or timed-out call: what it printed before it stopped.
+                let partial = crate::ui::plain::partial_output(&s("output"));
+                if !partial.is_empty() {
+                    output.push('\n');
+                    output.push_str(&partial);
+                }
                 out.push_str(&format!(
                     "\n### Tool result: {} (`{}`) {}\n\n{}\n",
                     s("name"),

@@ -238,7 +238,7 @@ fn result_body(envelope: &str, success: bool) -> (String, bool) {
 }
 
 /// What a failed call printed before it was stopped (`partial_output`), or "".
-fn partial_output(envelope: &str) -> String {
+pub fn partial_output(envelope: &str) -> String {
     serde_json::from_str::<Value>(envelope)
         .ok()
         .and_then(|v| v.get("partial_output")?.as_str().map(str::to_string))

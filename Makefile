@@ -4,7 +4,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 ARGS    ?=
 
-.PHONY: build run test deps bench install uninstall clean
+.PHONY: build run test deps bench install install-files uninstall clean
 
 # PREFIX is compiled in: the system tool folder is PREFIX/libexec/ikigai (a libexec/ikigai
 # beside the binary's folder, <bin>/../libexec/ikigai, is used first).
@@ -30,8 +30,13 @@ bench: deps
 	@bash scripts/bench-compare.sh
 	@bash scripts/bench-long-session.sh
 
-install: build
-	install -Dm755 target/release/ikigai $(DESTDIR)$(PREFIX)/bin/ikigai
+# BIN: the binary to install (the tests install a debug build with `make install-files`).
+BIN ?= target/release/ikigai
+
+install: build install-files
+
+install-files:
+	install -Dm755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ikigai
 	install -d $(DESTDIR)$(PREFIX)/libexec/ikigai
 	install -Dm644 config.example.toml $(DESTDIR)$(PREFIX)/share/doc/ikigai/config.example.toml
 	install -d $(DESTDIR)$(PREFIX)/share/doc/ikigai/examples/tools

@@ -254,29 +254,47 @@ async fn load_session(
     }
 }
 
-/// An explicit `--model` or `IKIGAI_MODEL` wins over the model a resumed session stored;
-/// says so, and returns the model to record.
+/// An explicit `--provider` / `--model` (or `IKIGAI_PROVIDER` / `IKIGAI_MODEL`) wins over
+/// the provider and model a resumed session used last; says so, and returns the model to
+/// record. Without one, the session continues on its own provider and model.
 fn flag_model_wins(
     r: &mut Resumed,
     config: &Config,
     cli: &crate::cli::Cli,
     events: &UnboundedSender<Event>,
 ) -> Option<String> {
-    let source = if cli.model.is_some() {
+    let env_set = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty());
+    let source = if cli.provider.is_some() {
+        "--provider"
+    } else if cli.model.is_some() {
         "--model"
-    } else if std::env::var("IKIGAI_MODEL").is_ok_and(|v| !v.is_empty()) {
+    } else if env_set("IKIGAI_PROVIDER") {
+        "IKIGAI_PROVIDER"
+    } else if env_set("IKIGAI_MODEL") {
         "IKIGAI_MODEL"
     } else {
         return None;
     };
+    let stored_provider = r
+        .provider
+        .replace(config.provider.clone())
+        .unwrap_or_else(|| config.provider.clone());
     let stored = r.model.clone()?;
-    if stored == config.model {
+    if stored == config.model && stored_provider == config.provider {
         return None;
     }
     r.model = Some(config.model.clone());
+    let (was, now) = if stored_provider == config.provider {
+        (stored, config.model.clone())
+    } else {
+        (
+            format!("{stored_provider}/{stored}"),
+            format!("{}/{}", config.provider, config.model),
+        )
+    };
     let _ = events.send(Event::notice(
         NoticeLevel::Info,
-        format!("the session used {stored}; {source} wins: {}", config.model),
+        format!("the session used {was}; {source} wins: {now}"),
     ));
     Some(config.model.clone())
 }

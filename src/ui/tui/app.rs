@@ -254,7 +254,13 @@ impl App {
                 self.session_used = !history.is_empty();
                 self.session_id = id;
             }
-            Event::ModelChanged { model } => self.model = model,
+            Event::ModelChanged { model, provider } => {
+                self.model = model;
+                self.ctx.config.provider = provider;
+            }
+            Event::Providers { providers } => {
+                self.push(Cell::Lines(info::providers(&providers, &self.theme)))
+            }
             Event::TurnStarted => {
                 if self.turn.is_none() {
                     self.turn = Some(Turn::new(now));
@@ -560,10 +566,6 @@ impl App {
             Command::Agent(op) => {
                 self.push(Cell::User(text.trim().to_string()));
                 self.outbox.push(op);
-            }
-            Command::ShowModel => {
-                let text = format!("model: {}/{}", self.ctx.config.provider, self.model);
-                self.push(Cell::Notice(NoticeLevel::Info, text));
             }
             Command::Usage(usage) => self.push(Cell::Notice(NoticeLevel::Error, usage)),
             Command::Unknown { name, suggestion } => {

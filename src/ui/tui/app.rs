@@ -563,10 +563,7 @@ impl App {
             Command::Tools => self.push(Cell::Lines(info::tools(&self.ctx.registry, &self.theme))),
             Command::Tool(name) => self.push(info::tool(&self.ctx.registry, name.as_deref(), &self.theme)),
             Command::Config => self.push(info::config(&self.ctx.config)),
-            Command::Agent(op) => {
-                self.push(Cell::User(text.trim().to_string()));
-                self.outbox.push(op);
-            }
+            Command::Agent(op) => self.outbox.push(op),
             Command::Usage(usage) => self.push(Cell::Notice(NoticeLevel::Error, usage)),
             Command::Unknown { name, suggestion } => {
                 let tip = match suggestion {

@@ -350,3 +350,31 @@ pub fn gemini_reply(thought: &str, signature: &str, text: &str, calls: &[(&str, 
 pub fn paced(r: Reply) -> Reply {
     r.paced(Duration::from_millis(1))
 }
+
+/// An OpenAI Responses stream (served by `fake_provider::FakeProvider`, whose strict
+/// check covers `/responses`): optional function calls (call_id, name, arguments in 3
+/// pieces each), then optional text, then `response.completed` with usage.
+pub fn responses_reply(text: &str, calls: &[(&str, &str, &str)]) -> Reply {
+    let ev = |v: Value| format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or(""));
+    let mut out = vec![ev(
+        json!({"type": "response.created", "response": {"id": "resp_fake", "status": "in_progress"}}),
+    )];
+    for (i, (call_id, name, args)) in calls.iter().enumerate() {
+        let item_id = format!("fc_{i}");
+        out.push(ev(json!({"type": "response.output_item.added", "output_index": i,
+            "item": {"id": item_id, "type": "function_call", "arguments": "", "call_id": call_id, "name": name}})));
+        for p in pieces(args, 3) {
+            out.push(ev(json!({"type": "response.function_call_arguments.delta", "item_id": item_id, "output_index": i, "delta": p})));
+        }
+        out.push(ev(json!({"type": "response.output_item.done", "output_index": i,
+            "item": {"id": item_id, "type": "function_call", "status": "completed", "arguments": args, "call_id": call_id, "name": name}})));
+    }
+    if !text.is_empty() {
+        out.push(ev(json!({"type": "response.output_text.delta", "item_id": "msg_fake", "output_index": calls.len(), "content_index": 0, "delta": text})));
+    }
+    out.push(ev(
+        json!({"type": "response.completed", "response": {"id": "resp_fake", "status": "completed",
+        "usage": {"input_tokens": 50, "output_tokens": 9}}}),
+    ));
+    Reply::events(out)
+}

@@ -137,24 +137,8 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let cwd = std::env::current_dir()?;
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let provider = crate::provider::build(&config).map_err(|e| AppError::Usage(e.to_string()))?;
-    let setup_hint = provider.setup_hint();
-    if !setup_hint.is_empty() && !interactive {
-        return Err(AppError::Usage(setup_hint.join("\n")));
-    }
-    let registry = Registry::builtin();
-    // External tools are found in the background; a request waits for them ≤ 1.5 s.
-    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd));
+    let mut provider = crate::provider::build(&config).map_err(|e| AppError::Usage(e.to_string()))?;
     let (events_tx, events_rx) = unbounded_channel();
-    if let Some(mut notices) = provider.notices() {
-        let tx = events_tx.clone();
-        tokio::spawn(async move {
-            use futures_util::StreamExt;
-            while let Some((level, text)) = notices.next().await {
-                let _ = tx.send(crate::protocol::Event::notice(level, text));
-            }
-        });
-    }
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
     let which = match (&cli.resume, cli.continue_session) {
         (Some(id), _) => Some(Resume::Id(id.clone())),
@@ -168,6 +152,25 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let model_override = resumed
         .as_mut()
         .and_then(|r| flag_model_wins(r, &config, cli, &events_tx));
+    if let Some(p) = resumed.as_ref().and_then(|r| resumed_provider(r, &config)) {
+        provider = p;
+    }
+    let setup_hint = provider.setup_hint();
+    if !setup_hint.is_empty() && !interactive {
+        return Err(AppError::Usage(setup_hint.join("\n")));
+    }
+    let registry = Registry::builtin();
+    // External tools are found in the background; a request waits for them ≤ 1.5 s.
+    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd));
+    if let Some(mut notices) = provider.notices() {
+        let tx = events_tx.clone();
+        tokio::spawn(async move {
+            use futures_util::StreamExt;
+            while let Some((level, text)) = notices.next().await {
+                let _ = tx.send(crate::protocol::Event::notice(level, text));
+            }
+        });
+    }
     // -p with piped stdin: the input is context for the one prompt.
     let prompt = match &cli.prompt {
         Some(p) if !std::io::stdin().is_terminal() => {
@@ -175,8 +178,9 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         }
         other => other.clone(),
     };
-    // The TUI's header shows the model the session continues with.
+    // The TUI's header shows the provider and model the session continues with.
     let session_model = resumed.as_ref().and_then(|r| r.model.clone());
+    let session_provider = provider.name().to_string();
     let system_prompt = config
         .system_prompt
         .clone()
@@ -211,6 +215,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         if let Some(m) = session_model {
             config.model = m;
         }
+        config.provider = session_provider;
         let ctx = TuiContext {
             config,
             registry,
@@ -297,6 +302,19 @@ fn flag_model_wins(
         format!("the session used {was}; {source} wins: {now}"),
     ));
     Some(config.model.clone())
+}
+
+/// The provider a resumed session continues on: the one it used last, when that is not
+/// the configured one and it can be set up here (else the agent says why and keeps the
+/// configured one). Built here so a missing key for the configured provider does not stop
+/// a session that uses another.
+fn resumed_provider(r: &Resumed, config: &Config) -> Option<Arc<dyn crate::provider::Provider>> {
+    let name = r.provider.as_deref()?;
+    if name == config.provider {
+        return None;
+    }
+    let p = crate::provider::factory::build_named(config, name, r.model.as_deref()).ok()?;
+    p.setup_hint().is_empty().then_some(p)
 }
 
 /// `prompt` with piped stdin attached as context, cut at `max` bytes (with a notice).

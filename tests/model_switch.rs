@@ -21,16 +21,23 @@ const CLAUDE_KEY: &str = "claude-secret-0002";
 const GEM_KEY: &str = "gem-secret-0003";
 
 fn run(home: &Path, args: &[&str], stdin: &str) -> Output {
+    run_with(home, args, stdin, true)
+}
+
+/// `run`, with or without `OPENAI_API_KEY` in the environment.
+fn run_with(home: &Path, args: &[&str], stdin: &str, openai_key: bool) -> Output {
     let mut cmd = common::ikigai(home);
     cmd.args(args)
         .current_dir(home)
-        .env("OPENAI_API_KEY", OPENAI_KEY)
         .env("CLAUDE_TEST_KEY", CLAUDE_KEY)
         .env("GEM_TEST_KEY", GEM_KEY)
         .env_remove("UNSET_TEST_KEY")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if openai_key {
+        cmd.env("OPENAI_API_KEY", OPENAI_KEY);
+    }
     let mut child = cmd.spawn().expect("spawn ikigai");
     child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
     child.wait_with_output().unwrap()
@@ -376,6 +383,15 @@ fn switching_provider_mid_session_keeps_the_history_valid_for_each_and_resume_co
     assert!(!r[0].body.to_string().contains("sig-gem-1"));
     assert!(r[1].body.to_string().contains("enc-r-1"));
 
+    // The session row names the last provider and model.
+    let out = run(h.path(), &["sessions", "--json"], "");
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (listed[0]["provider"].as_str(), listed[0]["model"].as_str()),
+        (Some("resp"), Some("gpt-fake-r")),
+        "{listed}"
+    );
+
     // A resume continues on the last provider and model.
     let out = run(
         h.path(),
@@ -476,4 +492,25 @@ fn an_explicit_provider_flag_wins_over_the_resumed_sessions_provider() {
     );
     assert_eq!(openai.requests().len(), 2);
     assert_eq!(resp.requests().len(), 1);
+}
+
+#[test]
+fn a_resume_on_another_provider_needs_no_key_for_the_configured_one() {
+    let resp = FakeProvider::start();
+    let claude = FakeVendor::start(Wire::Anthropic);
+    claude.push(anthropic_reply(None, "First.", &[]));
+    claude.push(anthropic_reply(None, "Second.", &[]));
+    let gem = FakeVendor::start(Wire::Gemini);
+    let h = tempfile::tempdir().unwrap();
+    write_config(h.path(), &sections(&claude, &gem, &resp));
+    let out = run_with(h.path(), &["-p", "hi", "--provider", "claude"], "", false);
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    // The configured provider (openai) has no key here; the session's provider has one.
+    let out = run_with(h.path(), &["-c", "-p", "again"], "", false);
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert!(s(&out.stdout).contains("Second."));
+    let reqs = claude.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[1].body["model"], "claude-fake-1");
+    assert_eq!(claude.rejections(), Vec::<String>::new());
 }

@@ -466,7 +466,7 @@ fn an_explicit_provider_flag_wins_over_the_resumed_sessions_provider() {
     let out = run(
         h.path(),
         &["--base-url", &openai.base_url, "--model", "gpt-fake-1"],
-        "hi\n/model resp/gpt-fake-r\nthere\n",
+        "hi\n/model resp/\nthere\n",
     );
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     let out = run(

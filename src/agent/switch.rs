@@ -18,7 +18,8 @@ use crate::store::MarkerKind;
 /// How long `/model` waits for one provider's model list.
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// `/model MODEL` (current provider) or `/model PROVIDER/MODEL` (switch provider).
+/// `/model MODEL` (current provider), `/model PROVIDER/MODEL` (switch provider) or
+/// `/model PROVIDER/` (switch to the provider's own model).
 pub fn set_model(st: &mut AgentState, arg: &str) {
     let arg = arg.trim();
     if arg.is_empty() {
@@ -26,7 +27,14 @@ pub fn set_model(st: &mut AgentState, arg: &str) {
         return;
     }
     let current = st.provider.name().to_string();
-    match factory::split_model(&st.config, arg) {
+    let provider_alone = arg
+        .strip_suffix('/')
+        .filter(|name| factory::names(&st.config).iter().any(|n| n == name));
+    let split = match provider_alone {
+        Some(name) => Some((name, "")),
+        None => factory::split_model(&st.config, arg),
+    };
+    match split {
         Some((name, model)) if name != current => {
             let (name, model) = (name.to_string(), model.to_string());
             if let Err(e) = switch_provider(st, &name, &model) {
@@ -37,6 +45,7 @@ pub fn set_model(st: &mut AgentState, arg: &str) {
                 );
             }
         }
+        Some((_, "")) => apply(st, st.provider.spec().model.clone()),
         Some((_, model)) => apply(st, model.to_string()),
         None => apply(st, arg.to_string()),
     }

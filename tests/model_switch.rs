@@ -514,3 +514,34 @@ fn a_resume_on_another_provider_needs_no_key_for_the_configured_one() {
     assert_eq!(reqs[1].body["model"], "claude-fake-1");
     assert_eq!(claude.rejections(), Vec::<String>::new());
 }
+
+#[test]
+fn resume_mid_session_switches_to_the_sessions_provider() {
+    let openai = FakeProvider::start();
+    let resp = FakeProvider::start();
+    let claude = FakeVendor::start(Wire::Anthropic);
+    claude.push(anthropic_reply(None, "First.", &[]));
+    claude.push(anthropic_reply(None, "Back on Claude.", &[]));
+    let gem = FakeVendor::start(Wire::Gemini);
+    let h = tempfile::tempdir().unwrap();
+    write_config(h.path(), &sections(&claude, &gem, &resp));
+    let out = run(h.path(), &["-p", "hi", "--provider", "claude"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let listed: Value = serde_json::from_slice(&run(h.path(), &["sessions", "--json"], "").stdout).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_string();
+    // A new run on openai; `/resume` brings the Claude session back, on Claude.
+    let out = run(
+        h.path(),
+        &["--base-url", &openai.base_url],
+        &format!("/resume {}\nmore\n", &id[..8]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert!(s(&out.stdout).contains("Back on Claude."), "{}", s(&out.stderr));
+    assert!(
+        s(&out.stderr).contains("model set to claude/claude-fake-1"),
+        "{}",
+        s(&out.stderr)
+    );
+    assert!(openai.requests().is_empty());
+    assert_eq!(claude.rejections(), Vec::<String>::new());
+}

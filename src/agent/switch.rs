@@ -88,9 +88,9 @@ pub async fn list(st: &AgentState) {
     let mut asks = Vec::new();
     for name in factory::names(&st.config) {
         if name == current {
-            let spec = st.provider.spec();
-            rows.push(info(spec, &st.model, true));
-            asks.push(Some(st.provider.clone()));
+            let row = info(st.provider.spec(), &st.model, true);
+            asks.push((row.key != KeyState::Missing).then(|| st.provider.clone()));
+            rows.push(row);
             continue;
         }
         match factory::spec_for(&st.config, &name, None, &env) {

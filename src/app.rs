@@ -198,7 +198,12 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let agent = crate::agent::spawn(setup, events_tx);
     if let Some(model) = model_override {
         // Recorded in the session, so the next resume continues with it.
-        let _ = agent.ops.send(Op::SetModel(model));
+        // Named with its provider when that reads back unambiguously (`groq/openai/gpt-oss`
+        // must not switch to the `openai` provider).
+        let qualified = format!("{}/{model}", config.provider);
+        let same = crate::provider::factory::split_model(&config, &qualified)
+            .is_some_and(|(p, m)| p == config.provider && m == model);
+        let _ = agent.ops.send(Op::SetModel(if same { qualified } else { model }));
     }
     if interactive {
         // What `/resume <Tab>` completes, listed in the background.

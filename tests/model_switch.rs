@@ -492,6 +492,37 @@ fn an_explicit_provider_flag_wins_over_the_resumed_sessions_provider() {
     );
     assert_eq!(openai.requests().len(), 2);
     assert_eq!(resp.requests().len(), 1);
+    // A model whose name starts with another provider's name stays on the flag's provider,
+    // now and on the next resume.
+    resp.push(responses_text("four"));
+    resp.push(responses_text("five"));
+    let out = run(
+        h.path(),
+        &[
+            "-c",
+            "-p",
+            "more",
+            "--provider",
+            "resp",
+            "--model",
+            "openai/gpt-oss",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let out = run(
+        h.path(),
+        &["-c", "-p", "last", "--base-url", &openai.base_url],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let r = resp.requests();
+    assert_eq!(r.len(), 3);
+    assert_eq!(
+        (r[1].body["model"].as_str(), r[2].body["model"].as_str()),
+        (Some("openai/gpt-oss"), Some("openai/gpt-oss"))
+    );
+    assert_eq!(openai.requests().len(), 2);
 }
 
 #[test]

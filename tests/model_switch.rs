@@ -380,7 +380,16 @@ fn switching_provider_mid_session_keeps_the_history_valid_for_each_and_resume_co
         .filter(|i| i["type"] == "function_call_output")
         .count();
     assert_eq!((calls, outputs), (3, 3), "{items:?}");
-    assert!(!r[0].body.to_string().contains("sig-gem-1"));
+    let first = r[0].body.to_string();
+    for foreign in [
+        "sig-gem-1",
+        "Gemini thinks.",
+        "sig-claude-1",
+        "Claude thinks.",
+        "Chat thinks.",
+    ] {
+        assert!(!first.contains(foreign), "{foreign} sent to another provider");
+    }
     assert!(r[1].body.to_string().contains("enc-r-1"));
 
     // The session row names the last provider and model.

@@ -516,7 +516,10 @@ impl App {
         let cursor = self.editor.cursor();
         let cwd = self.ctx.cwd.clone();
         let sessions = self.known_sessions().to_vec();
-        match super::complete::complete(&text, cursor, &cwd, &sessions) {
+        let providers = crate::provider::factory::names(&self.ctx.config);
+        let found = super::complete::model_provider(&text, cursor, &providers)
+            .or_else(|| super::complete::complete(&text, cursor, &cwd, &sessions));
+        match found {
             Some(c) => {
                 self.editor.replace_range(c.range, &c.insert);
                 self.hint = (!c.candidates.is_empty()).then(|| c.candidates.join("  "));

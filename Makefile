@@ -4,17 +4,22 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 ARGS    ?=
 
-.PHONY: build run test deps bench install uninstall clean
+.PHONY: build build-deps run test deps bench install install-files uninstall clean
 
 # PREFIX is compiled in: the system tool folder is PREFIX/libexec/ikigai (a libexec/ikigai
 # beside the binary's folder, <bin>/../libexec/ikigai, is used first).
-build:
+build: build-deps
 	IKIGAI_PREFIX=$(PREFIX) $(CARGO) build --release
+
+# Installs what building needs when missing (cmake and clang/libclang for llama.cpp).
+build-deps:
+	@bash scripts/test-deps.sh --build
 
 run: build
 	./target/release/ikigai $(ARGS)
 
-# Installs what the tests need (PostgreSQL server binaries, tmux) when missing.
+# Installs what the build and tests need when missing (PostgreSQL server binaries, tmux,
+# cmake and clang/libclang for llama.cpp) and fetches the local engine's test model once.
 deps:
 	@bash scripts/test-deps.sh
 
@@ -30,8 +35,13 @@ bench: deps
 	@bash scripts/bench-compare.sh
 	@bash scripts/bench-long-session.sh
 
-install: build
-	install -Dm755 target/release/ikigai $(DESTDIR)$(PREFIX)/bin/ikigai
+# BIN: the binary to install (the tests install a debug build with `make install-files`).
+BIN ?= target/release/ikigai
+
+install: build install-files
+
+install-files:
+	install -Dm755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ikigai
 	install -d $(DESTDIR)$(PREFIX)/libexec/ikigai
 	install -Dm644 config.example.toml $(DESTDIR)$(PREFIX)/share/doc/ikigai/config.example.toml
 	install -d $(DESTDIR)$(PREFIX)/share/doc/ikigai/examples/tools

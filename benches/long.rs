@@ -102,6 +102,7 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         id: "bench".into(),
         conversation: Conversation { messages: history(n) },
         model: None,
+        provider: None,
         repairs: Vec::new(),
         usage: (0, 0),
         forked_from: None,

@@ -7,12 +7,12 @@
 
 use std::time::{Duration, Instant};
 
-use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use ikigai::provider::local::LocalSettings;
 use ikigai::provider::local::engine::{Engine, EngineEvent};
 use ikigai::provider::local::render::{self, ChatPrompt};
 use ikigai::provider::local::tag::{exec_block, output_block};
+use ikigai::provider::sse::SseDecoder;
 use ikigai::tools::bash::Bash;
 use ikigai::tools::{Tool, ToolContext, envelope};
 use serde_json::{Value, json};
@@ -45,11 +45,7 @@ fn peak_rss_mib(pid: &str) -> f64 {
 }
 
 async fn run_bash() -> String {
-    let ctx = ToolContext {
-        cwd: std::env::temp_dir(),
-        max_output_size: 64 * 1024,
-        timeout: Duration::from_secs(10),
-    };
+    let ctx = ToolContext::new(std::env::temp_dir(), 64 * 1024, Duration::from_secs(10));
     let out = Bash
         .call(json!({ "command": COMMAND }), &ctx)
         .await
@@ -124,24 +120,30 @@ async fn chat(client: &reqwest::Client, url: &str, body: Value) -> (Instant, Opt
     let t = Instant::now();
     let resp = client
         .post(format!("{url}/chat/completions"))
-        .json(&body)
+        .header("content-type", "application/json")
+        .body(serde_json::to_vec(&body).unwrap())
         .send()
         .await
         .expect("server");
     if body["stream"] != json!(true) {
-        let v: Value = resp.json().await.expect("json");
+        let v: Value = serde_json::from_slice(&resp.bytes().await.expect("body")).expect("json");
         return (t, None, v);
     }
-    let mut events = resp.bytes_stream().eventsource();
+    let mut chunks = resp.bytes_stream();
+    let mut sse = SseDecoder::new(1 << 20);
     let mut first = None;
-    while let Some(Ok(ev)) = events.next().await {
-        if ev.data == "[DONE]" {
-            break;
-        }
-        let v: Value = serde_json::from_str(&ev.data).unwrap_or(Value::Null);
-        let delta = v["choices"][0]["delta"]["content"].as_str().unwrap_or("");
-        if first.is_none() && !delta.is_empty() {
-            first = Some(Instant::now());
+    let mut datas = Vec::new();
+    'read: while let Some(Ok(bytes)) = chunks.next().await {
+        sse.push(&bytes, &mut datas).expect("sse");
+        for data in datas.drain(..) {
+            if data == "[DONE]" {
+                break 'read;
+            }
+            let v: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
+            let delta = v["choices"][0]["delta"]["content"].as_str().unwrap_or("");
+            if first.is_none() && !delta.is_empty() {
+                first = Some(Instant::now());
+            }
         }
     }
     (t, first, Value::Null)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Whole-process cost of one `ikigai -p` turn with one tool call against a loopback fake
-vendor: wall time per run, and peak RSS per run from /usr/bin/time (a small parent, so
+vendor (of the provider named by the optional 4th argument, default openai): wall time per run, and peak RSS per run from /usr/bin/time (a small parent, so
 the number is ikigai's own), against a baseline measured in the same run
 (`ikigai --version`: process start and exit only)."""
 import os, statistics, subprocess, sys, tempfile, time
@@ -24,14 +24,16 @@ def measure(argv, env, cwd, runs):
 
 def main():
     binary, base_url, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    provider = sys.argv[4] if len(sys.argv) > 4 else "openai"
     with tempfile.TemporaryDirectory() as home:
         for f in ("main.rs", "lib.rs"):
             open(os.path.join(home, f), "w").write("fn x() {}\n")
         env = {"PATH": os.environ["PATH"], "HOME": home, "OPENAI_API_KEY": "bench",
+               "ANTHROPIC_API_KEY": "bench", "GEMINI_API_KEY": "bench",
                "XDG_CONFIG_HOME": os.path.join(home, ".config"),
                "XDG_DATA_HOME": os.path.join(home, ".local/share")}
         base_w, base_r = measure([binary, "--version"], env, home, runs)
-        turn_w, turn_r = measure([binary, "-p", "what files are here?", "--base-url", base_url], env, home, runs)
+        turn_w, turn_r = measure([binary, "-p", "what files are here?", "--provider", provider, "--base-url", base_url], env, home, runs)
     ms = lambda xs: statistics.median(xs) * 1000
     print(f"baseline `ikigai --version`: median {ms(base_w):.2f} ms, peak RSS {max(base_r)/1024:.1f} MiB")
     print(f"one -p turn with one tool call: median {ms(turn_w):.2f} ms "

@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
 # Makes sure the programs the test suite runs for real are installed:
-# PostgreSQL's initdb/pg_ctl/postgres (ephemeral test clusters) and tmux (end-to-end TUI tests).
+# PostgreSQL's initdb/pg_ctl/postgres (ephemeral test clusters) and tmux (end-to-end TUI tests),
+# plus what the in-process engine (cargo feature `local`) needs: cmake and clang/libclang to
+# build llama.cpp, and the real test model, fetched once (scripts/fetch-test-model.sh).
+# `--build`: only what building needs (cmake, clang/libclang); `make build`/`make run` use it.
 set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD_ONLY=0
+[ "${1:-}" = "--build" ] && BUILD_ONLY=1
+finish() {
+  [ "$BUILD_ONLY" = 1 ] && exit 0
+  exec bash "$HERE/fetch-test-model.sh"
+}
 
 have_pg() {
   command -v initdb >/dev/null 2>&1 && return 0
@@ -9,11 +19,17 @@ have_pg() {
 }
 
 missing=()
-have_pg || missing+=(postgresql)
-command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+if [ "$BUILD_ONLY" = 0 ]; then
+  have_pg || missing+=(postgresql)
+  command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+fi
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+have_libclang() { ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/*/libclang*.so* >/dev/null 2>&1; }
+have_libclang || missing+=(libclang-dev)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+  finish
 fi
 
 echo "test-deps: installing ${missing[*]}" >&2
@@ -31,5 +47,8 @@ for m in "${missing[@]}"; do
   case "$m" in
     postgresql) have_pg || { echo "test-deps: postgresql installed but initdb not found" >&2; exit 1; } ;;
     tmux) command -v tmux >/dev/null || { echo "test-deps: tmux not found after install" >&2; exit 1; } ;;
+    cmake|clang) command -v "$m" >/dev/null || { echo "test-deps: $m not found after install" >&2; exit 1; } ;;
+    libclang-dev) have_libclang || { echo "test-deps: libclang not found after install" >&2; exit 1; } ;;
   esac
 done
+finish

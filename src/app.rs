@@ -137,24 +137,8 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let cwd = std::env::current_dir()?;
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let provider = crate::provider::build(&config).map_err(|e| AppError::Usage(e.to_string()))?;
-    let setup_hint = provider.setup_hint();
-    if !setup_hint.is_empty() && !interactive {
-        return Err(AppError::Usage(setup_hint.join("\n")));
-    }
-    let registry = Registry::builtin();
-    // External tools are found in the background; a request waits for them ≤ 1.5 s.
-    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd));
+    let mut provider = crate::provider::build(&config).map_err(|e| AppError::Usage(e.to_string()))?;
     let (events_tx, events_rx) = unbounded_channel();
-    if let Some(mut notices) = provider.notices() {
-        let tx = events_tx.clone();
-        tokio::spawn(async move {
-            use futures_util::StreamExt;
-            while let Some((level, text)) = notices.next().await {
-                let _ = tx.send(crate::protocol::Event::notice(level, text));
-            }
-        });
-    }
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
     let which = match (&cli.resume, cli.continue_session) {
         (Some(id), _) => Some(Resume::Id(id.clone())),
@@ -168,6 +152,25 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let model_override = resumed
         .as_mut()
         .and_then(|r| flag_model_wins(r, &config, cli, &events_tx));
+    if let Some(p) = resumed.as_ref().and_then(|r| resumed_provider(r, &config)) {
+        provider = p;
+    }
+    let setup_hint = provider.setup_hint();
+    if !setup_hint.is_empty() && !interactive {
+        return Err(AppError::Usage(setup_hint.join("\n")));
+    }
+    let registry = Registry::builtin();
+    // External tools are found in the background; a request waits for them ≤ 1.5 s.
+    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd));
+    if let Some(mut notices) = provider.notices() {
+        let tx = events_tx.clone();
+        tokio::spawn(async move {
+            use futures_util::StreamExt;
+            while let Some((level, text)) = notices.next().await {
+                let _ = tx.send(crate::protocol::Event::notice(level, text));
+            }
+        });
+    }
     // -p with piped stdin: the input is context for the one prompt.
     let prompt = match &cli.prompt {
         Some(p) if !std::io::stdin().is_terminal() => {
@@ -175,8 +178,9 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         }
         other => other.clone(),
     };
-    // The TUI's header shows the model the session continues with.
+    // The TUI's header shows the provider and model the session continues with.
     let session_model = resumed.as_ref().and_then(|r| r.model.clone());
+    let session_provider = provider.name().to_string();
     let system_prompt = config
         .system_prompt
         .clone()
@@ -194,7 +198,12 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let agent = crate::agent::spawn(setup, events_tx);
     if let Some(model) = model_override {
         // Recorded in the session, so the next resume continues with it.
-        let _ = agent.ops.send(Op::SetModel(model));
+        // Named with its provider when that reads back unambiguously (`groq/openai/gpt-oss`
+        // must not switch to the `openai` provider).
+        let qualified = format!("{}/{model}", config.provider);
+        let same = crate::provider::factory::split_model(&config, &qualified)
+            .is_some_and(|(p, m)| p == config.provider && m == model);
+        let _ = agent.ops.send(Op::SetModel(if same { qualified } else { model }));
     }
     if interactive {
         // What `/resume <Tab>` completes, listed in the background.
@@ -211,6 +220,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         if let Some(m) = session_model {
             config.model = m;
         }
+        config.provider = session_provider;
         let ctx = TuiContext {
             config,
             registry,
@@ -254,31 +264,62 @@ async fn load_session(
     }
 }
 
-/// An explicit `--model` or `IKIGAI_MODEL` wins over the model a resumed session stored;
-/// says so, and returns the model to record.
+/// An explicit `--provider` / `--model` (or `IKIGAI_PROVIDER` / `IKIGAI_MODEL`) wins over
+/// the provider and model a resumed session used last; says so, and returns the model to
+/// record. Without one, the session continues on its own provider and model.
 fn flag_model_wins(
     r: &mut Resumed,
     config: &Config,
     cli: &crate::cli::Cli,
     events: &UnboundedSender<Event>,
 ) -> Option<String> {
-    let source = if cli.model.is_some() {
+    let env_set = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty());
+    let source = if cli.provider.is_some() {
+        "--provider"
+    } else if cli.model.is_some() {
         "--model"
-    } else if std::env::var("IKIGAI_MODEL").is_ok_and(|v| !v.is_empty()) {
+    } else if env_set("IKIGAI_PROVIDER") {
+        "IKIGAI_PROVIDER"
+    } else if env_set("IKIGAI_MODEL") {
         "IKIGAI_MODEL"
     } else {
         return None;
     };
+    let stored_provider = r
+        .provider
+        .replace(config.provider.clone())
+        .unwrap_or_else(|| config.provider.clone());
     let stored = r.model.clone()?;
-    if stored == config.model {
+    if stored == config.model && stored_provider == config.provider {
         return None;
     }
     r.model = Some(config.model.clone());
+    let (was, now) = if stored_provider == config.provider {
+        (stored, config.model.clone())
+    } else {
+        (
+            format!("{stored_provider}/{stored}"),
+            format!("{}/{}", config.provider, config.model),
+        )
+    };
     let _ = events.send(Event::notice(
         NoticeLevel::Info,
-        format!("the session used {stored}; {source} wins: {}", config.model),
+        format!("the session used {was}; {source} wins: {now}"),
     ));
     Some(config.model.clone())
+}
+
+/// The provider a resumed session continues on: the one it used last, when that is not
+/// the configured one and it can be set up here (else the agent says why and keeps the
+/// configured one). Built here so a missing key for the configured provider does not stop
+/// a session that uses another.
+fn resumed_provider(r: &Resumed, config: &Config) -> Option<Arc<dyn crate::provider::Provider>> {
+    let name = r.provider.as_deref()?;
+    if name == config.provider {
+        return None;
+    }
+    let p = crate::provider::factory::build_named(config, name, r.model.as_deref()).ok()?;
+    p.setup_hint().is_empty().then_some(p)
 }
 
 /// `prompt` with piped stdin attached as context, cut at `max` bytes (with a notice).

@@ -68,6 +68,18 @@ impl FunctionCall {
         }
     }
 
+    /// `wire_arguments` without copying the model's text when it is a valid JSON object
+    /// (checked without building it).
+    pub fn wire_arguments_text(&self) -> std::borrow::Cow<'_, str> {
+        let is_object = self.arguments.trim_start().starts_with('{')
+            && serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok();
+        if is_object {
+            std::borrow::Cow::Borrowed(&self.arguments)
+        } else {
+            std::borrow::Cow::Owned(self.wire_arguments_value().to_string())
+        }
+    }
+
     /// `wire_arguments_value` as JSON text (the model's own text when it was valid).
     pub fn wire_arguments(&self) -> String {
         match serde_json::from_str::<serde_json::Value>(&self.arguments) {
@@ -404,6 +416,22 @@ pub fn interrupted_result_with(id: &str, name: &str, partial_output: Option<&str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wire_arguments_text_borrows_a_valid_object_and_wraps_anything_else() {
+        let call = |a: &str| FunctionCall {
+            name: "f".into(),
+            arguments: a.into(),
+        };
+        let ok = call(r#" {"a": [1, {"b": 2}]}"#);
+        assert!(matches!(ok.wire_arguments_text(), std::borrow::Cow::Borrowed(_)));
+        for bad in [r#"{"a": 1"#, "[1]", "\"x\"", "{} {}"] {
+            let text = call(bad).wire_arguments_text().into_owned();
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v, serde_json::json!({"invalid_arguments": bad}), "{bad}");
+        }
+        assert_eq!(call("  ").wire_arguments_text(), "{}");
+    }
 
     #[test]
     fn tool_call_serialises_to_design_shape() {

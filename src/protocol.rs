@@ -12,8 +12,13 @@ pub enum Op {
     Submit(String),
     /// Drop the request or tool in flight, keeping what arrived.
     Cancel,
-    /// Use this model for the following requests (`/model NAME`).
+    /// Use this model for the following requests: `/model MODEL` within the current
+    /// provider, `/model PROVIDER/MODEL` switches provider (answered with `ModelChanged`,
+    /// or an error notice and the current provider stays).
     SetModel(String),
+    /// List the configured providers and their models (`/model` alone); answered with
+    /// `Event::Providers`.
+    ListModels,
     /// Start over in a fresh session (`/new`).
     NewSession,
     /// Continue a stored session by id or unique id prefix (`/resume ID`).
@@ -64,9 +69,15 @@ pub enum Event {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         interrupted: Vec<usize>,
     },
-    /// `/model NAME` switched the model for the following requests.
+    /// `/model NAME` switched the model (and maybe the provider) for the following requests.
     ModelChanged {
         model: String,
+        /// The provider the following requests go to (`openai`, `anthropic`, a section).
+        provider: String,
+    },
+    /// The answer to `Op::ListModels`: every configured provider, the current one marked.
+    Providers {
+        providers: Vec<ProviderInfo>,
     },
     /// The text a turn starts from, as sent to the model (`-p` with piped stdin included).
     UserMessage {
@@ -142,6 +153,39 @@ pub struct SessionInfo {
     pub title: Option<String>,
     /// The session this one was forked from (when another process held it).
     pub forked_from: Option<String>,
+}
+
+/// One configured provider as `/model` lists it. Never holds a key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProviderInfo {
+    pub name: String,
+    /// The wire kind (`openai-chat`, `openai-responses`, `anthropic`, `google`, `local`).
+    pub kind: String,
+    /// The model the provider uses: the current model for the current provider, else its
+    /// configured default.
+    pub model: String,
+    /// Whether the following requests go to this provider.
+    pub current: bool,
+    pub key: KeyState,
+    /// The environment variable the key is read from (empty when none is used).
+    pub key_env: String,
+    /// What the endpoint's model list offers (empty when not asked or not offered).
+    pub models: Vec<String>,
+    /// Why the model list could not be read (one line), when asking failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Whether a provider has the key it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyState {
+    /// A key is set.
+    Set,
+    /// The endpoint needs a key and none is set.
+    Missing,
+    /// The endpoint needs no key (local servers).
+    NotNeeded,
 }
 
 /// Writes `text` as the JSON value it holds, or as a string when it is not JSON.

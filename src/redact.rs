@@ -181,6 +181,11 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
         }
         Event::Retrying { reason, .. } => r.scrub_notice_in_place(reason),
         Event::ToolStderr { text, .. } => r.scrub_in_place(text),
+        // A server's error text may echo what it was sent.
+        Event::Providers { providers } => providers
+            .iter_mut()
+            .filter_map(|p| p.error.as_mut())
+            .for_each(|e| r.scrub_notice_in_place(e)),
         Event::ModelChanged { .. }
         | Event::TurnStarted
         | Event::Usage { .. }

@@ -2,6 +2,7 @@
 //! with short outputs: streaming, cancel, the context-full error, token injection after an
 //! exec tag, the KV cache across turns, and the load errors.
 #![cfg(feature = "local")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "local/model.rs"]
 mod model;
@@ -45,7 +46,7 @@ async fn a_plain_answer_streams_as_text_deltas() {
         panic!("no Finished: {events:?}");
     };
     assert!(matches!(finish, Finish::Stop | Finish::Length));
-    assert!(generated >= 1 && generated <= 12);
+    assert!((1..=12).contains(&generated));
     let c = engine.counters();
     assert_eq!(c.prompt_tokens, prompt_tokens);
     assert_eq!(
@@ -108,6 +109,7 @@ async fn dropping_the_provider_stream_cancels_the_generation() {
         system: "",
         messages: &messages,
         tools: &[],
+        stop: &[],
     };
     let mut stream = long.stream(req).await.unwrap();
     let mut deltas = 0;
@@ -127,6 +129,7 @@ async fn dropping_the_provider_stream_cancels_the_generation() {
         system: "",
         messages: &messages,
         tools: &[],
+        stop: &[],
     };
     let events: Vec<_> = long.stream(req).await.unwrap().collect().await;
     assert!(events.iter().all(Result::is_ok), "{events:?}");
@@ -149,6 +152,7 @@ async fn a_full_context_is_the_distinct_context_length_error_and_the_engine_goes
         system: "",
         messages: &messages,
         tools: &[],
+        stop: &[],
     };
     let events: Vec<_> = provider.stream(req).await.unwrap().collect().await;
     assert!(
@@ -221,11 +225,7 @@ async fn an_exec_tag_pauses_and_the_output_is_decoded_straight_into_the_context(
     let before = engine.counters().position;
 
     // 2. The command runs through ikigai's bash tool.
-    let ctx = ToolContext {
-        cwd: dir.path().to_path_buf(),
-        max_output_size: 16 * 1024,
-        timeout: Duration::from_secs(10),
-    };
+    let ctx = ToolContext::new(dir.path().to_path_buf(), 16 * 1024, Duration::from_secs(10));
     let out = Bash.call(json!({ "command": command }), &ctx).await.unwrap();
     let printed = out.result["output"].as_str().unwrap().trim().to_string();
     assert!(printed.starts_with("ikigai-"), "{printed}");
@@ -272,6 +272,7 @@ async fn the_second_turn_decodes_only_its_new_tokens() {
         system: "Answer in one word.",
         messages: &messages,
         tools: &[],
+        stop: &[],
     };
     let mut answer = String::new();
     let mut stream = provider.stream(req).await.unwrap();
@@ -298,6 +299,7 @@ async fn the_second_turn_decodes_only_its_new_tokens() {
         system: "Answer in one word.",
         messages: &messages,
         tools: &[],
+        stop: &[],
     };
     let events: Vec<_> = provider.stream(req).await.unwrap().collect().await;
     assert!(events.iter().all(Result::is_ok), "{events:?}");

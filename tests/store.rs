@@ -158,7 +158,7 @@ async fn story(db: &Db) {
         marker("usage", json!({"input": 1200, "output": 80})),
         Record::Message(Message::assistant("Partial answ\0")),
         marker("interrupted", json!({})),
-        marker("model", json!({"model": "m2"})),
+        marker("model", json!({"model": "m2", "provider": "anthropic"})),
         Record::Message(Message::user("try again")),
         Record::Message(Message::tool_call("c2", "bash", r#"{"command":"cargo test"}"#)),
     ];
@@ -198,6 +198,7 @@ async fn story(db: &Db) {
     // Rebuild repairs the cut-off call; the caller stores the repair.
     let restored = store::rebuild(&records);
     assert_eq!(restored.model.as_deref(), Some("m2"));
+    assert_eq!(restored.provider.as_deref(), Some("anthropic"));
     assert_eq!(restored.usage, (1200, 80));
     assert_eq!(restored.repairs.len(), 1);
     let repair = restored.repairs[0].as_tool_result().unwrap();
@@ -231,7 +232,7 @@ async fn story(db: &Db) {
     assert_eq!(a.title.as_deref(), Some("Fix the parser"));
     assert_eq!(a.model, "m2", "the last model marker wins");
     assert_eq!(a.cwd, "/work/a");
-    assert_eq!(a.provider, "openai");
+    assert_eq!(a.provider, "anthropic", "a switch names the provider too");
     assert_eq!(
         a.messages, 9,
         "messages, not markers, are counted (repair included)"

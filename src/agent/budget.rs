@@ -84,7 +84,7 @@ impl Budget {
 
     /// The budget `config` implies for `model` (without asking any server).
     pub fn from_config(config: &crate::config::Config, model: &str) -> Self {
-        let (window, source) = window_for(config, model);
+        let (window, source) = window_for(config, &config.provider, config.context_window, model);
         let reserve = config
             .providers
             .get(&config.provider)
@@ -100,7 +100,13 @@ impl Budget {
 
     /// `/model NAME`: the window of the new model (the calibration stays).
     pub fn model_changed(&mut self, config: &crate::config::Config, model: &str) {
-        let (window, source) = window_for(config, model);
+        self.provider_changed(config, &config.provider, config.context_window, model);
+    }
+
+    /// `/model PROVIDER/MODEL`: the window of `model` at provider `name`, whose own
+    /// configured window is `window` (0 when unknown).
+    pub fn provider_changed(&mut self, config: &crate::config::Config, name: &str, window: u64, model: &str) {
+        let (window, source) = window_for(config, name, window, model);
         self.set_window(window, source);
         self.probed = false;
     }
@@ -234,10 +240,15 @@ impl Budget {
 
 /// The window for `model`: the provider section's `context_window`, else the model
 /// family's, else the provider preset's, else unknown (to be asked of the server).
-fn window_for(config: &crate::config::Config, model: &str) -> (u64, WindowSource) {
+fn window_for(
+    config: &crate::config::Config,
+    provider: &str,
+    window: u64,
+    model: &str,
+) -> (u64, WindowSource) {
     let section = config
         .providers
-        .get(&config.provider)
+        .get(provider)
         .and_then(|s| s.context_window)
         .filter(|w| *w > 0);
     if let Some(w) = section {
@@ -246,8 +257,8 @@ fn window_for(config: &crate::config::Config, model: &str) -> (u64, WindowSource
     if let Some(w) = crate::provider::window::preset(model) {
         return (w, WindowSource::Preset);
     }
-    if config.context_window > 0 {
-        return (config.context_window, WindowSource::Preset);
+    if window > 0 {
+        return (window, WindowSource::Preset);
     }
     (crate::provider::window::FALLBACK_WINDOW, WindowSource::Fallback)
 }

@@ -1,5 +1,6 @@
 //! The typed commands the agent answers: `SetModel`, `NewSession`, `ListSessions`,
-//! `Resume`, `Compact`. Answers are structured events (`ModelChanged`, `SessionStarted`, `Sessions`)
+//! `ListModels`, `Resume`, `Compact`. Answers are structured events (`ModelChanged`,
+//! `Providers`, `SessionStarted`, `Sessions`)
 //! or notices; front ends render them and answer /help, /tools, /config themselves.
 
 use serde_json::json;
@@ -14,7 +15,7 @@ pub fn name(op: &Op) -> &'static str {
     match op {
         Op::Submit(_) => "a message",
         Op::Cancel => "cancel",
-        Op::SetModel(_) => "/model",
+        Op::SetModel(_) | Op::ListModels => "/model",
         Op::NewSession => "/new",
         Op::Resume(_) => "/resume",
         Op::ListSessions => "/sessions",
@@ -28,6 +29,7 @@ pub fn name(op: &Op) -> &'static str {
 pub async fn handle(st: &mut AgentState, op: Op) {
     match op {
         Op::SetModel(name) => set_model(st, &name),
+        Op::ListModels => super::switch::list(st).await,
         Op::NewSession => new_session(st),
         Op::ListSessions => sessions(st).await,
         Op::Resume(prefix) => resume(st, &prefix).await,
@@ -49,20 +51,9 @@ pub async fn refresh_tools(st: &mut AgentState) {
     );
 }
 
-/// Switches the model for the following requests and records it in the session.
+/// Switches the model (or provider) for the following requests and records it.
 pub fn set_model(st: &mut AgentState, name: &str) {
-    let name = name.trim();
-    if name.is_empty() {
-        st.notice(NoticeLevel::Error, "usage: /model NAME");
-        return;
-    }
-    st.model = name.to_string();
-    st.budget.model_changed(&st.config, name);
-    st.marker(MarkerKind::Model, json!({"model": name}));
-    st.emit(Event::ModelChanged {
-        model: name.to_string(),
-    });
-    st.notice(NoticeLevel::Info, format!("model set to {name}"));
+    super::switch::set_model(st, name);
 }
 
 fn new_session(st: &mut AgentState) {

@@ -11,6 +11,7 @@ pub mod limit;
 pub mod prompt;
 pub mod resume;
 pub mod state;
+pub mod switch;
 pub mod turn;
 
 use std::collections::VecDeque;

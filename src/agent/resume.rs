@@ -14,6 +14,9 @@ pub struct Resumed {
     pub id: String,
     pub conversation: Conversation,
     pub model: Option<String>,
+    /// The provider the session used last (its last `/model` switch, else the one it
+    /// began with); the agent switches to it when it is not the current one.
+    pub provider: Option<String>,
     /// Error results added for tool calls that never finished; stored on install.
     pub repairs: Vec<Message>,
     pub usage: (u64, u64),
@@ -40,6 +43,10 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
     Ok(Resumed {
         id: claimed.info.id,
         conversation: restored.conversation,
+        provider: restored
+            .provider
+            .or(Some(claimed.info.provider))
+            .filter(|p| !p.is_empty()),
         model: restored.model.or(Some(claimed.info.model)),
         repairs: restored.repairs,
         usage: restored.usage,
@@ -53,8 +60,26 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
 pub fn install(st: &mut AgentState, resumed: Resumed) {
     st.switch_session(resumed.id, true, resumed.conversation, resumed.usage);
     st.budget.records = i64::try_from(resumed.records).unwrap_or(i64::MAX);
-    if let Some(m) = resumed.model {
-        st.model = m;
+    match (resumed.provider, resumed.model) {
+        (Some(p), Some(m)) if p != st.provider.name() => {
+            // The session continues on the provider it used last, when it can be set up.
+            if let Err(e) = super::switch::switch_provider(st, &p, &m) {
+                st.notice(
+                    crate::protocol::NoticeLevel::Warning,
+                    format!(
+                        "the session used {p}/{m}, which cannot be used now ({e}); continuing with {}/{}",
+                        st.provider.name(),
+                        st.model
+                    ),
+                );
+                st.emit(crate::protocol::Event::ModelChanged {
+                    model: st.model.clone(),
+                    provider: st.provider.name().to_string(),
+                });
+            }
+        }
+        (_, Some(m)) => st.model = m,
+        (_, None) => {}
     }
     let forked_from = resumed.forked_from;
     for m in resumed.repairs {

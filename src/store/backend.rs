@@ -101,6 +101,15 @@ impl EventRow {
             model,
         }
     }
+
+    /// The provider a `model` marker names (`/model PROVIDER/MODEL`): the session's from now.
+    pub fn provider(&self) -> Option<String> {
+        if self.kind != super::MarkerKind::Model.as_str() {
+            return None;
+        }
+        let p = self.data.as_ref()?.get("provider")?.as_str()?;
+        Some(p.to_string())
+    }
 }
 
 /// One stored event as read back.
@@ -201,13 +210,14 @@ pub(crate) enum Write {
 }
 
 /// What a run of events changes on its session row: the latest time, the first title
-/// (kept only when the session has none), the last model.
+/// (kept only when the session has none), the last model and provider.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SessionUpdate {
     pub session_id: String,
     pub updated_at: String,
     pub title: Option<String>,
     pub model: Option<String>,
+    pub provider: Option<String>,
 }
 
 /// One update per session of `items`, in order of first appearance; applying them after
@@ -227,12 +237,16 @@ pub(crate) fn session_updates(items: &[Write]) -> Vec<SessionUpdate> {
                 if row.model.is_some() {
                     u.model.clone_from(&row.model);
                 }
+                if let Some(p) = row.provider() {
+                    u.provider = Some(p);
+                }
             }
             None => out.push(SessionUpdate {
                 session_id: row.session_id.clone(),
                 updated_at: row.created_at.clone(),
                 title: row.title.clone(),
                 model: row.model.clone(),
+                provider: row.provider(),
             }),
         }
     }
@@ -394,7 +408,21 @@ mod tests {
             "t".into(),
         );
         assert_eq!(r.model.as_deref(), Some("m2"));
+        assert_eq!(r.provider(), None);
         assert_eq!(r.content, "");
+        let r = EventRow::new(
+            "e".into(),
+            "s".into(),
+            Record::Marker {
+                kind: super::super::MarkerKind::Model,
+                data: serde_json::json!({"model": "m3", "provider": "anthropic"}),
+            },
+            "t".into(),
+        );
+        assert_eq!(
+            (r.model.as_deref(), r.provider().as_deref()),
+            (Some("m3"), Some("anthropic"))
+        );
     }
 
     #[test]

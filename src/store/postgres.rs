@@ -179,12 +179,14 @@ async fn insert_event(c: &mut sqlx::PgConnection, row: &EventRow) -> Result<(), 
 async fn update_session(c: &mut sqlx::PgConnection, u: &SessionUpdate) -> Result<(), DbError> {
     sqlx::query(
         "UPDATE sessions SET updated_at = greatest(updated_at, $1::timestamptz), \
-         title = coalesce(title, $2), model = coalesce($3, model) WHERE id = $4",
+         title = coalesce(title, $2), model = coalesce($3, model), \
+         provider = coalesce($5, provider) WHERE id = $4",
     )
     .bind(&u.updated_at)
     .bind(u.title.as_deref().map(without_nul))
     .bind(u.model.as_deref().map(without_nul))
     .bind(without_nul(&u.session_id))
+    .bind(u.provider.as_deref().map(without_nul))
     .execute(&mut *c)
     .await
     .map_err(sort)?;

@@ -15,6 +15,8 @@ pub struct Restored {
     pub conversation: Conversation,
     /// The model of the last `model` marker anywhere in the session.
     pub model: Option<String>,
+    /// The provider of that marker (`None` when it names none: it predates switching).
+    pub provider: Option<String>,
     /// Error results added for tool calls that had none (already in `conversation`);
     /// the caller records them so the stored session matches.
     pub repairs: Vec<Message>,
@@ -42,13 +44,17 @@ pub fn rebuild_owned(records: Vec<Record>) -> Restored {
         )
     };
     let start = records.iter().rposition(is_new).map_or(0, |i| i + 1);
-    let model = records.iter().rev().find_map(|r| match r {
+    let last_model = records.iter().rev().find_map(|r| match r {
         Record::Marker {
             kind: MarkerKind::Model,
             data,
-        } => data.get("model").and_then(Value::as_str).map(str::to_string),
+        } => data.get("model").and_then(Value::as_str).map(|m| (m, data)),
         _ => None,
     });
+    let model = last_model.map(|(m, _)| m.to_string());
+    let provider = last_model
+        .and_then(|(_, d)| d.get("provider").and_then(Value::as_str))
+        .map(str::to_string);
     let mut conversation = Conversation::new();
     let mut usage = (0u64, 0u64);
     let mut interrupted: Vec<usize> = Vec::new();
@@ -94,6 +100,7 @@ pub fn rebuild_owned(records: Vec<Record>) -> Restored {
     Restored {
         conversation,
         model,
+        provider,
         repairs,
         usage,
         interrupted,

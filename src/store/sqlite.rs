@@ -184,11 +184,12 @@ async fn insert_event(tx: &mut sqlx::SqliteConnection, row: &EventRow) -> Result
 async fn update_session(c: &mut sqlx::SqliteConnection, u: &SessionUpdate) -> Result<(), DbError> {
     sqlx::query(
         "UPDATE sessions SET updated_at = max(updated_at, ?), title = coalesce(title, ?), \
-         model = coalesce(?, model) WHERE id = ?",
+         model = coalesce(?, model), provider = coalesce(?, provider) WHERE id = ?",
     )
     .bind(&u.updated_at)
     .bind(&u.title)
     .bind(&u.model)
+    .bind(&u.provider)
     .bind(&u.session_id)
     .execute(&mut *c)
     .await

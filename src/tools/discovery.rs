@@ -94,7 +94,8 @@ pub fn tool_dirs(config: &Config, cwd: &Path, home: Option<&Path>, exe: Option<&
     let system = c.system.clone().unwrap_or_else(|| {
         let beside = exe
             .and_then(Path::parent)
-            .map(|bin| bin.join("../libexec/ikigai"))
+            .and_then(Path::parent)
+            .map(|root| root.join("libexec/ikigai"))
             .filter(|p| p.is_dir());
         beside.unwrap_or_else(|| Path::new(PREFIX).join("libexec/ikigai"))
     });
@@ -285,7 +286,7 @@ mod tests {
         std::fs::create_dir_all(root.path().join("libexec/ikigai")).unwrap();
         std::fs::create_dir_all(root.path().join("bin")).unwrap();
         let dirs = tool_dirs(&cfg, &cwd, Some(&home), Some(&bin));
-        assert_eq!(dirs[0].path, root.path().join("bin/../libexec/ikigai"));
+        assert_eq!(dirs[0].path, root.path().join("libexec/ikigai"));
         let cfg = Config {
             tool_dirs: crate::config::ToolDirs {
                 system: Some("/opt/sys".into()),

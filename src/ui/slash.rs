@@ -14,7 +14,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "ID",
         "resume a stored session (a unique id prefix is enough)",
     ),
-    ("/model", "[NAME]", "show or switch the model"),
+    (
+        "/model",
+        "[PROVIDER/MODEL]",
+        "list providers and models; switch with PROVIDER/MODEL (or MODEL)",
+    ),
     (
         "/compact",
         "",
@@ -38,8 +42,6 @@ pub enum Slash {
     Tools,
     Tool(Option<String>),
     Config,
-    /// `/model` alone: show the current model.
-    ShowModel,
     /// A known command used wrongly; the text says how to use it.
     Usage(String),
     /// No such command; carries its name.
@@ -69,7 +71,7 @@ pub fn parse(input: &str) -> Option<Slash> {
         ("/resume", Some(id)) => Slash::Agent(Op::Resume(id)),
         ("/resume", None) => Slash::Usage("usage: /resume ID (see /sessions)".into()),
         ("/model", Some(m)) => Slash::Agent(Op::SetModel(m)),
-        ("/model", None) => Slash::ShowModel,
+        ("/model", None) => Slash::Agent(Op::ListModels),
         ("/compact", arg) => Slash::Agent(Op::Compact(arg)),
         (name, _) => Slash::Unknown(name.to_string()),
     })
@@ -124,7 +126,7 @@ mod tests {
             parse("/model gpt-5"),
             Some(Slash::Agent(Op::SetModel("gpt-5".into())))
         );
-        assert_eq!(parse("/model"), Some(Slash::ShowModel));
+        assert_eq!(parse("/model"), Some(Slash::Agent(Op::ListModels)));
         assert_eq!(
             parse("/resume 0193"),
             Some(Slash::Agent(Op::Resume("0193".into())))

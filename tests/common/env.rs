@@ -5,11 +5,19 @@ use std::path::Path;
 use std::process::Command;
 
 /// Variables a developer may have set that must not reach a test run.
-const INHERITED: [&str; 6] = [
+const INHERITED: [&str; 14] = [
     "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "XAI_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "MISTRAL_API_KEY",
     "OPENAI_BASE_URL",
     "IKIGAI_CONFIG",
     "IKIGAI_MODEL",
+    "IKIGAI_PROVIDER",
     "IKIGAI_DATABASE_URL",
     "NO_COLOR",
 ];

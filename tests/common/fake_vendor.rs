@@ -39,6 +39,8 @@ struct Shared {
     wire: Wire,
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Seen>>,
+    /// What `GET …/models` lists (see `with_models`); `None` leaves it to the strict check.
+    models: Mutex<Option<Vec<String>>>,
 }
 
 /// The running fake; dropping it stops the server.
@@ -56,6 +58,7 @@ impl FakeVendor {
             wire,
             replies: Mutex::new(VecDeque::new()),
             requests: Mutex::new(Vec::new()),
+            models: Mutex::new(None),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -96,6 +99,14 @@ impl FakeVendor {
         self
     }
 
+    /// Answers `GET /v1/models` (Anthropic) or `GET /v1beta/models` (Gemini) with these
+    /// model ids in the vendor's list shape, when the vendor's key header is present
+    /// (401 otherwise). Such requests are recorded and use up no reply.
+    pub fn with_models(&self, ids: &[&str]) -> &Self {
+        *self.shared.models.lock().expect("lock") = Some(ids.iter().map(|s| s.to_string()).collect());
+        self
+    }
+
     pub fn requests(&self) -> Vec<Seen> {
         self.shared.requests.lock().expect("lock").clone()
     }
@@ -131,7 +142,42 @@ fn rejection(wire: Wire, message: &str) -> Response {
         .expect("response")
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+/// The vendor's model list, or 401 without its key header.
+fn model_list(wire: Wire, headers: &HashMap<String, String>, ids: &[String]) -> Response {
+    let (key, body) = match wire {
+        Wire::Anthropic => (
+            "x-api-key",
+            json!({"data": ids.iter().map(|id| json!({"type": "model", "id": id, "display_name": id})).collect::<Vec<_>>(),
+                "has_more": false}),
+        ),
+        Wire::Gemini => (
+            "x-goog-api-key",
+            json!({"models": ids.iter().map(|id| json!({"name": format!("models/{id}"),
+                "supportedGenerationMethods": ["generateContent", "countTokens"]})).collect::<Vec<_>>()}),
+        ),
+    };
+    let (status, body) = if headers.get(key).is_some_and(|v| !v.is_empty()) {
+        (200, body.to_string())
+    } else {
+        (
+            401,
+            json!({"error": {"message": format!("{key} header is required")}}).to_string(),
+        )
+    };
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Body::from(body))
+        .expect("response")
+}
+
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: axum::http::Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let headers: HashMap<String, String> = headers
         .iter()
@@ -139,6 +185,21 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
         .collect();
     let path = uri.path().to_string();
     let query = uri.query().unwrap_or("").to_string();
+    let models = shared.models.lock().expect("lock").clone();
+    if let (Some(ids), true) = (
+        models,
+        method == axum::http::Method::GET && path.ends_with("/models"),
+    ) {
+        let answer = model_list(shared.wire, &headers, &ids);
+        shared.requests.lock().expect("lock").push(Seen {
+            path,
+            query,
+            headers,
+            body,
+            rejected: None,
+        });
+        return answer;
+    }
     let verdict = match shared.wire {
         Wire::Anthropic => strict::anthropic(&path, &headers, &body),
         Wire::Gemini => strict::gemini(&path, &query, &headers, &body),
@@ -288,4 +349,32 @@ pub fn gemini_reply(thought: &str, signature: &str, text: &str, calls: &[(&str, 
 /// `Reply::events` paced so each event is its own read.
 pub fn paced(r: Reply) -> Reply {
     r.paced(Duration::from_millis(1))
+}
+
+/// An OpenAI Responses stream (served by `fake_provider::FakeProvider`, whose strict
+/// check covers `/responses`): optional function calls (call_id, name, arguments in 3
+/// pieces each), then optional text, then `response.completed` with usage.
+pub fn responses_reply(text: &str, calls: &[(&str, &str, &str)]) -> Reply {
+    let ev = |v: Value| format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or(""));
+    let mut out = vec![ev(
+        json!({"type": "response.created", "response": {"id": "resp_fake", "status": "in_progress"}}),
+    )];
+    for (i, (call_id, name, args)) in calls.iter().enumerate() {
+        let item_id = format!("fc_{i}");
+        out.push(ev(json!({"type": "response.output_item.added", "output_index": i,
+            "item": {"id": item_id, "type": "function_call", "arguments": "", "call_id": call_id, "name": name}})));
+        for p in pieces(args, 3) {
+            out.push(ev(json!({"type": "response.function_call_arguments.delta", "item_id": item_id, "output_index": i, "delta": p})));
+        }
+        out.push(ev(json!({"type": "response.output_item.done", "output_index": i,
+            "item": {"id": item_id, "type": "function_call", "status": "completed", "arguments": args, "call_id": call_id, "name": name}})));
+    }
+    if !text.is_empty() {
+        out.push(ev(json!({"type": "response.output_text.delta", "item_id": "msg_fake", "output_index": calls.len(), "content_index": 0, "delta": text})));
+    }
+    out.push(ev(
+        json!({"type": "response.completed", "response": {"id": "resp_fake", "status": "completed",
+        "usage": {"input_tokens": 50, "output_tokens": 9}}}),
+    ));
+    Reply::events(out)
 }

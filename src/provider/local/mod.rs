@@ -5,8 +5,9 @@
 //!
 //! How a tool round works (the design choice): when the sampled text completes
 //! `<SYSTEM.EXEC||>`, the engine pauses right there and the stream yields an ordinary
-//! `StreamEvent::ToolCall` (`bash`, `{"command": …}`) and finishes with reason
-//! `tool_calls`. The agent runs it through the bash tool (same timeout, cap, filtered
+//! `StreamEvent::ToolCall` (`bash`, `{"command": …}`, or another offered tool written
+//! as `name(key="value", …)` inside the tag) and finishes with reason
+//! `tool_calls`. The agent runs it like any call, bash through the bash tool (same timeout, cap, filtered
 //! environment, process-group kill) and stores the usual `tool_call` / `tool_result` pair,
 //! exactly as with any provider. Its follow-up request renders that pair back as the tag
 //! and `<||SYSTEM.OUTPUT>\n…\n<SYSTEM.OUTPUT||>` inside the same, still open, assistant
@@ -42,6 +43,7 @@ pub use worker::CHATML_NOTICE;
 use super::{EventStream, FinishReason, Provider, ProviderError, Request, SetupError, Spec, StreamEvent};
 use crate::config::ProviderSection;
 use crate::protocol::NoticeLevel;
+use crate::tools::ToolSchema;
 use engine::CancelOnDrop;
 
 /// The `local` provider: a shared engine.
@@ -107,6 +109,9 @@ impl LocalProvider {
             max_output_tokens: Some(u64::from(settings.max_output_tokens)),
             connect_timeout: std::time::Duration::ZERO,
             idle: std::time::Duration::ZERO,
+            max_response_bytes: usize::MAX,
+            response_timeout: std::time::Duration::ZERO,
+            tool_mode: Default::default(),
         };
         let engine = Engine::spawn(settings).map_err(|e| ProviderError::Api(e.to_string()))?;
         Ok(LocalProvider {
@@ -130,17 +135,15 @@ fn provider_error(e: EngineError) -> ProviderError {
 }
 
 /// One engine event as provider stream events.
-fn translate(e: EngineEvent) -> Vec<Result<StreamEvent, ProviderError>> {
+/// A command in the exec tag is a shell command for `bash`, or `name(key="value", …)` for
+/// another offered tool.
+fn translate(e: EngineEvent, tools: &[ToolSchema]) -> Vec<Result<StreamEvent, ProviderError>> {
     match e {
         EngineEvent::Text(t) => vec![Ok(StreamEvent::TextDelta(t))],
         EngineEvent::Exec(command) => {
             let id = format!("call_{}", uuid::Uuid::new_v4().simple());
-            let arguments = serde_json::json!({ "command": command }).to_string();
-            vec![Ok(StreamEvent::ToolCall {
-                id,
-                name: "bash".into(),
-                arguments,
-            })]
+            let (name, arguments) = super::text_protocol::calls::to_call(&command, tools);
+            vec![Ok(StreamEvent::ToolCall { id, name, arguments })]
         }
         EngineEvent::Finished {
             finish,
@@ -205,25 +208,61 @@ impl Provider for LocalProvider {
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let prompt = render::chat_prompt(request.system, request.messages);
+        let prompt = render::chat_prompt(request.system, request.messages, request.tools);
+        let tools: Arc<[ToolSchema]> = request.tools.into();
         let (rx, cancel) = self.engine.start(prompt, None);
         let guard = CancelOnDrop(cancel);
         let events = stream::unfold(
             (rx, guard, VecDeque::new(), false),
-            |(mut rx, guard, mut pending, mut done)| async move {
-                loop {
-                    if let Some(item) = pending.pop_front() {
-                        return Some((item, (rx, guard, pending, done)));
+            move |(mut rx, guard, mut pending, mut done)| {
+                let tools = Arc::clone(&tools);
+                async move {
+                    loop {
+                        if let Some(item) = pending.pop_front() {
+                            return Some((item, (rx, guard, pending, done)));
+                        }
+                        if done {
+                            return None;
+                        }
+                        let event = rx.recv().await?;
+                        done = matches!(event, EngineEvent::Finished { .. } | EngineEvent::Failed(_));
+                        pending.extend(translate(event, &tools));
                     }
-                    if done {
-                        return None;
-                    }
-                    let event = rx.recv().await?;
-                    done = matches!(event, EngineEvent::Finished { .. } | EngineEvent::Failed(_));
-                    pending.extend(translate(event));
                 }
             },
         );
         Ok(Box::pin(events))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Registry;
+
+    fn call(e: EngineEvent) -> (String, serde_json::Value) {
+        match translate(e, &Registry::builtin().schemas()).remove(0) {
+            Ok(StreamEvent::ToolCall { name, arguments, .. }) => {
+                (name, serde_json::from_str(&arguments).unwrap_or_default())
+            }
+            other => panic!("not a call: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_exec_tag_is_bash_or_an_offered_tool_in_the_short_form() {
+        let (name, args) = call(EngineEvent::Exec("ls -la | wc -l".into()));
+        assert_eq!(
+            (name.as_str(), &args),
+            ("bash", &serde_json::json!({"command": "ls -la | wc -l"}))
+        );
+        let (name, args) = call(EngineEvent::Exec(
+            r#"file_read(path="src/main.rs", offset=3)"#.into(),
+        ));
+        assert_eq!(name, "file_read");
+        assert_eq!(args, serde_json::json!({"path": "src/main.rs", "offset": 3}));
+        // Not a registered tool: a shell command like any other.
+        let (name, _) = call(EngineEvent::Exec("no_such_tool(x=1)".into()));
+        assert_eq!(name, "bash");
     }
 }

@@ -9,6 +9,8 @@ use serde_json::Value;
 
 use super::tag::{exec_block, output_block};
 use crate::message::{Kind, Message};
+use crate::provider::text_protocol::calls::{self, SHELL_TOOL};
+use crate::tools::ToolSchema;
 
 /// What the template needs: whole turns, then an optional open assistant turn.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -20,25 +22,38 @@ pub struct ChatPrompt {
     pub continuation: Option<String>,
 }
 
-/// The text-protocol part of the system prompt (kept short: every token costs on a CPU).
-pub fn protocol_prompt() -> String {
+/// The text-protocol part of the system prompt (kept short: every token costs on a CPU):
+/// shell commands, and the other tools in the short `name(args)` form.
+pub fn protocol_prompt(tools: &[ToolSchema]) -> String {
     let cwd = std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string());
-    format!(
+    let mut s = format!(
         "You can run shell commands. To run one, write <||SYSTEM.EXEC>command<SYSTEM.EXEC||> and stop. \
          The output comes back as <||SYSTEM.OUTPUT>\\n...\\n<SYSTEM.OUTPUT||>; wait for it before you continue. \
          OS: {}, working directory: {cwd}, shell: bash.",
         std::env::consts::OS
-    )
+    );
+    let others: Vec<String> = tools
+        .iter()
+        .filter(|t| t.name != SHELL_TOOL)
+        .map(calls::signature)
+        .collect();
+    if !others.is_empty() {
+        s.push_str(
+            "\nThese tools work the same way, e.g. <||SYSTEM.EXEC>file_read(path=\"src/main.rs\")<SYSTEM.EXEC||>: ",
+        );
+        s.push_str(&others.join(", "));
+    }
+    s
 }
 
 /// Builds the turns from the system prompt and the canonical messages.
-pub fn chat_prompt(system: &str, messages: &[Message]) -> ChatPrompt {
+pub fn chat_prompt(system: &str, messages: &[Message], tools: &[ToolSchema]) -> ChatPrompt {
     let mut out = ChatPrompt::default();
     let mut sys = system.trim_end().to_string();
     if !sys.is_empty() {
         sys.push_str("\n\n");
     }
-    sys.push_str(&protocol_prompt());
+    sys.push_str(&protocol_prompt(tools));
     out.turns.push(("system".into(), sys));
     // The assistant turn being assembled, and whether it ends in a tool result.
     let mut assistant = String::new();
@@ -74,14 +89,10 @@ fn close(out: &mut ChatPrompt, assistant: &mut String) {
     }
 }
 
-/// A stored call as the model wrote it: the exec tag for bash (command verbatim, so the
-/// text matches the cached tokens), `name(args)` for any other tool.
+/// A stored call as the model wrote it, inside the exec tag: a bash command verbatim (so
+/// the text matches the cached tokens), `name(key="value", …)` for any other tool.
 fn call_text(name: &str, arguments: &str) -> String {
-    let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-    match (name, args.get("command").and_then(Value::as_str)) {
-        ("bash", Some(command)) => exec_block(command),
-        _ => format!("{name}({arguments})"),
-    }
+    exec_block(&calls::to_command(name, arguments))
 }
 
 /// The text inside the output block: the tool's output and a nonzero exit code, or the
@@ -142,7 +153,7 @@ mod tests {
                 true,
             ),
         ];
-        let p = chat_prompt("Be brief.", &msgs);
+        let p = chat_prompt("Be brief.", &msgs, &[]);
         assert_eq!(p.turns.len(), 2);
         assert!(
             p.turns[0]
@@ -171,7 +182,7 @@ mod tests {
             Message::assistant("It failed."),
             Message::user("ok"),
         ];
-        let p = chat_prompt("", &msgs);
+        let p = chat_prompt("", &msgs, &[]);
         assert_eq!(p.continuation, None);
         assert_eq!(
             p.turns[2].1,
@@ -186,5 +197,31 @@ mod tests {
             r#"{"tool_success":false,"error":"timed out","error_code":"TOOL_TIMEOUT","partial_output":"a"}"#,
         );
         assert_eq!(t, "a\nerror: timed out");
+    }
+
+    #[test]
+    fn other_tools_are_offered_and_rendered_back_in_the_short_form() {
+        let tools = crate::tools::Registry::builtin().schemas();
+        let prompt = protocol_prompt(&tools);
+        assert!(prompt.contains("file_read(path, offset?, limit?)"), "{prompt}");
+        assert!(!prompt.contains("bash("), "{prompt}");
+        let msgs = vec![
+            Message::user("read it"),
+            Message::tool_call("c1", "file_read", r#"{"path":"a.txt"}"#),
+            Message::tool_result(
+                "c1",
+                "file_read",
+                "ok",
+                r#"{"tool_success":true,"result":{"output":"hello"}}"#,
+                true,
+            ),
+        ];
+        let p = chat_prompt("", &msgs, &tools);
+        assert_eq!(
+            p.continuation.as_deref(),
+            Some(
+                "<||SYSTEM.EXEC>file_read(path=\"a.txt\")<SYSTEM.EXEC||><||SYSTEM.OUTPUT>\nhello\n<SYSTEM.OUTPUT||>"
+            )
+        );
     }
 }

@@ -141,10 +141,10 @@ fn fail_all(jobs: &mpsc::Receiver<Job>, status: &watch::Sender<Status>, e: LoadE
 /// The GGUF's template when llama.cpp can apply it, else ChatML with a notice.
 fn pick_template(model: &LlamaModel) -> (Option<LlamaChatTemplate>, Option<&'static str>) {
     let probe = LlamaChatMessage::new("user".into(), "hi".into());
-    if let (Ok(t), Ok(p)) = (model.chat_template(None), probe) {
-        if model.apply_chat_template(&t, &[p], true).is_ok() {
-            return (Some(t), None);
-        }
+    if let (Ok(t), Ok(p)) = (model.chat_template(None), probe)
+        && model.apply_chat_template(&t, &[p], true).is_ok()
+    {
+        return (Some(t), None);
     }
     (None, Some(CHATML_NOTICE))
 }

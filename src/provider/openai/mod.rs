@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use async_trait::async_trait;
 use futures_util::StreamExt;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::http::{self, DataStream};
 use super::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
@@ -49,16 +49,16 @@ impl OpenAiChat {
     }
 
     /// The request body with this endpoint's options (temperature, output cap, effort).
-    fn body(&self, request: &Request<'_>) -> Value {
+    fn body<'a>(&self, request: &Request<'a>) -> request::Body<'a> {
         let mut body = request::body(request);
         if let Some(t) = self.spec.temperature {
-            body["temperature"] = json!(t);
+            body.extra.insert("temperature".into(), json!(t));
         }
         if let Some(n) = self.spec.max_output_tokens {
-            body["max_completion_tokens"] = json!(n);
+            body.extra.insert("max_completion_tokens".into(), json!(n));
         }
         if let Some(e) = &self.spec.reasoning_effort {
-            body["reasoning_effort"] = json!(e);
+            body.extra.insert("reasoning_effort".into(), json!(e));
         }
         body
     }

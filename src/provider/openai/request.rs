@@ -1,81 +1,171 @@
-//! Canonical conversation → Chat Completions request body. Pure: no IO.
+//! Canonical conversation → Chat Completions request body. Pure: no IO. The body borrows
+//! the conversation and is serialised straight to bytes (no intermediate JSON tree), so a
+//! 10,000-message request costs one pass over the text.
 
-use serde_json::{Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
 
 use crate::message::{Kind, compaction_text};
 use crate::provider::Request;
 
-/// The JSON body of a streaming `/chat/completions` request.
-pub fn body(req: &Request<'_>) -> Value {
-    let mut body = json!({
-        "model": req.model,
-        "messages": messages(req),
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    if !req.stop.is_empty() {
-        body["stop"] = json!(req.stop);
+/// The body of a streaming `/chat/completions` request; `extra` carries the endpoint's
+/// options (temperature, output cap, effort).
+#[derive(Serialize)]
+pub struct Body<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop: &'a [String],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// One wire message. `content: null` is kept for an assistant message with calls only.
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Content<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+/// Message content: text, an explicit `null`, or no field at all.
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Null,
+}
+
+impl Serialize for Content<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Content::Text(t) => s.serialize_str(t),
+            Content::Null => s.serialize_none(),
+        }
     }
-    if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.to_json_schema(),
-                }})
-            })
-            .collect();
-        body["tools"] = Value::Array(tools);
-        body["tool_choice"] = json!("auto");
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    call_type: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    arguments: Cow<'a, str>,
+}
+
+impl<'a> WireMessage<'a> {
+    fn text(role: &'static str, content: impl Into<Cow<'a, str>>) -> Self {
+        WireMessage {
+            role,
+            content: Content::Text(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
     }
-    body
+}
+
+/// The body of a streaming `/chat/completions` request.
+pub fn body<'a>(req: &Request<'a>) -> Body<'a> {
+    let tools: Vec<Value> = req
+        .tools
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.to_json_schema(),
+            }})
+        })
+        .collect();
+    Body {
+        model: req.model,
+        messages: messages(req),
+        stream: true,
+        stream_options: StreamOptions { include_usage: true },
+        stop: req.stop,
+        tool_choice: (!tools.is_empty()).then_some("auto"),
+        tools,
+        extra: Map::new(),
+    }
 }
 
 /// Wire messages: the system prompt first; an assistant text and the tool calls that
 /// follow it become one message with a `tool_calls` array; results become `role: tool`.
-pub fn messages(req: &Request<'_>) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::with_capacity(req.messages.len() + 1);
+fn messages<'a>(req: &Request<'a>) -> Vec<WireMessage<'a>> {
+    let mut out: Vec<WireMessage<'a>> = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
-        out.push(json!({"role": "system", "content": req.system}));
+        out.push(WireMessage::text("system", req.system));
     }
     for m in req.messages {
         match m.kind {
-            Kind::System => out.push(json!({"role": "system", "content": m.content})),
-            Kind::User => out.push(json!({"role": "user", "content": m.content})),
-            Kind::Compaction => out.push(json!({"role": "user", "content": compaction_text(&m.content)})),
-            Kind::Assistant => out.push(json!({"role": "assistant", "content": m.content})),
+            Kind::System => out.push(WireMessage::text("system", m.content.as_str())),
+            Kind::User => out.push(WireMessage::text("user", m.content.as_str())),
+            Kind::Compaction => out.push(WireMessage::text("user", compaction_text(&m.content))),
+            Kind::Assistant => out.push(WireMessage::text("assistant", m.content.as_str())),
             Kind::ToolCall => {
                 let Some(call) = m.as_tool_call() else { continue };
-                let wire_call = json!({
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.function.name, "arguments": call.function.wire_arguments()},
-                });
+                let wire_call = WireCall {
+                    id: &call.id,
+                    call_type: "function",
+                    function: WireFunction {
+                        name: &call.function.name,
+                        arguments: call.function.wire_arguments_text(),
+                    },
+                };
                 match out.last_mut() {
-                    Some(last) if last["role"] == "assistant" => {
-                        if last["content"].as_str() == Some("") {
-                            last["content"] = Value::Null;
+                    Some(last) if last.role == "assistant" => {
+                        if matches!(&last.content, Content::Text(t) if t.is_empty()) {
+                            last.content = Content::Null;
                         }
-                        match last.get_mut("tool_calls").and_then(Value::as_array_mut) {
-                            Some(calls) => calls.push(wire_call),
-                            None => last["tool_calls"] = json!([wire_call]),
-                        }
+                        last.tool_calls.push(wire_call);
                     }
-                    _ => out.push(json!({"role": "assistant", "content": null, "tool_calls": [wire_call]})),
+                    _ => out.push(WireMessage {
+                        role: "assistant",
+                        content: Content::Null,
+                        tool_calls: vec![wire_call],
+                        tool_call_id: None,
+                    }),
                 }
             }
             // Chat Completions takes no reasoning back; another provider's is never sent.
             Kind::Reasoning => {}
             Kind::ToolResult => {
                 let Some(r) = m.as_tool_result() else { continue };
-                out.push(json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": r.output}));
+                out.push(WireMessage {
+                    role: "tool",
+                    content: Content::Text(Cow::Borrowed(&r.output)),
+                    tool_calls: Vec::new(),
+                    tool_call_id: Some(&r.tool_call_id),
+                });
             }
         }
     }
     out
+}
+
+/// `body` as a JSON value (tests and callers that inspect it).
+pub fn body_value(req: &Request<'_>) -> Value {
+    serde_json::to_value(body(req)).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
@@ -108,7 +198,7 @@ mod tests {
             tools: &tools,
             stop: &[],
         };
-        let b = body(&req);
+        let b = body_value(&req);
         assert_eq!(b["stream"], true);
         assert_eq!(b["stream_options"]["include_usage"], true);
         assert_eq!(b["tool_choice"], "auto");
@@ -140,7 +230,7 @@ mod tests {
             tools: &[],
             stop: &[],
         };
-        let b = body(&req);
+        let b = body_value(&req);
         let args = b["messages"][1]["tool_calls"][0]["function"]["arguments"]
             .as_str()
             .unwrap();
@@ -158,7 +248,7 @@ mod tests {
             tools: &[],
             stop: &[],
         };
-        let b = body(&req);
+        let b = body_value(&req);
         assert!(b.get("tool_choice").is_none());
         assert_eq!(b["messages"][1]["content"], Value::Null);
         assert_eq!(b["messages"][0]["role"], "user");

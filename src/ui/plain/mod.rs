@@ -146,11 +146,6 @@ fn command<O: Write, E: Write>(
             r.print(&text)?;
             Line::Done
         }
-        Slash::ShowModel => {
-            let text = format!("model: {}/{}", ctx.config.provider, r.model);
-            r.print(&text)?;
-            Line::Done
-        }
         Slash::Usage(text) => {
             r.notice(NoticeLevel::Error, &text)?;
             Line::Done

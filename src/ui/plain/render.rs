@@ -96,7 +96,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
     /// Renders one event.
     pub fn render(&mut self, ev: &Event) -> std::io::Result<()> {
         match ev {
-            Event::SessionStarted { model, .. } | Event::ModelChanged { model } => {
+            Event::SessionStarted { model, .. } | Event::ModelChanged { model, .. } => {
                 self.model.clone_from(model)
             }
             _ => {}
@@ -184,6 +184,9 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     "{}",
                     self.paint(color, &format!("{prefix}{}", sanitize(text)))
                 )?;
+            }
+            Event::Providers { providers } => {
+                self.print(&crate::ui::models::text(providers))?;
             }
             Event::Sessions { sessions } => {
                 let home = std::env::var("HOME").ok();

@@ -255,7 +255,13 @@ impl App {
                 self.session_used = !history.is_empty();
                 self.session_id = id;
             }
-            Event::ModelChanged { model } => self.model = model,
+            Event::ModelChanged { model, provider } => {
+                self.model = model;
+                self.ctx.config.provider = provider;
+            }
+            Event::Providers { providers } => {
+                self.push(Cell::Lines(info::providers(&providers, &self.theme)))
+            }
             Event::TurnStarted => {
                 if self.turn.is_none() {
                     self.turn = Some(Turn::new(now));
@@ -511,7 +517,10 @@ impl App {
         let cursor = self.editor.cursor();
         let cwd = self.ctx.cwd.clone();
         let sessions = self.known_sessions().to_vec();
-        match super::complete::complete(&text, cursor, &cwd, &sessions) {
+        let providers = crate::provider::factory::names(&self.ctx.config);
+        let found = super::complete::model_provider(&text, cursor, &providers)
+            .or_else(|| super::complete::complete(&text, cursor, &cwd, &sessions));
+        match found {
             Some(c) => {
                 self.editor.replace_range(c.range, &c.insert);
                 self.hint = (!c.candidates.is_empty()).then(|| c.candidates.join("  "));
@@ -558,14 +567,7 @@ impl App {
             Command::Tools => self.push(Cell::Lines(info::tools(&self.ctx.registry, &self.theme))),
             Command::Tool(name) => self.push(info::tool(&self.ctx.registry, name.as_deref(), &self.theme)),
             Command::Config => self.push(info::config(&self.ctx.config)),
-            Command::Agent(op) => {
-                self.push(Cell::User(text.trim().to_string()));
-                self.outbox.push(op);
-            }
-            Command::ShowModel => {
-                let text = format!("model: {}/{}", self.ctx.config.provider, self.model);
-                self.push(Cell::Notice(NoticeLevel::Info, text));
-            }
+            Command::Agent(op) => self.outbox.push(op),
             Command::Usage(usage) => self.push(Cell::Notice(NoticeLevel::Error, usage)),
             Command::Unknown { name, suggestion } => {
                 let tip = match suggestion {

@@ -353,8 +353,10 @@ fn preview_lines(preview: &[crate::ui::diff::Line], width: usize, t: &Theme) -> 
 pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
     use crate::message::Kind;
     Some(match m.kind {
-        // Restored reasoning is not shown yet (the TUI owns how to show it, dimmed).
-        Kind::System | Kind::Reasoning => return None,
+        Kind::System => return None,
+        // Shown as it was live: dimmed, apart from the answer.
+        Kind::Reasoning if m.content.trim().is_empty() => return None,
+        Kind::Reasoning => Cell::Reasoning(m.content.clone()),
         Kind::Compaction => Cell::Notice(
             crate::protocol::NoticeLevel::Info,
             format!("Earlier conversation compacted. Summary:\n{}", m.content),

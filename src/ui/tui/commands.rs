@@ -13,8 +13,6 @@ pub enum Command {
     Tools,
     Tool(Option<String>),
     Config,
-    /// `/model` alone.
-    ShowModel,
     /// Handled by the agent: the typed op.
     Agent(Op),
     /// A known command used wrongly.
@@ -34,7 +32,6 @@ pub fn parse(input: &str) -> Option<Command> {
         Slash::Tools => Command::Tools,
         Slash::Tool(arg) => Command::Tool(arg),
         Slash::Config => Command::Config,
-        Slash::ShowModel => Command::ShowModel,
         Slash::Agent(op) => Command::Agent(op),
         Slash::Usage(text) => Command::Usage(text),
         Slash::Unknown(name) => Command::Unknown {

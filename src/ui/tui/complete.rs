@@ -1,5 +1,5 @@
-//! Tab completion of the input: slash command names, and file paths relative to the
-//! working directory. Reads directories; never changes anything.
+//! Tab completion of the input: slash command names, provider names after `/model `, and
+//! file paths relative to the working directory. Reads directories; never changes anything.
 
 use std::path::Path;
 
@@ -115,6 +115,26 @@ fn session_ids(
     }
 }
 
+/// `/model NAME<Tab>`: the provider names starting with NAME, completed with the `/` that
+/// starts the model name; `None` when the input is something else.
+pub fn model_provider(text: &str, cursor: usize, providers: &[String]) -> Option<Completion> {
+    let before = &text[..cursor];
+    let rest = before.trim_start().strip_prefix("/model")?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let word = rest.trim_start();
+    if word.contains(char::is_whitespace) || word.contains('/') {
+        return None;
+    }
+    let names = providers
+        .iter()
+        .filter(|n| n.starts_with(word))
+        .map(|n| format!("{n}/"))
+        .collect();
+    finish(cursor - word.len()..cursor, word, names, "")
+}
+
 fn finish(
     range: std::ops::Range<usize>,
     word: &str,
@@ -166,6 +186,23 @@ fn common_prefix(names: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn completes_provider_names_after_model() {
+        let names = [
+            "openai".to_string(),
+            "openai-responses".into(),
+            "anthropic".into(),
+        ];
+        let c = model_provider("/model an", 9, &names).unwrap();
+        assert_eq!((c.range, c.insert.as_str()), (7..9, "anthropic/"));
+        let c = model_provider("/model op", 9, &names).unwrap();
+        assert_eq!(c.insert, "openai");
+        assert_eq!(c.candidates, ["openai/", "openai-responses/"]);
+        assert!(model_provider("/model anthropic/cl", 19, &names).is_none());
+        assert!(model_provider("/modelx", 7, &names).is_none());
+        assert!(model_provider("/model zz", 9, &names).is_none());
+    }
 
     #[test]
     fn completes_commands() {

@@ -1,6 +1,7 @@
-//! The TUI's own texts: welcome, /help, /tools, /tool NAME and /config, as styled lines.
-//! Pure: reads the registry and config it is given.
+//! The TUI's own texts: welcome, /help, /tools, /tool NAME, /config and the `/model`
+//! listing, as styled lines. Pure: reads the registry and config it is given.
 
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::config::Config;
@@ -139,4 +140,25 @@ pub fn config(c: &Config) -> Cell {
         rows: c.describe(),
         notes: Vec::new(),
     }
+}
+
+/// The `/model` listing: the current provider in the accent colour, a missing key as a
+/// warning, model lists dimmed, a failed listing as a warning line.
+pub fn providers(list: &[crate::protocol::ProviderInfo], t: &Theme) -> Vec<Line<'static>> {
+    let mut out = vec![styled(crate::ui::models::TITLE.to_string(), t.heading)];
+    for e in crate::ui::models::entries(list) {
+        let head = if e.current { t.accent } else { Style::default() };
+        let key = if e.key_missing { t.warning } else { t.dim };
+        out.push(Line::from(vec![
+            Span::styled(e.head, head),
+            Span::raw("  "),
+            Span::styled(e.key, key),
+        ]));
+        match e.detail {
+            Some(Ok(models)) => out.push(styled(format!("    {models}"), t.dim)),
+            Some(Err(why)) => out.push(styled(format!("    {why}"), t.warning)),
+            None => {}
+        }
+    }
+    out
 }

@@ -26,6 +26,8 @@ mod tests_context;
 #[cfg(test)]
 mod tests_input;
 #[cfg(test)]
+mod tests_models;
+#[cfg(test)]
 mod tests_screens;
 
 use std::time::Duration;

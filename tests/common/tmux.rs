@@ -24,7 +24,11 @@ impl Tmux {
             ok,
             "tmux is needed for this test: run `make deps` or install tmux"
         );
-        let socket = home.join("tmux.sock");
+        // A fresh socket per start: a second run in the same home never meets the first
+        // run's server while it shuts down.
+        static STARTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let socket = home.join(format!("tmux-{n}.sock"));
         let bin = env!("CARGO_BIN_EXE_ikigai");
         let env = format!(
             "env -u OPENAI_API_KEY -u IKIGAI_CONFIG -u IKIGAI_MODEL -u IKIGAI_DATABASE_URL -u NO_COLOR \

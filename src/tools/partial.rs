@@ -73,6 +73,16 @@ mod tests {
         assert!(Partial::current().is_none(), "no buffer outside a scope");
     }
 
+    #[test]
+    fn what_is_kept_is_capped_like_any_output() {
+        let p = Partial::default();
+        p.reset(300);
+        p.push(&[b'x'; 1000]);
+        let text = p.take_text().expect("printed");
+        assert!(text.len() <= 300, "{}", text.len());
+        assert!(text.ends_with("bytes shown]"), "{text}");
+    }
+
     #[tokio::test]
     async fn nothing_printed_is_none() {
         let p = Partial::default();

@@ -15,8 +15,29 @@ LLM_DIR=${LLM_DIR:-${IKIGAI_LOCAL_LLM:-/work/shared/local-llm}}
 ROOT=${ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/ikigai-dev/local-llm}
 [ -f "$MODEL" ] || { echo "bench-local: model $MODEL missing: run make deps" >&2; exit 1; }
 
-cargo build --release --example bench_local >&2
-BIN=target/release/examples/bench_local
+# The same CPU features on both sides: llama.cpp in ikigai is built for the portable AVX2
+# baseline (.cargo/config.toml); the server's build chose its own. Unless SAME_FLAGS=0, the
+# bench binary is built (in its own target folder) with the GGML_* variant the server's
+# CMake log names, so the figures compare the engines, not the instruction sets.
+FLAGS=""
+if [ "${SAME_FLAGS:-1}" = 1 ] && [ -f "$ROOT/build-server.cmake.log" ]; then
+  FLAGS=$(grep -o 'Adding CPU backend variant ggml-cpu: .*' "$ROOT/build-server.cmake.log" | head -1 \
+          | grep -oE 'GGML_[A-Z0-9_]+' | sort -u | sed 's/$/=ON/' | tr '\n' ' ')
+fi
+if [ -n "$FLAGS" ]; then
+  echo "bench-local: building with the server's CPU variant: $FLAGS" >&2
+  # llama-cpp-sys-2 only notices GGML_* variables it saw on its last build: rebuild it
+  # whenever the variant changes.
+  if [ "$(cat target/bench-local/flags 2>/dev/null)" != "$FLAGS" ]; then
+    CARGO_TARGET_DIR=target/bench-local cargo clean --release -p llama-cpp-sys-2 >&2 || true
+  fi
+  env $FLAGS CARGO_TARGET_DIR=target/bench-local cargo build --release --example bench_local >&2
+  echo "$FLAGS" > target/bench-local/flags
+  BIN=target/bench-local/release/examples/bench_local
+else
+  cargo build --release --example bench_local >&2
+  BIN=target/release/examples/bench_local
+fi
 
 SERVER_JSON=""
 if [ -x "$ROOT/bin/llama-server" ]; then

@@ -2,7 +2,7 @@
 """How ikigai scales with a long stored session: for each history size, a fresh SQLite
 database holding one session of N turns (scripts/gen-long-session.py), then
 `ikigai --continue --json -p …` against the loopback fake vendor whose model calls
-`bash echo`. Prints, per size: time to `session_started`, the tool call's
+`bash echo`. Prints, per size: the content's bytes (event text and data), time to `session_started`, the tool call's
 tool_call_started → tool_call_finished time, the whole run, and peak RSS.
 Usage: measure_long_session.py IKIGAI[,IKIGAI_BEFORE] BASE_URL TURNS[,TURNS…] [RUNS]
 (with two binaries, each size is measured with both, in the same run)."""
@@ -49,6 +49,11 @@ def main():
             subprocess.run([sys.executable, os.path.join(here, "gen-long-session.py"), db, cwd, str(turns)],
                            check=True, stdout=subprocess.DEVNULL)
             size = os.path.getsize(db)
+            import sqlite3
+            con = sqlite3.connect(db)
+            content = con.execute("SELECT COALESCE(SUM(LENGTH(content) + LENGTH(COALESCE(data, ''))), 0) "
+                                  "FROM events").fetchone()[0]
+            con.close()
             for binary in binaries:
                 started, tool, total, rss = [], [], [], []
                 for _ in range(runs):
@@ -58,7 +63,8 @@ def main():
                     total.append(t * 1000)
                     rss.append(r)
                 med = statistics.median
-                print(f"{binary}: {turns * 6:>6} events ({size / 1e6:.1f} MB db): session_started "
+                print(f"{binary}: {turns * 6:>6} events ({size / 1e6:.1f} MB db, {content / 2**20:.2f} MiB "
+                      f"content): session_started "
                       f"{med(started):6.1f} ms, tool call {med(tool):6.2f} ms, whole run {med(total):7.1f} ms, "
                       f"peak RSS {max(rss):5.1f} MiB")
 

@@ -85,10 +85,11 @@ async fn in_process(model: &str, threads: u32, ctx: u32, gen_n: u32) -> Value {
         turns: vec![("system".into(), SYSTEM.into()), ("user".into(), user_prompt())],
         continuation: None,
     };
-    let t = Instant::now();
-    let (_, first) = job(&engine, base.clone(), gen_n).await;
-    let ttft_ms = first.map_or(0.0, |f| (f - t).as_secs_f64() * 1000.0);
+    // First token = the first sampled token (the engine's own clock from the job's start):
+    // the text matcher may hold a piece back while it could still begin a tag.
+    job(&engine, base.clone(), gen_n).await;
     let c = engine.counters();
+    let ttft_ms = c.first_token_ms;
     let prompt_tps = f64::from(c.decoded) * 1000.0 / c.prefill_ms;
 
     // Tool round trip: the prompt ends at a closing tag (the engine pauses there), the
@@ -100,9 +101,10 @@ async fn in_process(model: &str, threads: u32, ctx: u32, gen_n: u32) -> Value {
     let t0 = Instant::now();
     let block = run_bash().await;
     p.continuation = Some(format!("{}{block}", exec_block(COMMAND)));
-    let (_, first) = job(&engine, p, 4).await;
-    let rt_ms = first.map_or(0.0, |f| (f - t0).as_secs_f64() * 1000.0);
+    let dispatch_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    job(&engine, p, 4).await;
     let rt = engine.counters();
+    let rt_ms = dispatch_ms + rt.first_token_ms;
     json!({
         "load_ms": load_ms,
         "ttft_ms": ttft_ms,

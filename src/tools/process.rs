@@ -405,14 +405,8 @@ pub fn kill_marked(marker: &str, since: u64) -> Vec<Pid> {
 
 /// Live processes (zombies have no environment) with the exact entry `needle`.
 fn marked(needle: &[u8], me: u32, since: u64) -> Vec<Pid> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let mut found = Vec::new();
-    for entry in dir.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
+    for pid in candidates(me) {
         if pid == me {
             continue;
         }
@@ -427,6 +421,55 @@ fn marked(needle: &[u8], me: u32, since: u64) -> Vec<Pid> {
         }
     }
     found
+}
+
+/// The processes a call may have left behind. As a child subreaper, every one of them is
+/// our descendant (an orphan is re-parented to us, never to init), so walking down from
+/// our own children is enough and much cheaper than reading every process; otherwise (not
+/// a subreaper, or a kernel without `/proc/PID/task/TID/children`) every process is a
+/// candidate.
+fn candidates(me: u32) -> Vec<u32> {
+    let subreaper = nix::sys::prctl::get_child_subreaper().unwrap_or(false);
+    if subreaper && let Some(d) = descendants(me) {
+        return d;
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()))
+        .collect()
+}
+
+/// Every descendant of `root`, or `None` when the kernel does not list children.
+fn descendants(root: u32) -> Option<Vec<u32>> {
+    if !std::path::Path::new(&format!("/proc/{root}/task/{root}/children")).exists() {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut queue = children_of(root)?;
+    while let Some(pid) = queue.pop() {
+        if out.contains(&pid) {
+            continue;
+        }
+        out.push(pid);
+        // A process that is gone meanwhile has no children to add.
+        queue.extend(children_of(pid).unwrap_or_default());
+    }
+    Some(out)
+}
+
+/// The children of every thread of `pid` (a child belongs to the thread that forked it).
+fn children_of(pid: u32) -> Option<Vec<u32>> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut out = Vec::new();
+    for task in tasks.flatten() {
+        // A thread that ended meanwhile has no children left.
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(text.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+        }
+    }
+    Some(out)
 }
 
 /// Reaps the killed processes that became our children (we are their subreaper, or their

@@ -58,6 +58,9 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn call_overhead(c: &mut Criterion) {
+    // As the binary does at start (main.rs): escaped processes are then looked for from
+    // our own children down.
+    ikigai::tools::process::become_subreaper();
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
     let path = tool(dir.path(), "echo", "");
     let rt = runtime();

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures_util::TryStreamExt;
 use serde_json::Value;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
@@ -315,29 +316,33 @@ impl Backend for Postgres {
     }
 
     async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError> {
-        let rows = sqlx::query(
+        let mut rows = sqlx::query(
             "SELECT id, seq, kind, content, data::text AS data, \
              to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS created_at \
              FROM events WHERE session_id = $1 ORDER BY seq",
         )
         .bind(without_nul(session_id))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(sort)?;
-        rows.iter()
-            .map(|r| {
-                Ok(StoredEvent {
-                    id: r.try_get("id")?,
-                    seq: r.try_get("seq")?,
-                    kind: r.try_get("kind")?,
-                    content: r.try_get("content")?,
-                    data: r.try_get("data")?,
-                    created_at: r.try_get("created_at")?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(sort)
+        .fetch(&self.pool);
+        // Row by row: a long session is never held twice (driver rows and events).
+        let mut out = Vec::new();
+        while let Some(r) = rows.try_next().await.map_err(sort)? {
+            out.push(stored_event(&r).map_err(sort)?);
+        }
+        Ok(out)
     }
+}
+
+
+/// One `events` row.
+fn stored_event(r: &PgRow) -> Result<StoredEvent, sqlx::Error> {
+    Ok(StoredEvent {
+        id: r.try_get("id")?,
+        seq: r.try_get("seq")?,
+        kind: r.try_get("kind")?,
+        content: r.try_get("content")?,
+        data: r.try_get("data")?,
+        created_at: r.try_get("created_at")?,
+    })
 }
 
 #[cfg(test)]

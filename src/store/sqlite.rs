@@ -8,6 +8,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures_util::TryStreamExt;
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -445,25 +446,28 @@ impl Backend for Sqlite {
     }
 
     async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError> {
-        let rows = sqlx::query(
+        let mut rows = sqlx::query(
             "SELECT id, seq, kind, content, data, created_at FROM events WHERE session_id = ? ORDER BY seq",
         )
         .bind(session_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(sort)?;
-        rows.iter()
-            .map(|r| {
-                Ok(StoredEvent {
-                    id: r.try_get("id")?,
-                    seq: r.try_get("seq")?,
-                    kind: r.try_get("kind")?,
-                    content: r.try_get("content")?,
-                    data: r.try_get("data")?,
-                    created_at: r.try_get("created_at")?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(sort)
+        .fetch(&self.pool);
+        // Row by row: a long session is never held twice (driver rows and events).
+        let mut out = Vec::new();
+        while let Some(r) = rows.try_next().await.map_err(sort)? {
+            out.push(stored_event(&r).map_err(sort)?);
+        }
+        Ok(out)
     }
+}
+
+/// One `events` row.
+fn stored_event(r: &SqliteRow) -> Result<StoredEvent, sqlx::Error> {
+    Ok(StoredEvent {
+        id: r.try_get("id")?,
+        seq: r.try_get("seq")?,
+        kind: r.try_get("kind")?,
+        content: r.try_get("content")?,
+        data: r.try_get("data")?,
+        created_at: r.try_get("created_at")?,
+    })
 }

@@ -332,7 +332,6 @@ impl Backend for Postgres {
     }
 }
 
-
 /// One `events` row.
 fn stored_event(r: &PgRow) -> Result<StoredEvent, sqlx::Error> {
     Ok(StoredEvent {

@@ -332,11 +332,11 @@ async fn bad_request_shows_the_servers_message() {
 
 #[tokio::test]
 async fn connection_refused_names_the_base_url() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // Bound but never listening: connections are refused, and no other server (the fake
+    // below included) can be given this port while the socket lives.
+    let closed = tokio::net::TcpSocket::new_v4().unwrap();
+    closed.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = closed.local_addr().unwrap().port();
     let dir = project();
     let fake = FakeProvider::start();
     let mut cfg = config_for(&fake);

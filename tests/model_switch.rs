@@ -97,9 +97,10 @@ fn model_alone_lists_the_providers_with_their_models_and_never_a_key() {
     let gem = FakeVendor::start(Wire::Gemini);
     gem.with_models(&["gemini-fake-1"]);
     // A server that is gone, and one that accepts connections but never answers.
-    let gone = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // Bound but never listening (refused), so no other server can take the port meanwhile.
+    let gone = tokio::net::TcpSocket::new_v4().unwrap();
+    gone.bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let gone_url = format!("http://{}/v1", gone.local_addr().unwrap());
-    drop(gone);
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let silent_url = format!("http://{}/v1", silent.local_addr().unwrap());
     let h = tempfile::tempdir().unwrap();

@@ -17,6 +17,11 @@ pub trait Decoder: Send + 'static {
     /// End of the response (`cut` when the body ended before `is_done`): the remaining
     /// events, or the error saying the response was cut off.
     fn finish(&mut self, cut: bool) -> Result<Vec<StreamEvent>, ProviderError>;
+    /// True when a malformed payload that the body's end follows at once means the body
+    /// was cut mid-event (and is reported so), not that the vendor sent a bad event.
+    fn malformed_then_end_is_cut(&self) -> bool {
+        false
+    }
 }
 
 struct State<D> {
@@ -43,13 +48,20 @@ pub fn decode<D: Decoder>(data: DataStream, decoder: D) -> EventStream {
                 return None;
             }
             let step = match s.data.next().await {
-                Some(Ok(payload)) => s.decoder.push(&payload).and_then(|mut evs| {
-                    if s.decoder.is_done() {
+                Some(Ok(payload)) => match s.decoder.push(&payload) {
+                    Ok(mut evs) if s.decoder.is_done() => {
                         s.ended = true;
-                        evs.extend(s.decoder.finish(false)?);
+                        s.decoder.finish(false).map(|more| {
+                            evs.extend(more);
+                            evs
+                        })
                     }
-                    Ok(evs)
-                }),
+                    Ok(evs) => Ok(evs),
+                    Err(e) if s.decoder.malformed_then_end_is_cut() => {
+                        Err(super::early::cut_short(e, &mut s.data).await)
+                    }
+                    Err(e) => Err(e),
+                },
                 Some(Err(e)) => Err(e),
                 None => {
                     s.ended = true;

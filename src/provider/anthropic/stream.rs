@@ -352,3 +352,23 @@ pub fn shorten(s: &str, max: usize) -> &str {
     }
     &s[..end]
 }
+
+impl crate::provider::decode::Decoder for Decoder {
+    fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        Decoder::push(self, payload)
+    }
+    fn is_done(&self) -> bool {
+        Decoder::is_done(self)
+    }
+    fn finish(&mut self, cut: bool) -> Result<Vec<StreamEvent>, ProviderError> {
+        if cut && !self.is_complete() {
+            return Err(ProviderError::Stream(
+                "the connection closed before the response was complete".into(),
+            ));
+        }
+        Ok(Decoder::finish(self))
+    }
+    fn malformed_then_end_is_cut(&self) -> bool {
+        true
+    }
+}

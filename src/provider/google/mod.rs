@@ -7,16 +7,13 @@ pub mod request;
 pub mod schema;
 pub mod stream;
 
-use std::collections::VecDeque;
-
 use async_trait::async_trait;
-use futures_util::StreamExt;
 
 use reqwest::Response;
 use serde_json::{Value, json};
 
 use super::http::{self, DataStream, KeyHeader};
-use super::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
+use super::{EventStream, Provider, ProviderError, Request, Spec};
 use crate::config::redact_url;
 use stream::Decoder;
 
@@ -162,13 +159,6 @@ impl Provider for Google {
     }
 }
 
-struct DecodeState {
-    data: DataStream,
-    decoder: Decoder,
-    pending: VecDeque<StreamEvent>,
-    ended: bool,
-}
-
 /// Turns SSE payloads into events. Gemini sends no `[DONE]`: a body that ends before any
 /// finish reason was cut off, and says so.
 pub fn decode(data: DataStream) -> EventStream {
@@ -177,46 +167,5 @@ pub fn decode(data: DataStream) -> EventStream {
 
 /// `decode`, with tool arguments held back at most `max_bytes` in total.
 pub fn decode_with_limit(data: DataStream, max_bytes: usize) -> EventStream {
-    let state = DecodeState {
-        data,
-        decoder: Decoder::with_limit(max_bytes),
-        pending: VecDeque::new(),
-        ended: false,
-    };
-    Box::pin(futures_util::stream::unfold(state, |mut s| async move {
-        loop {
-            if let Some(ev) = s.pending.pop_front() {
-                return Some((Ok(ev), s));
-            }
-            if s.ended {
-                return None;
-            }
-            match s.data.next().await {
-                Some(Ok(payload)) => match s.decoder.push(&payload) {
-                    Ok(events) => s.pending.extend(events),
-                    Err(e) => {
-                        s.ended = true;
-                        let e = super::early::cut_short(e, &mut s.data).await;
-                        return Some((Err(e), s));
-                    }
-                },
-                Some(Err(e)) => {
-                    s.ended = true;
-                    return Some((Err(e), s));
-                }
-                None => {
-                    s.ended = true;
-                    if !s.decoder.is_complete() {
-                        return Some((
-                            Err(ProviderError::Stream(
-                                "the connection closed before the response was complete".into(),
-                            )),
-                            s,
-                        ));
-                    }
-                    s.pending.extend(s.decoder.finish());
-                }
-            }
-        }
-    }))
+    super::decode::decode(data, Decoder::with_limit(max_bytes))
 }

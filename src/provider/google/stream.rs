@@ -409,6 +409,27 @@ fn slot_at<'v>(root: &'v mut Value, path: &str) -> Option<&'v mut Value> {
     Some(cur)
 }
 
+/// Gemini sends no end marker: the body's end is the end of the response.
+impl crate::provider::decode::Decoder for Decoder {
+    fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        Decoder::push(self, payload)
+    }
+    fn is_done(&self) -> bool {
+        false
+    }
+    fn finish(&mut self, cut: bool) -> Result<Vec<StreamEvent>, ProviderError> {
+        if cut && !self.is_complete() {
+            return Err(ProviderError::Stream(
+                "the connection closed before the response was complete".into(),
+            ));
+        }
+        Ok(Decoder::finish(self))
+    }
+    fn malformed_then_end_is_cut(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,15 +5,12 @@ pub mod completion;
 pub mod request;
 pub mod stream;
 
-use std::collections::VecDeque;
-
 use async_trait::async_trait;
-use futures_util::StreamExt;
 
 use serde_json::json;
 
 use super::http::{self, DataStream};
-use super::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
+use super::{EventStream, Provider, ProviderError, Request, Spec};
 use crate::config::Config;
 use stream::Accumulator;
 
@@ -101,13 +98,6 @@ impl Provider for OpenAiChat {
     }
 }
 
-struct DecodeState {
-    data: DataStream,
-    acc: Accumulator,
-    pending: VecDeque<StreamEvent>,
-    ended: bool,
-}
-
 /// True when the answer is a JSON document rather than an event stream.
 fn is_json(resp: &reqwest::Response) -> bool {
     resp.headers()
@@ -124,51 +114,5 @@ pub fn decode(data: DataStream) -> EventStream {
 
 /// `decode`, with tool arguments held back at most `max_bytes` in total.
 pub fn decode_with_limit(data: DataStream, max_bytes: usize) -> EventStream {
-    let state = DecodeState {
-        data,
-        acc: Accumulator::with_limit(max_bytes),
-        pending: VecDeque::new(),
-        ended: false,
-    };
-    Box::pin(futures_util::stream::unfold(state, |mut s| async move {
-        loop {
-            if let Some(ev) = s.pending.pop_front() {
-                return Some((Ok(ev), s));
-            }
-            if s.ended {
-                return None;
-            }
-            match s.data.next().await {
-                Some(Ok(payload)) => match s.acc.push(&payload) {
-                    Ok(events) => {
-                        s.pending.extend(events);
-                        if s.acc.is_done() {
-                            s.pending.extend(s.acc.finish());
-                            s.ended = true;
-                        }
-                    }
-                    Err(e) => {
-                        s.ended = true;
-                        return Some((Err(e), s));
-                    }
-                },
-                Some(Err(e)) => {
-                    s.ended = true;
-                    return Some((Err(e), s));
-                }
-                None => {
-                    s.ended = true;
-                    if !s.acc.saw_finish() {
-                        return Some((
-                            Err(ProviderError::Stream(
-                                "the connection closed before the response was complete".into(),
-                            )),
-                            s,
-                        ));
-                    }
-                    s.pending.extend(s.acc.finish());
-                }
-            }
-        }
-    }))
+    super::decode::decode(data, Accumulator::with_limit(max_bytes))
 }

@@ -289,6 +289,23 @@ pub fn shorten(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+impl crate::provider::decode::Decoder for Accumulator {
+    fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        Accumulator::push(self, payload)
+    }
+    fn is_done(&self) -> bool {
+        Accumulator::is_done(self)
+    }
+    fn finish(&mut self, cut: bool) -> Result<Vec<StreamEvent>, ProviderError> {
+        if cut && !self.saw_finish() {
+            return Err(ProviderError::Stream(
+                "the connection closed before the response was complete".into(),
+            ));
+        }
+        Ok(Accumulator::finish(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,7 @@
 //! The real binary's TUI in tmux, resized in both directions (height and width, idle and
-//! while an answer streams): every finished message stays in the scrollback exactly once,
-//! with no leftover copies of the input box, status line or separator.
+//! while an answer streams, held at chosen points or live with no pause): every finished
+//! message stays in the scrollback exactly once, with no leftover copies of the input box,
+//! status line or separator.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -136,6 +137,59 @@ fn resizing_while_an_answer_streams_keeps_it_whole() {
     let mut want: Vec<&str> = vec!["› stream please", "STREAM-START", "STREAM-END"];
     want.extend(rows.iter().map(String::as_str));
     assert_history_intact(&all, &want, "after resizing while streaming");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+/// The resizes come while the answer streams, with no pause: tmux resizes its own grid at
+/// once and tells ikigai up to 250 ms later, so frames drawn for the old size keep arriving
+/// on the resized grid (shrinking to 8 rows, growing back, narrowing, widening).
+#[test]
+fn resizing_while_an_answer_streams_live_loses_and_repeats_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let long: String = (1..=60).map(|i| format!("- live row {i} here\n")).collect();
+    fake.push(Reply::text(&format!("LIVE-START\n\n{long}\nLIVE-END")).paced(Duration::from_millis(8)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_text("LIVE-START");
+    let sizes = [
+        (100, 12),
+        (100, 30),
+        (100, 8),
+        (100, 30),
+        (80, 30),
+        (100, 30),
+        (60, 20),
+        (120, 40),
+        (100, 15),
+        (100, 30),
+    ];
+    let mut resizes = 0;
+    while !t.capture_screen().contains("LIVE-END") && resizes < 60 {
+        let (w, h) = sizes[resizes % sizes.len()];
+        t.resize_window(w, h);
+        std::thread::sleep(Duration::from_millis(100));
+        resizes += 1;
+    }
+    assert!(
+        resizes >= 8,
+        "the answer ended after {resizes} resizes: too few to test"
+    );
+    t.wait_text("LIVE-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    t.resize(100, 30);
+    let all = t.capture_all();
+    let rows: Vec<String> = (1..=60).map(|i| format!("live row {i} here\n")).collect();
+    let mut want: Vec<&str> = vec!["› stream please", "LIVE-START", "LIVE-END"];
+    want.extend(rows.iter().map(String::as_str));
+    assert_history_intact(&all, &want, &format!("after {resizes} live resizes"));
+    assert!(
+        !all.contains("Esc to interrupt"),
+        "no copy of the live viewport:\n{all}"
+    );
     t.keys(&["C-d"]);
     wait_exit(&t);
 }

@@ -218,9 +218,8 @@ fn human(n: u64) -> String {
     }
 }
 
-/// Draws the layout into `area`; when it is taller, the live part shows its tail. Returns
-/// the width of each drawn row's text (what a reflowing terminal re-wraps on a resize).
-pub fn draw(frame: &mut Frame<'_>, area: Rect, layout: &Layout) -> Vec<u16> {
+/// Draws the layout into `area`; when it is taller, the live part shows its tail.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, layout: &Layout) {
     let fixed = layout.below.len() + layout.input.len() + 1;
     let h = usize::from(area.height);
     let live_room = h.saturating_sub(fixed);
@@ -233,17 +232,15 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, layout: &Layout) -> Vec<u16> {
     // If even the fixed part does not fit, keep the bottom (input and status).
     let drop = lines.len().saturating_sub(h);
     let lines = lines.split_off(drop.min(lines.len()));
-    let widths = lines
-        .iter()
-        .map(|l| {
-            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
-            u16::try_from(str_width(text.trim_end())).unwrap_or(u16::MAX)
-        })
-        .collect();
     frame.render_widget(Paragraph::new(lines).style(Style::new()), area);
+    // The caret is drawn, not the terminal's cursor: that one stays parked at the
+    // viewport's top-left corner (see `screen`), hidden.
     let y = (input_top + usize::from(layout.cursor.1)).saturating_sub(drop);
-    if y < h {
-        frame.set_cursor_position((area.x + layout.cursor.0, area.y + y as u16));
+    if y < h
+        && let Some(cell) = frame
+            .buffer_mut()
+            .cell_mut((area.x + layout.cursor.0, area.y + y as u16))
+    {
+        cell.modifier.insert(ratatui::style::Modifier::REVERSED);
     }
-    widths
 }

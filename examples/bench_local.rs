@@ -28,6 +28,11 @@ fn user_prompt() -> String {
     )
 }
 
+/// The conversation a tool round trip happens in: the long prompt, then a command.
+fn round_trip_prompt() -> String {
+    format!("{}\n\nFirst run uname.", user_prompt())
+}
+
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)
@@ -90,12 +95,15 @@ async fn in_process(model: &str, threads: u32, ctx: u32, gen_n: u32) -> Value {
     job(&engine, base.clone(), gen_n).await;
     let c = engine.counters();
     let ttft_ms = c.first_token_ms;
-    let prompt_tps = f64::from(c.decoded) * 1000.0 / c.prefill_ms;
+    // Decoding alone, as llama-server's `timings.prompt_per_second` counts it (its
+    // template and tokenizer run before); rendering and tokenizing are reported apart.
+    let prompt_tps = f64::from(c.decoded) * 1000.0 / c.decode_ms;
+    let prepare_ms = c.prefill_ms - c.decode_ms;
 
     // Tool round trip: the prompt ends at a closing tag (the engine pauses there), the
     // command runs through the bash tool, the output block is decoded, first token.
     let mut p = base.clone();
-    p.turns[1].1 = "Run uname.".into();
+    p.turns[1].1 = round_trip_prompt();
     p.continuation = Some(exec_block(COMMAND));
     job(&engine, p.clone(), 4).await;
     let t0 = Instant::now();
@@ -110,6 +118,7 @@ async fn in_process(model: &str, threads: u32, ctx: u32, gen_n: u32) -> Value {
         "ttft_ms": ttft_ms,
         "prompt_tokens": c.decoded,
         "prompt_tps": prompt_tps,
+        "prompt_prepare_ms": prepare_ms,
         "generated": c.generated,
         "gen_tps": c.generation_tps(),
         "round_trip_ms": rt_ms,
@@ -173,7 +182,7 @@ async fn server(url: &str, gen_n: u32) -> Value {
     // by the server), the command runs, the next request continues that message.
     let mut prefix = vec![
         json!({"role": "system", "content": SYSTEM}),
-        json!({"role": "user", "content": "Run uname."}),
+        json!({"role": "user", "content": round_trip_prompt()}),
     ];
     prefix.push(json!({"role": "assistant", "content": exec_block(COMMAND)}));
     chat(
@@ -186,13 +195,24 @@ async fn server(url: &str, gen_n: u32) -> Value {
     let block = run_bash().await;
     prefix.pop();
     prefix.push(json!({"role": "assistant", "content": format!("{}{block}", exec_block(COMMAND))}));
-    let (_, first, _) = chat(
+    let dispatch = t0.elapsed();
+    let (t1, first, _) = chat(
         &client,
         url,
         json!({"messages": prefix, "max_tokens": 4, "temperature": 0, "stream": true}),
     )
     .await;
     let rt_ms = first.map_or(0.0, |f| (f - t0).as_secs_f64() * 1000.0);
+    // The same request when the server cannot reuse its cache (another conversation was
+    // served meanwhile, or prompt caching is off): it re-reads the whole conversation.
+    let (t2, cold, _) = chat(
+        &client,
+        url,
+        json!({"messages": prefix, "max_tokens": 4, "temperature": 0, "stream": true, "cache_prompt": false}),
+    )
+    .await;
+    let _ = t1;
+    let rt_cold_ms = cold.map_or(0.0, |f| (dispatch + (f - t2)).as_secs_f64() * 1000.0);
     json!({
         "ttft_ms": ttft_ms,
         "prompt_tokens": timings["prompt_n"],
@@ -200,6 +220,7 @@ async fn server(url: &str, gen_n: u32) -> Value {
         "generated": timings["predicted_n"],
         "gen_tps": timings["predicted_per_second"],
         "round_trip_ms": rt_ms,
+        "round_trip_uncached_ms": rt_cold_ms,
     })
 }
 

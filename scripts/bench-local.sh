@@ -62,12 +62,13 @@ if sys.argv[2]:
 print(json.dumps(out, indent=2))
 ip, sv = out["in_process"], out.get("server")
 rows = [("load (ms)", "load_ms"), ("time to first token (ms)", "ttft_ms"), ("prompt tokens/s", "prompt_tps"),
-        ("generation tokens/s", "gen_tps"), ("tool round trip (ms)", "round_trip_ms"), ("peak RSS (MiB)", "peak_rss_mib")]
-print(f"\n{'threads=%d ctx=%d' % (out['threads'], out['ctx']):28} {'in-process':>12} {'llama-server':>13} {'ratio':>7}")
+        ("generation tokens/s", "gen_tps"), ("tool round trip (ms)", "round_trip_ms"),
+        ("tool round trip, server cache lost (ms)", "round_trip_uncached_ms"), ("peak RSS (MiB)", "peak_rss_mib")]
+print(f"\n{'threads=%d ctx=%d' % (out['threads'], out['ctx']):40} {'in-process':>12} {'llama-server':>13} {'ratio':>7}")
 for name, key in rows:
-    a = ip.get(key); b = sv.get(key) if sv else None
+    a = ip.get(key if key != "round_trip_uncached_ms" else "round_trip_ms"); b = sv.get(key) if sv else None
     r = f"{a / b:.2f}" if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b else ""
     fa = f"{a:.1f}" if isinstance(a, (int, float)) else "-"
     fb = f"{b:.1f}" if isinstance(b, (int, float)) else "-"
-    print(f"{name:28} {fa:>12} {fb:>13} {r:>7}")
+    print(f"{name:40} {fa:>12} {fb:>13} {r:>7}")
 PY

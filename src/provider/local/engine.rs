@@ -104,10 +104,12 @@ pub struct Counters {
     pub reused: u32,
     pub decoded: u32,
     pub generated: u32,
-    /// Milliseconds: loading the model and creating the context; prompt processing and
-    /// first token, and generation, of the last job.
+    /// Milliseconds: loading the model and creating the context; prompt processing
+    /// (rendering, tokenizing and decoding), decoding alone (what llama-server's prompt
+    /// timings count), first token, and generation, of the last job.
     pub load_ms: f64,
     pub prefill_ms: f64,
+    pub decode_ms: f64,
     pub first_token_ms: f64,
     pub generation_ms: f64,
 }

@@ -306,6 +306,7 @@ impl Worker<'_> {
 
         // 3. Prefill, in batches, cancellable between them.
         let decoded = tokens.len() as u32;
+        let decoding = Instant::now();
         for (t, p) in tokens.chunks(BATCH as usize).zip(pieces.chunks(BATCH as usize)) {
             if job.cancel.load(Ordering::Relaxed) {
                 let prompt_tokens = self.cache.len();
@@ -325,6 +326,7 @@ impl Worker<'_> {
             self.decode(t, p)?;
         }
         let prompt_tokens = self.cache.len();
+        let decode_ms = decoding.elapsed().as_secs_f64() * 1000.0;
         let prefill_ms = started.elapsed().as_secs_f64() * 1000.0;
         self.set_counters(|c| {
             c.jobs += 1;
@@ -333,6 +335,7 @@ impl Worker<'_> {
             c.decoded = decoded;
             c.generated = 0;
             c.prefill_ms = prefill_ms;
+            c.decode_ms = decode_ms;
             c.first_token_ms = 0.0;
             c.generation_ms = 0.0;
         });

@@ -195,6 +195,9 @@ impl Anchor for TrackedBackend {
         let height = self.size.height;
         crossterm::queue!(self.out, MoveToColumn(0))?;
         for line in lines {
+            // Cleared first, not after: "clear to end of line" after a line that fills the
+            // row would erase its last character on terminals that keep the cursor there.
+            crossterm::queue!(self.out, Clear(C::CurrentLine))?;
             for span in &line.spans {
                 let style: Style = line.style.patch(span.style);
                 if style == Style::default() {
@@ -204,8 +207,7 @@ impl Anchor for TrackedBackend {
                     crossterm::queue!(self.out, crossterm::style::PrintStyledContent(styled))?;
                 }
             }
-            // Nothing of an earlier frame may stay to the right of a short line.
-            crossterm::queue!(self.out, Clear(C::UntilNewLine), Print("\r\n"))?;
+            crossterm::queue!(self.out, Print("\r\n"))?;
         }
         let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX);
         self.cursor = Position {
@@ -497,9 +499,9 @@ mod tests {
         assert!(b.print_lines(&lines).unwrap());
         let s = take(&mut b);
         assert!(!absolute(&s), "{s:?}");
-        assert!(s.starts_with("\x1b[1Gplain\x1b[K\r\nx"), "{s:?}");
+        assert!(s.starts_with("\x1b[1G\x1b[2Kplain\r\n\x1b[2Kx"), "{s:?}");
         assert!(s.contains("bold"), "{s:?}");
-        assert!(s.ends_with("\x1b[K\r\n"), "{s:?}");
+        assert!(s.ends_with("\r\n"), "{s:?}");
         assert_eq!(b.cursor, Position { x: 0, y: 9 });
     }
 }

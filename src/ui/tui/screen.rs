@@ -153,14 +153,20 @@ impl<B: Anchor> Screen<B> {
     /// unknown): the parked cursor is the viewport's top row; the viewport is rebuilt from
     /// there at the new size and only from there down is cleared. When it no longer fits
     /// below, the rows above scroll into the scrollback (never overwritten). Without a
-    /// cursor the viewport keeps its old top row.
+    /// cursor the viewport keeps its old top row (the last row at most).
     pub fn resized(&mut self, cursor: Option<Position>) -> Result<(), TuiError> {
         let size = self.term.backend().screen_size().map_err(term_err)?;
         let area = self.term.get_frame().area();
         let height = area.height.min(size.height).max(1);
         let top = match cursor {
             Some(c) => c.y,
-            None => area.y.min(size.height.saturating_sub(height)),
+            None => {
+                // Unknown: the cursor is still parked at the viewport's top, and a terminal
+                // keeps the cursor on its screen (no move: the cursor is already there).
+                let top = area.y.min(size.height.saturating_sub(1));
+                self.term.backend_mut().anchor(Position { x: 0, y: top });
+                top
+            }
         };
         self.size = size;
         self.resize_seen = None;

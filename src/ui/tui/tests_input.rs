@@ -242,3 +242,34 @@ fn a_resize_rewraps_the_live_area() {
         assert!(super::wrap::str_width(line) <= 40, "{line:?}");
     }
 }
+
+#[test]
+fn a_shrink_below_the_viewport_keeps_input_and_status_on_the_screen() {
+    let mut h = Harness::new(60, 20, &[]);
+    h.typed("go").enter();
+    h.ev(Event::TurnStarted);
+    let text: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    h.ev(Event::TextDelta { text });
+    h.draw();
+    for (w, rows) in [(60, 6), (60, 20), (50, 4), (60, 20)] {
+        h.screen.backend_mut().resize(w, rows);
+        h.draw();
+        let screen = h.text();
+        let visible = screen.split("═══ screen ═══").nth(1).unwrap();
+        let lines: Vec<&str> = visible.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert!(
+            lines.last().is_some_and(|l| l.contains("tools 0/50")),
+            "{w}x{rows}: the status line is the last row:\n{visible}"
+        );
+        if rows >= 10 {
+            assert!(
+                visible.contains("line 30"),
+                "{w}x{rows}: the newest line shows:\n{visible}"
+            );
+        }
+        assert!(
+            h.screen.viewport_height() <= super::screen::viewport_room(rows),
+            "{w}x{rows}: two thirds at most"
+        );
+    }
+}

@@ -38,8 +38,8 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
         Resume::LatestInCwd => Target::LatestIn(&cwd),
     };
     let claimed = store.claim(target).await?;
-    let records = claimed.records.len();
-    let restored = crate::store::restore::rebuild_owned(claimed.records);
+    let records = claimed.records;
+    let restored = claimed.restored;
     Ok(Resumed {
         id: claimed.info.id,
         conversation: restored.conversation,

@@ -2,6 +2,7 @@
 //! embedded migrations, and runs the store's statements; notices when the file is
 //! deleted under it and recreates it. No retry policy here.
 
+use std::ops::ControlFlow;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
@@ -445,18 +446,23 @@ impl Backend for Sqlite {
             .map_err(sort)
     }
 
-    async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError> {
+    async fn each_event(
+        &self,
+        session_id: &str,
+        each: &mut (dyn FnMut(StoredEvent) -> ControlFlow<()> + Send),
+    ) -> Result<(), DbError> {
         let mut rows = sqlx::query(
             "SELECT id, seq, kind, content, data, created_at FROM events WHERE session_id = ? ORDER BY seq",
         )
         .bind(session_id)
         .fetch(&self.pool);
-        // Row by row: a long session is never held twice (driver rows and events).
-        let mut out = Vec::new();
+        // Row by row: a long session is never held as rows.
         while let Some(r) = rows.try_next().await.map_err(sort)? {
-            out.push(stored_event(&r).map_err(sort)?);
+            if each(stored_event(&r).map_err(sort)?).is_break() {
+                break;
+            }
         }
-        Ok(out)
+        Ok(())
     }
 }
 

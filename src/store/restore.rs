@@ -117,11 +117,13 @@ impl Rebuilder {
         self.count
     }
 
-    /// The session: results added for unanswered tool calls, no spare capacity kept.
+    /// The session, with results added for unanswered tool calls, and room for the next
+    /// turns rather than all the room doubling left.
     pub fn finish(mut self) -> Restored {
         let st = &mut self.restored;
         st.repairs = st.conversation.repair_orphans();
-        st.conversation.messages.shrink_to_fit();
+        let len = st.conversation.messages.len();
+        st.conversation.messages.shrink_to(len + len / 16 + 16);
         self.restored
     }
 }

@@ -451,17 +451,27 @@ impl Backend for Sqlite {
         session_id: &str,
         each: &mut (dyn FnMut(StoredEvent) -> ControlFlow<()> + Send),
     ) -> Result<(), DbError> {
-        let mut rows = sqlx::query(
-            "SELECT id, seq, kind, content, data, created_at FROM events WHERE session_id = ? ORDER BY seq",
-        )
-        .bind(session_id)
-        .fetch(&self.pool);
-        // Row by row: a long session is never held as rows.
-        while let Some(r) = rows.try_next().await.map_err(sort)? {
-            if each(stored_event(&r).map_err(sort)?).is_break() {
-                break;
+        let mut c = self.pool.acquire().await.map_err(sort)?;
+        // One pass over the rows needs few cached pages: a small cache keeps a long
+        // session's pages from piling up beside the conversation being built from them.
+        let _ = sqlx::query("PRAGMA cache_size = -256").execute(&mut *c).await;
+        {
+            let mut rows = sqlx::query(
+                "SELECT id, seq, kind, content, data, created_at FROM events WHERE session_id = ? ORDER BY seq",
+            )
+            .bind(session_id)
+            .fetch(&mut *c);
+            // Row by row: a long session is never held as rows.
+            while let Some(r) = rows.try_next().await.map_err(sort)? {
+                if each(stored_event(&r).map_err(sort)?).is_break() {
+                    break;
+                }
             }
         }
+        // Then give them back, and the connection its usual cache. Only memory and
+        // speed: errors are moot.
+        let _ = sqlx::query("PRAGMA shrink_memory").execute(&mut *c).await;
+        let _ = sqlx::query("PRAGMA cache_size = -2000").execute(&mut *c).await;
         Ok(())
     }
 }

@@ -3,7 +3,9 @@
 database holding one session of N turns (scripts/gen-long-session.py), then
 `ikigai --continue --json -p …` against the loopback fake vendor whose model calls
 `bash echo`. Prints, per size: the content's bytes (event text and data), time to `session_started`, the tool call's
-tool_call_started → tool_call_finished time, the whole run, and peak RSS.
+tool_call_started → tool_call_finished time, the whole run, and peak RSS; for every size
+after the first (smallest) one, also (peak RSS − that size's peak RSS) / content: what the
+history costs in memory per byte of it (issue 14 asks ≤ 2×).
 Usage: measure_long_session.py IKIGAI[,IKIGAI_BEFORE] BASE_URL TURNS[,TURNS…] [RUNS]
 (with two binaries, each size is measured with both, in the same run)."""
 import os, statistics, subprocess, sys, tempfile, time, json
@@ -31,6 +33,7 @@ def one(binary, base_url, env, cwd):
 def main():
     binaries, base_url, sizes = sys.argv[1].split(","), sys.argv[2], [int(s) for s in sys.argv[3].split(",")]
     runs = int(sys.argv[4]) if len(sys.argv) > 4 else 5
+    baseline = {}  # binary -> peak RSS (MiB) of the first size
     for turns in sizes:
         with tempfile.TemporaryDirectory() as home:
             cwd = os.path.join(home, "proj")
@@ -63,9 +66,15 @@ def main():
                     total.append(t * 1000)
                     rss.append(r)
                 med = statistics.median
+                peak = max(rss)
+                ratio = ""
+                if binary in baseline:
+                    ratio = f", {(peak - baseline[binary]) / (content / 2**20):.2f}x content over {sizes[0]} turns"
+                else:
+                    baseline[binary] = peak
                 print(f"{binary}: {turns * 6:>6} events ({size / 1e6:.1f} MB db, {content / 2**20:.2f} MiB "
                       f"content): session_started "
                       f"{med(started):6.1f} ms, tool call {med(tool):6.2f} ms, whole run {med(total):7.1f} ms, "
-                      f"peak RSS {max(rss):5.1f} MiB")
+                      f"peak RSS {peak:5.1f} MiB{ratio}")
 
 main()

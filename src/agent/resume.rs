@@ -85,7 +85,7 @@ pub fn install(st: &mut AgentState, resumed: Resumed) {
     for m in resumed.repairs {
         st.record(Record::Message(m));
     }
-    st.announce_session_marked(st.conversation.messages.clone(), resumed.interrupted);
+    st.announce_conversation(resumed.interrupted);
     if let Some(from) = &forked_from {
         st.notice(
             crate::protocol::NoticeLevel::Info,

@@ -454,6 +454,10 @@ impl Backend for Sqlite {
         let mut c = self.pool.acquire().await.map_err(sort)?;
         // One pass over the rows needs few cached pages: a small cache keeps a long
         // session's pages from piling up beside the conversation being built from them.
+        let usual: i64 = sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&mut *c)
+            .await
+            .unwrap_or(-2000);
         let _ = sqlx::query("PRAGMA cache_size = -256").execute(&mut *c).await;
         {
             let mut rows = sqlx::query(
@@ -471,7 +475,9 @@ impl Backend for Sqlite {
         // Then give them back, and the connection its usual cache. Only memory and
         // speed: errors are moot.
         let _ = sqlx::query("PRAGMA shrink_memory").execute(&mut *c).await;
-        let _ = sqlx::query("PRAGMA cache_size = -2000").execute(&mut *c).await;
+        let _ = sqlx::query(&format!("PRAGMA cache_size = {usual}"))
+            .execute(&mut *c)
+            .await;
         Ok(())
     }
 }

@@ -65,7 +65,7 @@ fn benches(c: &mut Criterion) {
                 Event::SessionStarted {
                     id: Some("s".into()),
                     model: "m".into(),
-                    history: history.clone(),
+                    history: history.clone().into(),
                     tokens: 0,
                     interrupted: vec![],
                 },

@@ -283,6 +283,28 @@ impl Message {
     }
 }
 
+impl Message {
+    /// Rebuilds a message from its stored columns with `data` still JSON text, parsed
+    /// straight into its typed form (no JSON tree in between). Fails when the text is no
+    /// JSON, or (`is_data()`) when it does not fit the kind.
+    pub fn from_stored(kind: Kind, content: String, data: Option<&str>) -> Result<Self, serde_json::Error> {
+        fn typed<T: serde::de::DeserializeOwned>(data: Option<&str>) -> Result<T, serde_json::Error> {
+            serde_json::from_str(data.unwrap_or("null"))
+        }
+        let data = match kind {
+            Kind::ToolCall => Some(Data::ToolCall(typed(data)?)),
+            Kind::ToolResult => Some(Data::ToolResult(typed(data)?)),
+            Kind::Reasoning => Some(Data::Reasoning(typed(data)?)),
+            Kind::Compaction => Some(Data::Compaction(typed(data)?)),
+            Kind::System | Kind::User | Kind::Assistant => {
+                typed::<serde::de::IgnoredAny>(data)?;
+                None
+            }
+        };
+        Ok(Message { kind, content, data })
+    }
+}
+
 /// String arguments longer than this (in characters) are abbreviated in a call summary.
 pub const SUMMARY_ARG_CHARS: usize = 80;
 

@@ -5,6 +5,43 @@ use serde::{Serialize, Serializer};
 
 use crate::message::Message;
 
+/// A session's messages as `SessionStarted` carries them: shared with the agent's own
+/// conversation rather than copied (a long session's history would otherwise be held
+/// twice), until one side changes them. Reads as a slice; serialises as a list.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct History(std::sync::Arc<Vec<Message>>);
+
+impl History {
+    /// The messages to change, copied first only when another holder still shares them.
+    pub fn make_mut(&mut self) -> &mut Vec<Message> {
+        std::sync::Arc::make_mut(&mut self.0)
+    }
+
+    /// The messages, copied only when another holder still shares them.
+    pub fn into_vec(self) -> Vec<Message> {
+        std::sync::Arc::try_unwrap(self.0).unwrap_or_else(|shared| shared.as_ref().clone())
+    }
+}
+
+impl From<Vec<Message>> for History {
+    fn from(messages: Vec<Message>) -> Self {
+        History(std::sync::Arc::new(messages))
+    }
+}
+
+impl std::ops::Deref for History {
+    type Target = [Message];
+    fn deref(&self) -> &[Message] {
+        &self.0
+    }
+}
+
+impl Serialize for History {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.as_slice().serialize(s)
+    }
+}
+
 /// What a front end asks of the agent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -61,7 +98,7 @@ pub enum Event {
     SessionStarted {
         id: Option<String>,
         model: String,
-        history: Vec<Message>,
+        history: History,
         /// Tokens (input + output) the session used so far: 0 for a new one.
         tokens: u64,
         /// Where a turn of `history` was interrupted: each is the number of history

@@ -165,11 +165,28 @@ pub fn scrub_message(r: &Redactor, m: &mut crate::message::Message) {
     }
 }
 
+/// Whether `scrub_message` would change `m`.
+fn has_secret(r: &Redactor, m: &crate::message::Message) -> bool {
+    use crate::message::Data;
+    let hit = |t: &str| matches!(r.scrub(t), Cow::Owned(_));
+    hit(&m.content)
+        || match &m.data {
+            Some(Data::ToolCall(c)) => hit(&c.function.arguments),
+            Some(Data::ToolResult(t)) => hit(&t.output),
+            Some(Data::Reasoning(_) | Data::Compaction(_)) | None => false,
+        }
+}
+
 /// Scrubs every text an event carries.
 pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
     use crate::protocol::Event;
     match ev {
-        Event::SessionStarted { history, .. } => history.iter_mut().for_each(|m| scrub_message(r, m)),
+        Event::SessionStarted { history, .. } => {
+            // Shared with the agent's conversation: copied only when there is a secret.
+            if history.iter().any(|m| has_secret(r, m)) {
+                history.make_mut().iter_mut().for_each(|m| scrub_message(r, m));
+            }
+        }
         Event::UserMessage { text } | Event::TextDelta { text } | Event::ReasoningDelta { text } => {
             r.scrub_in_place(text)
         }
@@ -211,6 +228,44 @@ pub fn global() -> Arc<Redactor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_history_is_copied_only_to_hide_a_secret() {
+        use crate::message::Message;
+        use crate::protocol::{Event, History};
+        let r = Redactor::new(["sk-SECRET123".to_string()]);
+        let started = |history: &History| Event::SessionStarted {
+            id: None,
+            model: "m".into(),
+            history: history.clone(),
+            tokens: 0,
+            interrupted: vec![],
+        };
+        let shared = |ev: &Event, kept: &History| match ev {
+            Event::SessionStarted { history, .. } => std::ptr::eq(history.as_ptr(), kept.as_ptr()),
+            _ => unreachable!(),
+        };
+        let clean = History::from(vec![Message::user("hi"), Message::assistant("hello")]);
+        let mut ev = started(&clean);
+        scrub_event(&r, &mut ev);
+        assert!(shared(&ev, &clean), "nothing to hide: no copy");
+        let secret = History::from(vec![
+            Message::user("hi"),
+            Message::tool_result("c", "bash", "ok", "key sk-SECRET123", true),
+        ]);
+        let mut ev = started(&secret);
+        scrub_event(&r, &mut ev);
+        assert!(!shared(&ev, &secret), "a copy to scrub");
+        let Event::SessionStarted { history, .. } = &ev else {
+            unreachable!()
+        };
+        assert_eq!(history[1].as_tool_result().unwrap().output, "key [redacted]");
+        assert_eq!(
+            secret[1].as_tool_result().unwrap().output,
+            "key sk-SECRET123",
+            "the agent's own is untouched"
+        );
+    }
 
     #[test]
     fn exact_value_and_value_without_vendor_prefix() {

@@ -253,7 +253,12 @@ async fn hold_then_fork(url: &str) {
     assert_eq!(claimed.forked_from.as_deref(), Some(id));
     assert_ne!(claimed.info.id, id);
     assert_eq!(claimed.info.forked_from.as_deref(), Some(id));
-    assert_eq!(claimed.records.len(), 2, "the fork is a copy");
+    assert_eq!(claimed.records, 2, "the fork is a copy");
+    // Its conversation is rebuilt from the copy: the orphan call gets its repair.
+    let msgs = &claimed.restored.conversation.messages;
+    assert_eq!(msgs[0], Message::user("hello"));
+    assert_eq!(msgs[1].as_tool_call().unwrap().id, "c1");
+    assert_eq!(claimed.restored.repairs.len(), 1);
     match b.delete(id).await {
         Err(ikigai::store::StoreError::Held(h)) => assert_eq!(h, id),
         other => panic!("expected Held, got {other:?}"),

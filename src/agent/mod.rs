@@ -88,6 +88,7 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
         budget,
         running_call: None,
         tool_partial: Default::default(),
+        shown: None,
     };
     // What the background tool discovery skipped or overrode, once it is done.
     let registry = st.registry.clone();
@@ -117,6 +118,8 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
                 None => break,
             },
         };
+        // A resumed history shown to the front ends is the conversation again.
+        st.reclaim_history();
         match op {
             Op::Submit(text) => {
                 let events = st.events.clone();
@@ -157,6 +160,7 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
             other => commands::handle(&mut st, other).await,
         }
     }
+    st.reclaim_history();
     if let Some(store) = &st.sessions {
         store.flush().await;
     }

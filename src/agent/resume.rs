@@ -38,8 +38,8 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
         Resume::LatestInCwd => Target::LatestIn(&cwd),
     };
     let claimed = store.claim(target).await?;
-    let records = claimed.records.len();
-    let restored = crate::store::restore::rebuild_owned(claimed.records);
+    let records = claimed.records;
+    let restored = claimed.restored;
     Ok(Resumed {
         id: claimed.info.id,
         conversation: restored.conversation,
@@ -85,7 +85,7 @@ pub fn install(st: &mut AgentState, resumed: Resumed) {
     for m in resumed.repairs {
         st.record(Record::Message(m));
     }
-    st.announce_session_marked(st.conversation.messages.clone(), resumed.interrupted);
+    st.announce_conversation(resumed.interrupted);
     if let Some(from) = &forked_from {
         st.notice(
             crate::protocol::NoticeLevel::Info,

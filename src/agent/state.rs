@@ -9,7 +9,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::Config;
 use crate::message::{Conversation, Message, interrupted_result_with};
-use crate::protocol::{Event, NoticeLevel};
+use crate::protocol::{Event, History, NoticeLevel};
 use crate::provider::Provider;
 use crate::redact::{self, Redactor};
 use crate::store::{MarkerKind, Record, SessionMeta, Sessions};
@@ -44,6 +44,9 @@ pub struct AgentState {
     /// result of a call that is interrupted.
     pub running_call: Option<String>,
     pub tool_partial: Partial,
+    /// The conversation while a front end may still hold it from `SessionStarted`
+    /// (`conversation` is empty meanwhile); taken back by `reclaim_history`.
+    pub shown: Option<History>,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -131,11 +134,28 @@ impl AgentState {
 
     /// Tells the front ends which session is current, with its history and tokens so far.
     pub fn announce_session(&self, history: Vec<Message>) {
-        self.announce_session_marked(history, Vec::new());
+        self.announce_session_marked(history.into(), Vec::new());
     }
 
-    /// `announce_session` for a restored history with its interrupted turns.
-    pub fn announce_session_marked(&self, history: Vec<Message>, interrupted: Vec<usize>) {
+    /// Announces the current conversation as a resumed session's history (with its
+    /// interrupted turns), shared with the front ends rather than copied: `conversation`
+    /// stays empty until `reclaim_history` takes it back, before the next op uses it.
+    pub fn announce_conversation(&mut self, interrupted: Vec<usize>) {
+        let shared = History::from(std::mem::take(&mut self.conversation.messages));
+        self.announce_session_marked(shared.clone(), interrupted);
+        self.shown = Some(shared);
+    }
+
+    /// Takes the conversation back after `announce_conversation`: without a copy once
+    /// the front ends are done with it (the plain one is before its first prompt).
+    pub fn reclaim_history(&mut self) {
+        if let Some(shown) = self.shown.take() {
+            self.conversation.messages = shown.into_vec();
+        }
+    }
+
+    /// `announce_session` for a history with its interrupted turns.
+    pub fn announce_session_marked(&self, history: History, interrupted: Vec<usize>) {
         self.emit(Event::SessionStarted {
             id: self.sessions.as_ref().map(|_| self.session_id.clone()),
             model: self.model.clone(),

@@ -2,6 +2,8 @@
 //! (`sqlite.rs`, `postgres.rs`), and the row ⇄ `Record` mapping both share.
 //! Knows no connection policy: retries and notices belong to `writer.rs`.
 
+use std::ops::ControlFlow;
+
 use async_trait::async_trait;
 use serde_json::Value;
 
@@ -129,19 +131,27 @@ impl StoredEvent {
     /// Back to what the agent recorded; a message whose data does not fit its kind is
     /// damage, reported with its position.
     pub fn into_record(self, session_id: &str) -> Result<Record, StoreError> {
+        if let Some(kind) = Kind::parse(&self.kind) {
+            // Typed straight from the text: a long session builds no JSON tree per row.
+            return Message::from_stored(kind, self.content, self.data.as_deref())
+                .map(Record::Message)
+                .map_err(|e| match e.classify() {
+                    serde_json::error::Category::Data => damaged(
+                        session_id,
+                        self.seq,
+                        &format!("data does not match its kind ({e})"),
+                    ),
+                    _ => damaged(session_id, self.seq, &e),
+                });
+        }
         let data: Value = match &self.data {
             Some(text) => serde_json::from_str(text).map_err(|e| damaged(session_id, self.seq, &e))?,
             None => Value::Null,
         };
-        match Kind::parse(&self.kind) {
-            Some(kind) => Message::from_parts(kind, self.content, data)
-                .map(Record::Message)
-                .ok_or_else(|| damaged(session_id, self.seq, &"data does not match its kind")),
-            None => Ok(Record::Marker {
-                kind: super::MarkerKind::parse(&self.kind),
-                data,
-            }),
-        }
+        Ok(Record::Marker {
+            kind: super::MarkerKind::parse(&self.kind),
+            data,
+        })
     }
 }
 
@@ -292,8 +302,23 @@ pub(crate) trait Backend: Send + Sync {
     async fn sessions(&self, select: Select<'_>) -> Result<Vec<SessionInfo>, DbError>;
     /// How many session ids start with `prefix`.
     async fn count_prefix(&self, prefix: &str) -> Result<i64, DbError>;
+    /// Hands a session's events to `each` in `seq` order, one row at a time, so a long
+    /// session is never held whole as rows; stops early when `each` breaks.
+    async fn each_event(
+        &self,
+        session_id: &str,
+        each: &mut (dyn FnMut(StoredEvent) -> ControlFlow<()> + Send),
+    ) -> Result<(), DbError>;
     /// A session's events in `seq` order.
-    async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError>;
+    async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError> {
+        let mut out = Vec::new();
+        self.each_event(session_id, &mut |e| {
+            out.push(e);
+            ControlFlow::Continue(())
+        })
+        .await?;
+        Ok(out)
+    }
 }
 
 /// Why opening a database failed.

@@ -2,6 +2,7 @@
 //! on the database), and reads, claims, forks and deletes through the connection the
 //! writer opened, after the writes queued before them.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -10,6 +11,7 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::backend::{Backend, EventRow, Select, Write};
+use super::restore::{Rebuilder, Restored};
 use super::writer::{Cmd, now};
 use super::{Claimed, EventInfo, Record, SessionInfo, SessionMeta, Sessions, StoreError, Target};
 use crate::protocol::{Event, NoticeLevel};
@@ -151,11 +153,40 @@ impl Store {
     }
 
     async fn records(&self, db: &dyn Backend, id: &str) -> Result<Vec<Record>, StoreError> {
-        db.events(id)
-            .await?
-            .into_iter()
-            .map(|e| e.into_record(id))
-            .collect()
+        let mut out = Vec::new();
+        self.each_record(db, id, &mut |r| out.push(r)).await?;
+        Ok(out)
+    }
+
+    /// Hands a session's records to `each` in order, converting row by row (neither the
+    /// rows nor the records are held whole); stops at the first damaged one.
+    async fn each_record(
+        &self,
+        db: &dyn Backend,
+        id: &str,
+        each: &mut (dyn FnMut(Record) + Send),
+    ) -> Result<(), StoreError> {
+        let mut damage = None;
+        db.each_event(id, &mut |e| match e.into_record(id) {
+            Ok(r) => {
+                each(r);
+                ControlFlow::Continue(())
+            }
+            Err(e) => {
+                damage = Some(e);
+                ControlFlow::Break(())
+            }
+        })
+        .await?;
+        damage.map_or(Ok(()), Err)
+    }
+
+    /// A session's conversation, rebuilt as its rows arrive, and its record count.
+    async fn restore(&self, db: &dyn Backend, id: &str) -> Result<(Restored, usize), StoreError> {
+        let mut b = Rebuilder::default();
+        self.each_record(db, id, &mut |r| b.push(r)).await?;
+        let count = b.count();
+        Ok((b.finish(), count))
     }
 }
 
@@ -201,9 +232,10 @@ impl Sessions for Store {
         };
         if db.hold(&info.id).await? {
             let _ = self.tx.send(Cmd::Held(info.id.clone()));
-            let records = self.records(db.as_ref(), &info.id).await?;
+            let (restored, records) = self.restore(db.as_ref(), &info.id).await?;
             return Ok(Claimed {
                 info,
+                restored,
                 records,
                 forked_from: None,
             });
@@ -225,9 +257,10 @@ impl Sessions for Store {
         }
         let _ = self.tx.send(Cmd::Held(fork_id.clone()));
         let fork = self.find(db.as_ref(), &fork_id).await?;
-        let records = self.records(db.as_ref(), &fork_id).await?;
+        let (restored, records) = self.restore(db.as_ref(), &fork_id).await?;
         Ok(Claimed {
             info: fork,
+            restored,
             records,
             forked_from: Some(info.id),
         })

@@ -124,8 +124,11 @@ pub enum Target<'a> {
 pub struct Claimed {
     /// The session this process now holds and writes to.
     pub info: SessionInfo,
-    /// Its records in order (for a fork: the copy).
-    pub records: Vec<Record>,
+    /// Its conversation rebuilt from its records (for a fork: from the copy), read row by
+    /// row so the records are never all held at once.
+    pub restored: Restored,
+    /// How many records it has (the next record's position).
+    pub records: usize,
     /// Set when the session asked for was held by another live process: `info` is then
     /// a new session whose history is a copy of this one.
     pub forked_from: Option<String>,

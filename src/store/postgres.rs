@@ -1,6 +1,7 @@
 //! The PostgreSQL backend: connects, applies the embedded migrations, and runs the
 //! store's statements (`data` as JSONB). No retry policy here.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -315,7 +316,11 @@ impl Backend for Postgres {
             .map_err(sort)
     }
 
-    async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError> {
+    async fn each_event(
+        &self,
+        session_id: &str,
+        each: &mut (dyn FnMut(StoredEvent) -> ControlFlow<()> + Send),
+    ) -> Result<(), DbError> {
         let mut rows = sqlx::query(
             "SELECT id, seq, kind, content, data::text AS data, \
              to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS created_at \
@@ -323,12 +328,13 @@ impl Backend for Postgres {
         )
         .bind(without_nul(session_id))
         .fetch(&self.pool);
-        // Row by row: a long session is never held twice (driver rows and events).
-        let mut out = Vec::new();
+        // Row by row: a long session is never held as rows.
         while let Some(r) = rows.try_next().await.map_err(sort)? {
-            out.push(stored_event(&r).map_err(sort)?);
+            if each(stored_event(&r).map_err(sort)?).is_break() {
+                break;
+            }
         }
-        Ok(out)
+        Ok(())
     }
 }
 

@@ -34,39 +34,34 @@ pub fn rebuild(records: &[Record]) -> Restored {
 
 /// Rebuilds a session from its records, moving the messages instead of copying them.
 pub fn rebuild_owned(records: Vec<Record>) -> Restored {
-    let is_new = |r: &Record| {
-        matches!(
-            r,
-            Record::Marker {
-                kind: MarkerKind::New,
-                ..
-            }
-        )
-    };
-    let start = records.iter().rposition(is_new).map_or(0, |i| i + 1);
-    let last_model = records.iter().rev().find_map(|r| match r {
-        Record::Marker {
-            kind: MarkerKind::Model,
-            data,
-        } => data.get("model").and_then(Value::as_str).map(|m| (m, data)),
-        _ => None,
-    });
-    let model = last_model.map(|(m, _)| m.to_string());
-    let provider = last_model
-        .and_then(|(_, d)| d.get("provider").and_then(Value::as_str))
-        .map(str::to_string);
-    let mut conversation = Conversation::new();
-    let mut usage = (0u64, 0u64);
-    let mut interrupted: Vec<usize> = Vec::new();
-    for r in records.into_iter().skip(start) {
+    let mut b = Rebuilder::default();
+    records.into_iter().for_each(|r| b.push(r));
+    b.finish()
+}
+
+/// Rebuilds a session one record at a time, in order, so a restore never holds every
+/// record at once: only the conversation it builds.
+#[derive(Debug, Default)]
+pub struct Rebuilder {
+    restored: Restored,
+    /// How many records were pushed.
+    count: usize,
+}
+
+impl Rebuilder {
+    /// Takes the next record.
+    pub fn push(&mut self, r: Record) {
+        self.count += 1;
+        let st = &mut self.restored;
         match r {
             Record::Message(m) if m.as_compaction().is_some() => {
                 // The summary stands for everything before it but the last `kept`.
                 let kept = m.as_compaction().map_or(0, |c| c.kept);
-                let msgs = &mut conversation.messages;
+                let msgs = &mut st.conversation.messages;
                 let cut = msgs.len().saturating_sub(kept);
                 // Marks inside the kept tail move with it; the rest are summarized away.
-                interrupted = interrupted
+                st.interrupted = st
+                    .interrupted
                     .iter()
                     .filter(|&&at| at > cut)
                     .map(|&at| at - cut + 1)
@@ -76,34 +71,60 @@ pub fn rebuild_owned(records: Vec<Record>) -> Restored {
                 msgs.push(m);
                 msgs.extend(tail);
             }
-            Record::Message(m) => conversation.push(m),
+            Record::Message(m) => st.conversation.push(m),
+            Record::Marker {
+                kind: MarkerKind::New,
+                ..
+            } => {
+                // Only what follows the last `new` marker is the conversation.
+                st.conversation = Conversation::new();
+                st.usage = (0, 0);
+                st.interrupted.clear();
+            }
+            Record::Marker {
+                kind: MarkerKind::Model,
+                data,
+            } => {
+                // The last marker naming a model wins, before or after `new`.
+                if let Some(m) = data.get("model").and_then(Value::as_str) {
+                    st.model = Some(m.to_string());
+                    st.provider = data.get("provider").and_then(Value::as_str).map(str::to_string);
+                }
+            }
             Record::Marker {
                 kind: MarkerKind::Usage,
                 data,
             } => {
                 let n = |k: &str| data.get(k).and_then(Value::as_u64).unwrap_or(0);
-                usage.0 = usage.0.saturating_add(n("input"));
-                usage.1 = usage.1.saturating_add(n("output"));
+                st.usage.0 = st.usage.0.saturating_add(n("input"));
+                st.usage.1 = st.usage.1.saturating_add(n("output"));
             }
             Record::Marker {
                 kind: MarkerKind::Interrupted,
                 ..
             } => {
-                if interrupted.last() != Some(&conversation.len()) {
-                    interrupted.push(conversation.len());
+                let at = st.conversation.len();
+                if st.interrupted.last() != Some(&at) {
+                    st.interrupted.push(at);
                 }
             }
             Record::Marker { .. } => {}
         }
     }
-    let repairs = conversation.repair_orphans();
-    Restored {
-        conversation,
-        model,
-        provider,
-        repairs,
-        usage,
-        interrupted,
+
+    /// How many records were pushed so far.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The session, with results added for unanswered tool calls, and room for the next
+    /// turns rather than all the room doubling left.
+    pub fn finish(mut self) -> Restored {
+        let st = &mut self.restored;
+        st.repairs = st.conversation.repair_orphans();
+        let len = st.conversation.messages.len();
+        st.conversation.messages.shrink_to(len + len / 16 + 16);
+        self.restored
     }
 }
 

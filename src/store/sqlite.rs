@@ -2,6 +2,7 @@
 //! embedded migrations, and runs the store's statements; notices when the file is
 //! deleted under it and recreates it. No retry policy here.
 
+use std::ops::ControlFlow;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
@@ -445,18 +446,39 @@ impl Backend for Sqlite {
             .map_err(sort)
     }
 
-    async fn events(&self, session_id: &str) -> Result<Vec<StoredEvent>, DbError> {
-        let mut rows = sqlx::query(
-            "SELECT id, seq, kind, content, data, created_at FROM events WHERE session_id = ? ORDER BY seq",
-        )
-        .bind(session_id)
-        .fetch(&self.pool);
-        // Row by row: a long session is never held twice (driver rows and events).
-        let mut out = Vec::new();
-        while let Some(r) = rows.try_next().await.map_err(sort)? {
-            out.push(stored_event(&r).map_err(sort)?);
+    async fn each_event(
+        &self,
+        session_id: &str,
+        each: &mut (dyn FnMut(StoredEvent) -> ControlFlow<()> + Send),
+    ) -> Result<(), DbError> {
+        let mut c = self.pool.acquire().await.map_err(sort)?;
+        // One pass over the rows needs few cached pages: a small cache keeps a long
+        // session's pages from piling up beside the conversation being built from them.
+        let usual: i64 = sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&mut *c)
+            .await
+            .unwrap_or(-2000);
+        let _ = sqlx::query("PRAGMA cache_size = -256").execute(&mut *c).await;
+        {
+            let mut rows = sqlx::query(
+                "SELECT id, seq, kind, content, data, created_at FROM events WHERE session_id = ? ORDER BY seq",
+            )
+            .bind(session_id)
+            .fetch(&mut *c);
+            // Row by row: a long session is never held as rows.
+            while let Some(r) = rows.try_next().await.map_err(sort)? {
+                if each(stored_event(&r).map_err(sort)?).is_break() {
+                    break;
+                }
+            }
         }
-        Ok(out)
+        // Then give them back, and the connection its usual cache. Only memory and
+        // speed: errors are moot.
+        let _ = sqlx::query("PRAGMA shrink_memory").execute(&mut *c).await;
+        let _ = sqlx::query(&format!("PRAGMA cache_size = {usual}"))
+            .execute(&mut *c)
+            .await;
+        Ok(())
     }
 }
 

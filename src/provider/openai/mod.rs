@@ -72,7 +72,8 @@ impl Provider for OpenAiChat {
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let body = serde_json::to_vec(&self.body(&request)).map_err(|e| ProviderError::Rejected {
+        let mut body = Vec::with_capacity(request::size_hint(&request));
+        serde_json::to_writer(&mut body, &self.body(&request)).map_err(|e| ProviderError::Rejected {
             status: 0,
             message: format!("cannot encode request: {e}"),
         })?;

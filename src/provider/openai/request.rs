@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::message::{Kind, compaction_text};
+use crate::message::{Kind, Message, compaction_text};
 use crate::provider::Request;
 
 /// The body of a streaming `/chat/completions` request; `extra` carries the endpoint's
@@ -15,7 +15,7 @@ use crate::provider::Request;
 #[derive(Serialize)]
 pub struct Body<'a> {
     model: &'a str,
-    messages: Vec<WireMessage<'a>>,
+    messages: WireMessages<'a>,
     stream: bool,
     stream_options: StreamOptions,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -99,7 +99,10 @@ pub fn body<'a>(req: &Request<'a>) -> Body<'a> {
         .collect();
     Body {
         model: req.model,
-        messages: messages(req),
+        messages: WireMessages {
+            system: req.system,
+            messages: req.messages,
+        },
         stream: true,
         stream_options: StreamOptions { include_usage: true },
         stop: req.stop,
@@ -111,56 +114,97 @@ pub fn body<'a>(req: &Request<'a>) -> Body<'a> {
 
 /// Wire messages: the system prompt first; an assistant text and the tool calls that
 /// follow it become one message with a `tool_calls` array; results become `role: tool`.
-fn messages<'a>(req: &Request<'a>) -> Vec<WireMessage<'a>> {
-    let mut out: Vec<WireMessage<'a>> = Vec::with_capacity(req.messages.len() + 1);
-    if !req.system.is_empty() {
-        out.push(WireMessage::text("system", req.system));
-    }
-    for m in req.messages {
-        match m.kind {
-            Kind::System => out.push(WireMessage::text("system", m.content.as_str())),
-            Kind::User => out.push(WireMessage::text("user", m.content.as_str())),
-            Kind::Compaction => out.push(WireMessage::text("user", compaction_text(&m.content))),
-            Kind::Assistant => out.push(WireMessage::text("assistant", m.content.as_str())),
-            Kind::ToolCall => {
-                let Some(call) = m.as_tool_call() else { continue };
-                let wire_call = WireCall {
-                    id: &call.id,
-                    call_type: "function",
-                    function: WireFunction {
-                        name: &call.function.name,
-                        arguments: call.function.wire_arguments_text(),
-                    },
-                };
-                match out.last_mut() {
-                    Some(last) if last.role == "assistant" => {
-                        if matches!(&last.content, Content::Text(t) if t.is_empty()) {
-                            last.content = Content::Null;
+/// Made one at a time while the body is serialised: a long conversation gets no second
+/// list beside its body.
+struct WireMessages<'a> {
+    system: &'a str,
+    messages: &'a [Message],
+}
+
+impl Serialize for WireMessages<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(None)?;
+        // The last wire message, still open to the tool calls that follow it.
+        let mut open: Option<WireMessage<'_>> =
+            (!self.system.is_empty()).then(|| WireMessage::text("system", self.system));
+        for m in self.messages {
+            let next = match m.kind {
+                Kind::System => WireMessage::text("system", m.content.as_str()),
+                Kind::User => WireMessage::text("user", m.content.as_str()),
+                Kind::Compaction => WireMessage::text("user", compaction_text(&m.content)),
+                Kind::Assistant => WireMessage::text("assistant", m.content.as_str()),
+                Kind::ToolCall => {
+                    let Some(call) = m.as_tool_call() else { continue };
+                    let wire_call = WireCall {
+                        id: &call.id,
+                        call_type: "function",
+                        function: WireFunction {
+                            name: &call.function.name,
+                            arguments: call.function.wire_arguments_text(),
+                        },
+                    };
+                    match open.as_mut() {
+                        Some(last) if last.role == "assistant" => {
+                            if matches!(&last.content, Content::Text(t) if t.is_empty()) {
+                                last.content = Content::Null;
+                            }
+                            last.tool_calls.push(wire_call);
+                            continue;
                         }
-                        last.tool_calls.push(wire_call);
+                        _ => WireMessage {
+                            role: "assistant",
+                            content: Content::Null,
+                            tool_calls: vec![wire_call],
+                            tool_call_id: None,
+                        },
                     }
-                    _ => out.push(WireMessage {
-                        role: "assistant",
-                        content: Content::Null,
-                        tool_calls: vec![wire_call],
-                        tool_call_id: None,
-                    }),
                 }
-            }
-            // Chat Completions takes no reasoning back; another provider's is never sent.
-            Kind::Reasoning => {}
-            Kind::ToolResult => {
-                let Some(r) = m.as_tool_result() else { continue };
-                out.push(WireMessage {
-                    role: "tool",
-                    content: Content::Text(Cow::Borrowed(&r.output)),
-                    tool_calls: Vec::new(),
-                    tool_call_id: Some(&r.tool_call_id),
-                });
+                // Chat Completions takes no reasoning back; another provider's is never sent.
+                Kind::Reasoning => continue,
+                Kind::ToolResult => {
+                    let Some(r) = m.as_tool_result() else { continue };
+                    WireMessage {
+                        role: "tool",
+                        content: Content::Text(Cow::Borrowed(&r.output)),
+                        tool_calls: Vec::new(),
+                        tool_call_id: Some(&r.tool_call_id),
+                    }
+                }
+            };
+            if let Some(done) = open.replace(next) {
+                seq.serialize_element(&done)?;
             }
         }
+        if let Some(done) = open {
+            seq.serialize_element(&done)?;
+        }
+        seq.end()
     }
-    out
+}
+
+/// About the size of the encoded body, a little over rather than under (text plus its
+/// JSON escapes, and a fixed allowance per message and per tool), so the buffer it is
+/// written to is sized once instead of growing by doubling.
+pub fn size_hint(req: &Request<'_>) -> usize {
+    let text = |t: &str| t.len() + memchr::memchr3_iter(b'"', b'\\', b'\n', t.as_bytes()).count();
+    let messages: usize = req
+        .messages
+        .iter()
+        .map(|m| {
+            let data = if let Some(c) = m.as_tool_call() {
+                c.id.len() + c.function.name.len() + text(&c.function.arguments)
+            } else if let Some(r) = m.as_tool_result() {
+                r.tool_call_id.len() + text(&r.output)
+            } else {
+                0
+            };
+            text(&m.content) + data + 64
+        })
+        .sum();
+    let tools: usize = req.tools.iter().map(|t| text(&t.description) + 768).sum();
+    let size = messages + text(req.system) + tools + 512;
+    size + size / 32
 }
 
 /// `body` as a JSON value (tests and callers that inspect it).
@@ -236,6 +280,41 @@ mod tests {
             .unwrap();
         let v: Value = serde_json::from_str(args).unwrap();
         assert_eq!(v, json!({"invalid_arguments": r#"{"pattern": "*"#}));
+    }
+
+    #[test]
+    fn size_hint_is_a_little_over_the_encoded_body() {
+        let mut msgs = vec![Message::user("say \"hi\"\nplease")];
+        for i in 0..200 {
+            let id = format!("call_{i}");
+            msgs.push(Message::tool_call(
+                &id,
+                "bash",
+                format!(r#"{{"command":"echo \"{i}\""}}"#),
+            ));
+            let out = json!({"tool_success": true, "result": {"output": format!("{i}\n\"quoted\"\n{}", "x".repeat(300))}});
+            msgs.push(Message::tool_result(&id, "bash", "exit 0", out.to_string(), true));
+            msgs.push(Message::assistant(format!("Done with {i}.")));
+        }
+        let tools = vec![ToolSchema {
+            name: "bash".into(),
+            description: "run".into(),
+            parameters: vec![ParamSpec::new("command", "string", "the command", true)],
+            json_schema: None,
+        }];
+        let req = Request {
+            model: "m",
+            system: "You are a test.",
+            messages: &msgs,
+            tools: &tools,
+            stop: &[],
+        };
+        let size = serde_json::to_vec(&body(&req)).unwrap().len();
+        let hint = size_hint(&req);
+        assert!(
+            hint >= size && hint <= size + size / 4,
+            "hint {hint} for {size} bytes"
+        );
     }
 
     #[test]

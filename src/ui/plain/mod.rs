@@ -188,7 +188,21 @@ pub async fn run(
     // Output that can no longer be written (a closed pipe) stops the run, but the agent
     // still shuts down in order so the session is stored whole.
     let mut output_error: Option<std::io::Error> = None;
-    'turns: while signalled.is_none() {
+    // The session is shown before the first prompt goes out: a resumed session's
+    // `session_started` (its whole history, a copy) is written and dropped before the
+    // agent builds the first request, so the copy and the request are never held together.
+    while output_error.is_none() {
+        let Some(ev) = events.recv().await else {
+            return Err(PlainError::AgentGone);
+        };
+        if let Err(e) = r.render(&ev) {
+            output_error = Some(e);
+        }
+        if matches!(ev, Event::SessionStarted { .. }) {
+            break;
+        }
+    }
+    'turns: while signalled.is_none() && output_error.is_none() {
         let op = match (&mut stdin, prompt.take()) {
             (_, Some(p)) => Op::Submit(p),
             (Some(reader), None) => {

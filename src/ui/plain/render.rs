@@ -102,8 +102,13 @@ impl<O: Write, E: Write> Renderer<O, E> {
             _ => {}
         }
         if self.opts.json {
-            let line = serde_json::to_string(ev).map_err(std::io::Error::other)?;
-            writeln!(self.out, "{line}")?;
+            // Straight to the writer through a small buffer: a resumed session's
+            // `session_started` line holds the whole history and is never built in memory.
+            let mut w = std::io::BufWriter::with_capacity(64 * 1024, &mut self.out);
+            serde_json::to_writer(&mut w, ev).map_err(std::io::Error::other)?;
+            w.write_all(b"\n")?;
+            w.flush()?;
+            drop(w);
             return self.out.flush();
         }
         match ev {

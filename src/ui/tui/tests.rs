@@ -155,7 +155,7 @@ fn session(h: &mut Harness) {
     h.ev(Event::SessionStarted {
         id: Some("0193f2a4-aaaa-bbbb".into()),
         model: "gpt-5-mini".into(),
-        history: vec![],
+        history: vec![].into(),
         tokens: 0,
         interrupted: vec![],
     });
@@ -365,7 +365,8 @@ fn resumed_history_is_shown() {
                 true,
             ),
             Message::assistant("There are **2** entries."),
-        ],
+        ]
+        .into(),
         tokens: 0,
         interrupted: vec![],
     });

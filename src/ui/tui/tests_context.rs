@@ -10,7 +10,7 @@ fn context_share_in_the_status_line_and_the_compaction_notice() {
     h.ev(Event::SessionStarted {
         id: Some("0193f2a4-aaaa-bbbb".into()),
         model: "gpt-5-mini".into(),
-        history: vec![],
+        history: vec![].into(),
         tokens: 0,
         interrupted: vec![],
     });

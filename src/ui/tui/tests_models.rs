@@ -13,7 +13,7 @@ fn session(h: &mut Harness, history: Vec<Message>) {
     h.ev(Event::SessionStarted {
         id: Some("0193f2a4-aaaa-bbbb".into()),
         model: "gpt-5-mini".into(),
-        history,
+        history: history.into(),
         tokens: 0,
         interrupted: vec![],
     });

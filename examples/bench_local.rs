@@ -76,7 +76,7 @@ async fn job(engine: &Engine, prompt: ChatPrompt, max: u32) -> (Vec<EngineEvent>
     (events, first)
 }
 
-async fn in_process(model: &str, threads: u32, ctx: u32, gen_n: u32) -> Value {
+async fn in_process(model: &str, threads: u32, ctx: u32, gen_n: u32) -> (Value, Engine) {
     let mut s = LocalSettings::new(model);
     s.threads = threads;
     s.ctx = ctx;
@@ -113,7 +113,7 @@ async fn in_process(model: &str, threads: u32, ctx: u32, gen_n: u32) -> Value {
     job(&engine, p, 4).await;
     let rt = engine.counters();
     let rt_ms = dispatch_ms + rt.first_token_ms;
-    json!({
+    let out = json!({
         "load_ms": load_ms,
         "ttft_ms": ttft_ms,
         "prompt_tokens": c.decoded,
@@ -124,6 +124,50 @@ async fn in_process(model: &str, threads: u32, ctx: u32, gen_n: u32) -> Value {
         "round_trip_ms": rt_ms,
         "round_trip_decoded": rt.decoded,
         "peak_rss_mib": peak_rss_mib("self"),
+    });
+    (out, engine)
+}
+
+/// The long prompt, made different from run `r`'s on (so neither side reuses a cache).
+fn variant(r: u32) -> String {
+    format!("(Review {r}.)\n{}", user_prompt())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Prompt and generation tokens/s, `reps` times each side, alternating (in-process, then
+/// server, then in-process…) so a slow spell of the machine hits both alike; medians.
+async fn alternating(engine: &Engine, url: &str, gen_n: u32, reps: u32) -> Value {
+    let client = reqwest::Client::new();
+    let (mut ip_prompt, mut ip_gen, mut sv_prompt, mut sv_gen) = (vec![], vec![], vec![], vec![]);
+    for r in 0..reps {
+        let p = ChatPrompt {
+            turns: vec![("system".into(), SYSTEM.into()), ("user".into(), variant(r))],
+            continuation: None,
+        };
+        job(engine, p, gen_n).await;
+        let c = engine.counters();
+        ip_prompt.push(f64::from(c.decoded) * 1000.0 / c.decode_ms);
+        ip_gen.push(c.generation_tps());
+        let msgs = json!([{"role": "system", "content": SYSTEM}, {"role": "user", "content": variant(r)}]);
+        let (_, _, v) = chat(
+            &client,
+            url,
+            json!({"messages": msgs, "max_tokens": gen_n, "temperature": 0, "cache_prompt": false}),
+        )
+        .await;
+        sv_prompt.push(v["timings"]["prompt_per_second"].as_f64().unwrap_or(0.0));
+        sv_gen.push(v["timings"]["predicted_per_second"].as_f64().unwrap_or(0.0));
+    }
+    json!({
+        "reps": reps,
+        "in_process": {"prompt_tps": median(ip_prompt.clone()), "gen_tps": median(ip_gen.clone()),
+                        "prompt_tps_runs": ip_prompt, "gen_tps_runs": ip_gen},
+        "server": {"prompt_tps": median(sv_prompt.clone()), "gen_tps": median(sv_gen.clone()),
+                    "prompt_tps_runs": sv_prompt, "gen_tps_runs": sv_gen},
     })
 }
 
@@ -234,10 +278,19 @@ async fn main() {
     let threads = arg(&args, "--threads").and_then(|v| v.parse().ok()).unwrap_or(2);
     let ctx = arg(&args, "--ctx").and_then(|v| v.parse().ok()).unwrap_or(8192);
     let gen_n = arg(&args, "--gen").and_then(|v| v.parse().ok()).unwrap_or(128);
-    let mut out =
-        json!({"threads": threads, "ctx": ctx, "in_process": in_process(&model, threads, ctx, gen_n).await});
+    let reps = arg(&args, "--reps").and_then(|v| v.parse().ok()).unwrap_or(5);
+    let (ip, engine) = in_process(&model, threads, ctx, gen_n).await;
+    let mut out = json!({"threads": threads, "ctx": ctx, "in_process": ip});
     if let Some(url) = arg(&args, "--server") {
         out["server"] = server(&url, gen_n).await;
+        // Throughput from the alternating runs replaces the single runs above.
+        let alt = alternating(&engine, &url, gen_n, reps).await;
+        for side in ["in_process", "server"] {
+            for k in ["prompt_tps", "gen_tps"] {
+                out[side][k] = alt[side][k].clone();
+            }
+        }
+        out["alternating"] = alt;
     }
     println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
 }

@@ -5,12 +5,14 @@
 # after the output: in-process injection vs a prefill request over HTTP), peak RSS.
 # Needs the server from the shared dev setup (LLM_DIR/setup.sh builds it: llama.cpp from
 # PyPI's llama-cpp-python sdist, GGML_NATIVE=OFF). Prints JSON and a short table.
-# Env: MODEL (default: the test model), THREADS=2 CTX=8192 GEN=128 PORT=18093
+# Prompt and generation tokens/s are medians of REPS runs per side, alternating between
+# the two (each run a different prompt, so neither reuses a cache).
+# Env: MODEL (default: the test model), THREADS=2 CTX=8192 GEN=128 PORT=18093 REPS=5
 #      LLM_DIR (default /work/shared/local-llm or $IKIGAI_LOCAL_LLM)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${MODEL:-${IKIGAI_TEST_MODEL:-${XDG_CACHE_HOME:-$HOME/.cache}/ikigai/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf}}
-THREADS=${THREADS:-2}; CTX=${CTX:-8192}; GEN=${GEN:-128}; PORT=${PORT:-18093}
+THREADS=${THREADS:-2}; CTX=${CTX:-8192}; GEN=${GEN:-128}; PORT=${PORT:-18093}; REPS=${REPS:-5}
 LLM_DIR=${LLM_DIR:-${IKIGAI_LOCAL_LLM:-/work/shared/local-llm}}
 ROOT=${ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/ikigai-dev/local-llm}
 [ -f "$MODEL" ] || { echo "bench-local: model $MODEL missing: run make deps" >&2; exit 1; }
@@ -46,7 +48,7 @@ if [ -x "$ROOT/bin/llama-server" ]; then
   t1=$(date +%s.%N)
   PID=$(cat "$ROOT/run/llama-server-$PORT.pid")
   trap 'PORT=$PORT bash "$LLM_DIR/stop.sh" >/dev/null 2>&1 || true' EXIT
-  OUT=$("$BIN" "$MODEL" --server "$URL" --threads "$THREADS" --ctx "$CTX" --gen "$GEN")
+  OUT=$("$BIN" "$MODEL" --server "$URL" --threads "$THREADS" --ctx "$CTX" --gen "$GEN" --reps "$REPS")
   SRV_RSS=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$PID/status")
   SRV_LOAD=$(echo "($t1 - $t0) * 1000" | bc)
   SERVER_JSON="{\"load_ms\": $SRV_LOAD, \"peak_rss_mib\": $SRV_RSS}"

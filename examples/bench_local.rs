@@ -240,7 +240,7 @@ async fn server(url: &str, gen_n: u32) -> Value {
     prefix.pop();
     prefix.push(json!({"role": "assistant", "content": format!("{}{block}", exec_block(COMMAND))}));
     let dispatch = t0.elapsed();
-    let (t1, first, _) = chat(
+    let (_, first, _) = chat(
         &client,
         url,
         json!({"messages": prefix, "max_tokens": 4, "temperature": 0, "stream": true}),
@@ -255,7 +255,6 @@ async fn server(url: &str, gen_n: u32) -> Value {
         json!({"messages": prefix, "max_tokens": 4, "temperature": 0, "stream": true, "cache_prompt": false}),
     )
     .await;
-    let _ = t1;
     let rt_cold_ms = cold.map_or(0.0, |f| (dispatch + (f - t2)).as_secs_f64() * 1000.0);
     json!({
         "ttft_ms": ttft_ms,

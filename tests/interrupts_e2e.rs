@@ -9,10 +9,11 @@ mod common;
 
 use std::path::Path;
 use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::fake_provider::{FakeProvider, Reply};
 use common::tmux::{Tmux, wait_exit};
+use common::wait_for_file;
 use serde_json::Value;
 
 const COMMAND: &str = r#"{"command":"echo partial-XYZ; echo $$ > tool.pid; sleep 100"}"#;
@@ -28,19 +29,6 @@ fn run(home: &Path, args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-fn wait_for_file(p: &Path) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(t) = std::fs::read_to_string(p)
-            && t.ends_with('\n')
-        {
-            return t;
-        }
-        assert!(Instant::now() < deadline, "{} never appeared", p.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The only stored session's events, raw (`ikigai export --format jsonl`).

@@ -8,9 +8,9 @@ mod common;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use common::fake_provider::{FakeProvider, Reply};
+use common::wait_for_file;
 use serde_json::{Value, json};
 
 fn run(home: &Path, args: &[&str], stdin: &str) -> Output {
@@ -202,19 +202,6 @@ fn alive(pid: u32) -> bool {
             .next()
             .is_some_and(|rest| !rest.trim_start().starts_with('Z')),
         Err(_) => false,
-    }
-}
-
-fn wait_for_file(p: &Path) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(t) = std::fs::read_to_string(p)
-            && t.ends_with('\n')
-        {
-            return t;
-        }
-        assert!(Instant::now() < deadline, "{} never appeared", p.display());
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -129,16 +129,13 @@ fn resizing_while_an_answer_streams_keeps_it_whole() {
         fake.hold_before(&format!("\"content\":\"{} \"", at + 6));
     }
     fake.release();
-    t.wait_text("STREAM-END");
-    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
-    t.resize(100, 30);
-    let all = t.capture_all();
-    let rows: Vec<String> = (1..=40).map(|i| format!("streamed row {i} here")).collect();
-    let mut want: Vec<&str> = vec!["› stream please", "STREAM-START", "STREAM-END"];
-    want.extend(rows.iter().map(String::as_str));
-    assert_history_intact(&all, &want, "after resizing while streaming");
-    t.keys(&["C-d"]);
-    wait_exit(&t);
+    assert_answer_whole(
+        &t,
+        "STREAM",
+        |i| format!("streamed row {i} here"),
+        40,
+        "after resizing while streaming",
+    );
 }
 
 /// The resizes come while the answer streams, with no pause: tmux resizes its own grid at
@@ -178,18 +175,27 @@ fn resizing_while_an_answer_streams_live_loses_and_repeats_nothing() {
         resizes >= 8,
         "the answer ended after {resizes} resizes: too few to test"
     );
-    t.wait_text("LIVE-END");
+    let when = format!("after {resizes} live resizes");
+    assert_answer_whole(&t, "LIVE", |i| format!("live row {i} here\n"), 60, &when);
+}
+
+/// Once the answer `{tag}-START … {tag}-END` of `n` rows has ended (and the window is back
+/// at 100x30): the whole history holds the question, both ends and every row once, no
+/// copy of the live viewport, then ikigai exits.
+fn assert_answer_whole(t: &Tmux, tag: &str, row: impl Fn(usize) -> String, n: usize, when: &str) {
+    let (start, end) = (format!("{tag}-START"), format!("{tag}-END"));
+    t.wait_text(&end);
     t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
     t.resize(100, 30);
     let all = t.capture_all();
-    let rows: Vec<String> = (1..=60).map(|i| format!("live row {i} here\n")).collect();
-    let mut want: Vec<&str> = vec!["› stream please", "LIVE-START", "LIVE-END"];
+    let rows: Vec<String> = (1..=n).map(row).collect();
+    let mut want: Vec<&str> = vec!["› stream please", &start, &end];
     want.extend(rows.iter().map(String::as_str));
-    assert_history_intact(&all, &want, &format!("after {resizes} live resizes"));
+    assert_history_intact(&all, &want, when);
     assert!(
         !all.contains("Esc to interrupt"),
-        "no copy of the live viewport:\n{all}"
+        "{when}: no copy of the live viewport:\n{all}"
     );
     t.keys(&["C-d"]);
-    wait_exit(&t);
+    wait_exit(t);
 }

@@ -14,9 +14,11 @@ pub trait Decoder: Send + 'static {
     fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError>;
     /// True once the response is complete; later payloads are not read.
     fn is_done(&self) -> bool;
-    /// End of the response (`cut` when the body ended before `is_done`): the remaining
-    /// events, or the error saying the response was cut off.
-    fn finish(&mut self, cut: bool) -> Result<Vec<StreamEvent>, ProviderError>;
+    /// True when what was read ends the response properly (its finish reason or end
+    /// marker came): a body that ends before that was cut off.
+    fn is_complete(&self) -> bool;
+    /// End of the response: the remaining events (calls still open, usage).
+    fn finish(&mut self) -> Vec<StreamEvent>;
     /// True when a malformed payload that the body's end follows at once means the body
     /// was cut mid-event (and is reported so), not that the vendor sent a bad event.
     fn malformed_then_end_is_cut(&self) -> bool {
@@ -51,10 +53,8 @@ pub fn decode<D: Decoder>(data: DataStream, decoder: D) -> EventStream {
                 Some(Ok(payload)) => match s.decoder.push(&payload) {
                     Ok(mut evs) if s.decoder.is_done() => {
                         s.ended = true;
-                        s.decoder.finish(false).map(|more| {
-                            evs.extend(more);
-                            evs
-                        })
+                        evs.extend(s.decoder.finish());
+                        Ok(evs)
                     }
                     Ok(evs) => Ok(evs),
                     Err(e) if s.decoder.malformed_then_end_is_cut() => {
@@ -65,7 +65,13 @@ pub fn decode<D: Decoder>(data: DataStream, decoder: D) -> EventStream {
                 Some(Err(e)) => Err(e),
                 None => {
                     s.ended = true;
-                    s.decoder.finish(true)
+                    if s.decoder.is_complete() {
+                        Ok(s.decoder.finish())
+                    } else {
+                        Err(ProviderError::Stream(
+                            "the connection closed before the response was complete".into(),
+                        ))
+                    }
                 }
             };
             match step {
@@ -77,4 +83,25 @@ pub fn decode<D: Decoder>(data: DataStream, decoder: D) -> EventStream {
             }
         }
     }))
+}
+
+/// At most `max` bytes of `s`, cut at a char boundary (for quoting a payload in an error).
+pub fn shorten(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shorten_cuts_at_a_char_boundary() {
+        assert_eq!(super::shorten("héllo", 2), "h");
+        assert_eq!(super::shorten("abc", 10), "abc");
+    }
 }

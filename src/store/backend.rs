@@ -128,6 +128,26 @@ pub(crate) struct StoredEvent {
 }
 
 impl StoredEvent {
+    /// One `events` row, from either database (same column names and types).
+    pub(crate) fn from_row<R>(r: &R) -> Result<Self, sqlx::Error>
+    where
+        R: sqlx::Row,
+        for<'c> &'c str: sqlx::ColumnIndex<R>,
+        String: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        i64: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    {
+        Ok(StoredEvent {
+            id: r.try_get("id")?,
+            seq: r.try_get("seq")?,
+            kind: r.try_get("kind")?,
+            content: r.try_get("content")?,
+            data: r.try_get("data")?,
+            created_at: r.try_get("created_at")?,
+        })
+    }
+}
+
+impl StoredEvent {
     /// Back to what the agent recorded; a message whose data does not fit its kind is
     /// damage, reported with its position.
     pub fn into_record(self, session_id: &str) -> Result<Record, StoreError> {

@@ -145,6 +145,15 @@ mod tests {
         Record::Message(m)
     }
 
+    /// The rebuilt conversation's message texts, in order.
+    fn texts(r: &Restored) -> Vec<&str> {
+        r.conversation
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect()
+    }
+
     #[test]
     fn empty_session_rebuilds_to_nothing() {
         assert_eq!(rebuild(&[]), Restored::default());
@@ -252,12 +261,7 @@ mod tests {
         compacted.push(msg(Message::compaction("summary", 5, 3)));
         compacted.push(msg(Message::assistant("done")));
         let r = rebuild(&compacted);
-        let texts: Vec<&str> = r
-            .conversation
-            .messages
-            .iter()
-            .map(|m| m.content.as_str())
-            .collect();
+        let texts = texts(&r);
         assert_eq!(texts, ["summary", "b", "also half", "c", "done"]);
         assert_eq!(r.interrupted, [3], "after `also half`");
     }
@@ -282,12 +286,7 @@ mod tests {
         records.push(msg(Message::compaction("summary two", 11, 1)));
         records.push(msg(Message::assistant("on it")));
         let r = rebuild(&records);
-        let texts: Vec<&str> = r
-            .conversation
-            .messages
-            .iter()
-            .map(|m| m.content.as_str())
-            .collect();
+        let texts = texts(&r);
         assert_eq!(texts, ["summary two", "second task", "on it"]);
         let r = rebuild(&records[..9]);
         let kinds: Vec<Kind> = r.conversation.messages.iter().map(|m| m.kind).collect();

@@ -467,7 +467,7 @@ impl Backend for Sqlite {
             .fetch(&mut *c);
             // Row by row: a long session is never held as rows.
             while let Some(r) = rows.try_next().await.map_err(sort)? {
-                if each(stored_event(&r).map_err(sort)?).is_break() {
+                if each(StoredEvent::from_row(&r).map_err(sort)?).is_break() {
                     break;
                 }
             }
@@ -480,16 +480,4 @@ impl Backend for Sqlite {
             .await;
         Ok(())
     }
-}
-
-/// One `events` row.
-fn stored_event(r: &SqliteRow) -> Result<StoredEvent, sqlx::Error> {
-    Ok(StoredEvent {
-        id: r.try_get("id")?,
-        seq: r.try_get("seq")?,
-        kind: r.try_get("kind")?,
-        content: r.try_get("content")?,
-        data: r.try_get("data")?,
-        created_at: r.try_get("created_at")?,
-    })
 }

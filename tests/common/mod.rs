@@ -27,3 +27,21 @@ pub fn ikigai(home: &Path) -> Command {
     cmd.current_dir(home);
     cmd
 }
+
+/// Waits (30 s at most) until `p` holds a whole line (a process wrote it); its text.
+pub fn wait_for_file(p: &Path) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Ok(t) = std::fs::read_to_string(p)
+            && t.ends_with('\n')
+        {
+            return t;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never appeared",
+            p.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::stream_error;
+use crate::provider::decode::shorten;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 
 #[derive(Deserialize)]
@@ -341,18 +342,6 @@ pub fn finish_reason(r: &str) -> FinishReason {
     }
 }
 
-/// At most `max` bytes of `s`, cut at a char boundary.
-pub fn shorten(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 impl crate::provider::decode::Decoder for Decoder {
     fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError> {
         Decoder::push(self, payload)
@@ -360,13 +349,11 @@ impl crate::provider::decode::Decoder for Decoder {
     fn is_done(&self) -> bool {
         Decoder::is_done(self)
     }
-    fn finish(&mut self, cut: bool) -> Result<Vec<StreamEvent>, ProviderError> {
-        if cut && !self.is_complete() {
-            return Err(ProviderError::Stream(
-                "the connection closed before the response was complete".into(),
-            ));
-        }
-        Ok(Decoder::finish(self))
+    fn is_complete(&self) -> bool {
+        Decoder::is_complete(self)
+    }
+    fn finish(&mut self) -> Vec<StreamEvent> {
+        Decoder::finish(self)
     }
     fn malformed_then_end_is_cut(&self) -> bool {
         true

@@ -170,7 +170,7 @@ impl Decoder {
         let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
             ProviderError::Stream(format!(
                 "malformed chunk ({e}): {}",
-                crate::provider::anthropic::stream::shorten(data, 200)
+                crate::provider::decode::shorten(data, 200)
             ))
         })?;
         if let Some(err) = chunk.error {
@@ -417,13 +417,11 @@ impl crate::provider::decode::Decoder for Decoder {
     fn is_done(&self) -> bool {
         false
     }
-    fn finish(&mut self, cut: bool) -> Result<Vec<StreamEvent>, ProviderError> {
-        if cut && !self.is_complete() {
-            return Err(ProviderError::Stream(
-                "the connection closed before the response was complete".into(),
-            ));
-        }
-        Ok(Decoder::finish(self))
+    fn is_complete(&self) -> bool {
+        Decoder::is_complete(self)
+    }
+    fn finish(&mut self) -> Vec<StreamEvent> {
+        Decoder::finish(self)
     }
     fn malformed_then_end_is_cut(&self) -> bool {
         true

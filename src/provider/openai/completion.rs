@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::stream::{Accumulator, shorten};
+use super::stream::Accumulator;
+use crate::provider::decode::shorten;
 use crate::provider::{ProviderError, StreamEvent};
 
 /// The events of one non-streamed completion, ending with `Finished` (or an error).

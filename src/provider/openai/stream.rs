@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::provider::decode::shorten;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 
 #[derive(Deserialize)]
@@ -277,18 +278,6 @@ pub fn error_text(err: &Value) -> String {
     }
 }
 
-/// At most `max` bytes of `s`, cut at a char boundary.
-pub fn shorten(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 impl crate::provider::decode::Decoder for Accumulator {
     fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError> {
         Accumulator::push(self, payload)
@@ -296,13 +285,11 @@ impl crate::provider::decode::Decoder for Accumulator {
     fn is_done(&self) -> bool {
         Accumulator::is_done(self)
     }
-    fn finish(&mut self, cut: bool) -> Result<Vec<StreamEvent>, ProviderError> {
-        if cut && !self.saw_finish() {
-            return Err(ProviderError::Stream(
-                "the connection closed before the response was complete".into(),
-            ));
-        }
-        Ok(Accumulator::finish(self))
+    fn is_complete(&self) -> bool {
+        self.saw_finish()
+    }
+    fn finish(&mut self) -> Vec<StreamEvent> {
+        Accumulator::finish(self)
     }
 }
 
@@ -430,11 +417,5 @@ mod tests {
             e,
             ProviderError::Api("The server had an error (server_error)".into())
         );
-    }
-
-    #[test]
-    fn shorten_respects_char_boundaries() {
-        assert_eq!(shorten("héllo", 2), "h");
-        assert_eq!(shorten("abc", 10), "abc");
     }
 }

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::provider::decode::Decoder;
+use crate::provider::decode::shorten;
 use crate::provider::limits::too_large;
-use crate::provider::openai::stream::{api_error, shorten};
+use crate::provider::openai::stream::api_error;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 
 #[derive(Default)]
@@ -202,12 +203,11 @@ impl Decoder for ResponsesDecoder {
         self.done
     }
 
-    fn finish(&mut self, cut: bool) -> Result<Vec<StreamEvent>, ProviderError> {
-        if cut && !self.done {
-            return Err(ProviderError::Stream(
-                "the connection closed before the response was complete".into(),
-            ));
-        }
-        Ok(Vec::new())
+    fn is_complete(&self) -> bool {
+        self.done
+    }
+
+    fn finish(&mut self) -> Vec<StreamEvent> {
+        Vec::new()
     }
 }

@@ -75,7 +75,11 @@ fn request_build(c: &mut Criterion) {
                     tools: &schemas,
                     stop: &[],
                 };
-                serde_json::to_vec(&ikigai::provider::openai::request::body(&req)).unwrap()
+                let rest = ikigai::provider::openai::request::rest(&req);
+                ikigai::provider::openai::request::body(&req, &rest)
+                    .unwrap()
+                    .to_vec()
+                    .unwrap()
             })
         });
     }

@@ -10,6 +10,7 @@ use reqwest::Response;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
+use super::body::JsonBody;
 use super::sse::SseDecoder;
 use super::{ProviderError, Spec};
 
@@ -112,7 +113,7 @@ pub async fn post(
     spec: &Spec,
     path: &str,
     model: &str,
-    body: Vec<u8>,
+    body: impl Into<reqwest::Body>,
     key: KeyHeader,
 ) -> Result<Response, ProviderError> {
     if spec.missing_key() {
@@ -143,6 +144,50 @@ pub async fn post(
         return Err(error_from_response(resp, &ctx, spec.idle).await);
     }
     Ok(resp)
+}
+
+/// A request body that could not be encoded (a provider's own fault: never retried).
+pub fn encode_error(e: serde_json::Error) -> ProviderError {
+    ProviderError::Rejected {
+        status: 0,
+        message: format!("cannot encode request: {e}"),
+    }
+}
+
+/// `post` for a `JsonBody`: a small one goes as one buffer; a large one is encoded piece
+/// by piece while the connection sends it (with its exact `Content-Length`), and the
+/// encoding stops as soon as the server answers, even before it read the whole body.
+pub async fn post_json<F, I>(
+    client: &reqwest::Client,
+    spec: &Spec,
+    path: &str,
+    model: &str,
+    body: &JsonBody<F>,
+    key: KeyHeader,
+) -> Result<Response, ProviderError>
+where
+    F: Fn() -> I,
+    I: Iterator,
+    I::Item: serde::Serialize,
+{
+    if body.len() <= super::body::WHOLE_UP_TO {
+        let bytes = body.to_vec().map_err(encode_error)?;
+        return post(client, spec, path, model, bytes, key).await;
+    }
+    let (tx, received) = super::body::Received::channel(body.len());
+    let send = post(client, spec, path, model, reqwest::Body::wrap(received), key);
+    let encode = body.send_to(tx);
+    tokio::pin!(send, encode);
+    let mut encoded = false;
+    loop {
+        tokio::select! {
+            answer = &mut send => return answer,
+            done = &mut encode, if !encoded => {
+                done.map_err(encode_error)?;
+                encoded = true;
+            }
+        }
+    }
 }
 
 /// `GET /models` of an OpenAI-style endpoint: the ids of `data[]`, sorted.

@@ -3,6 +3,7 @@
 //! stream back into `StreamEvent`s.
 
 pub mod anthropic;
+pub mod body;
 pub mod decode;
 pub mod early;
 pub mod factory;

@@ -128,12 +128,8 @@ impl Provider for Anthropic {
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let body = serde_json::to_vec(&request::body(&request, &self.options())).map_err(|e| {
-            ProviderError::Rejected {
-                status: 0,
-                message: format!("cannot encode request: {e}"),
-            }
-        })?;
+        let body =
+            serde_json::to_vec(&request::body(&request, &self.options())).map_err(http::encode_error)?;
         let url = self.spec.url(&self.path("/messages"));
         let builder = self
             .client

@@ -139,11 +139,7 @@ impl Provider for Google {
             temperature: self.spec.temperature,
             thinking: thinking_config(request.model, self.spec.reasoning_effort.as_deref()),
         };
-        let body =
-            serde_json::to_vec(&request::body(&request, &opts)).map_err(|e| ProviderError::Rejected {
-                status: 0,
-                message: format!("cannot encode request: {e}"),
-            })?;
+        let body = serde_json::to_vec(&request::body(&request, &opts)).map_err(http::encode_error)?;
         let url = self.spec.url(&self.stream_path(request.model));
         let builder = self
             .client

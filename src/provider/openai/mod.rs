@@ -45,9 +45,10 @@ impl OpenAiChat {
         })
     }
 
-    /// The request body with this endpoint's options (temperature, output cap, effort).
-    fn body<'a>(&self, request: &Request<'a>) -> request::Body<'a> {
-        let mut body = request::body(request);
+    /// Everything but the messages, with this endpoint's options (temperature, output
+    /// cap, effort).
+    fn rest<'a>(&self, request: &Request<'a>) -> request::Rest<'a> {
+        let mut body = request::rest(request);
         if let Some(t) = self.spec.temperature {
             body.extra.insert("temperature".into(), json!(t));
         }
@@ -72,18 +73,14 @@ impl Provider for OpenAiChat {
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let mut body = Vec::with_capacity(request::size_hint(&request));
-        serde_json::to_writer(&mut body, &self.body(&request)).map_err(|e| ProviderError::Rejected {
-            status: 0,
-            message: format!("cannot encode request: {e}"),
-        })?;
+        let body = request::body(&request, &self.rest(&request)).map_err(http::encode_error)?;
         let started = tokio::time::Instant::now();
-        let resp = http::post(
+        let resp = http::post_json(
             &self.client,
             &self.spec,
             "/chat/completions",
             request.model,
-            body,
+            &body,
             http::KeyHeader::Bearer,
         )
         .await?;

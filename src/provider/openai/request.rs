@@ -1,6 +1,7 @@
 //! Canonical conversation → Chat Completions request body. Pure: no IO. The body borrows
-//! the conversation and is serialised straight to bytes (no intermediate JSON tree), so a
-//! 10,000-message request costs one pass over the text.
+//! the conversation and its messages are made and encoded one at a time as the body is
+//! written (`provider::body`): a 10,000-message request is never a second copy of the
+//! conversation, as a JSON tree or as bytes.
 
 use std::borrow::Cow;
 
@@ -9,13 +10,13 @@ use serde_json::{Map, Value, json};
 
 use crate::message::{Kind, Message, compaction_text};
 use crate::provider::Request;
+use crate::provider::body::JsonBody;
 
-/// The body of a streaming `/chat/completions` request; `extra` carries the endpoint's
-/// options (temperature, output cap, effort).
+/// Everything in a streaming `/chat/completions` request but its `messages`; `extra`
+/// carries the endpoint's options (temperature, output cap, effort).
 #[derive(Serialize)]
-pub struct Body<'a> {
+pub struct Rest<'a> {
     model: &'a str,
-    messages: WireMessages<'a>,
     stream: bool,
     stream_options: StreamOptions,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -35,7 +36,7 @@ struct StreamOptions {
 
 /// One wire message. `content: null` is kept for an assistant message with calls only.
 #[derive(Serialize)]
-struct WireMessage<'a> {
+pub struct WireMessage<'a> {
     role: &'static str,
     content: Content<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -84,8 +85,8 @@ impl<'a> WireMessage<'a> {
     }
 }
 
-/// The body of a streaming `/chat/completions` request.
-pub fn body<'a>(req: &Request<'a>) -> Body<'a> {
+/// Everything but the messages, with no endpoint options yet.
+pub fn rest<'a>(req: &Request<'a>) -> Rest<'a> {
     let tools: Vec<Value> = req
         .tools
         .iter()
@@ -97,12 +98,8 @@ pub fn body<'a>(req: &Request<'a>) -> Body<'a> {
             }})
         })
         .collect();
-    Body {
+    Rest {
         model: req.model,
-        messages: WireMessages {
-            system: req.system,
-            messages: req.messages,
-        },
         stream: true,
         stream_options: StreamOptions { include_usage: true },
         stop: req.stop,
@@ -112,23 +109,38 @@ pub fn body<'a>(req: &Request<'a>) -> Body<'a> {
     }
 }
 
-/// Wire messages: the system prompt first; an assistant text and the tool calls that
-/// follow it become one message with a `tool_calls` array; results become `role: tool`.
-/// Made one at a time while the body is serialised: a long conversation gets no second
-/// list beside its body.
-struct WireMessages<'a> {
-    system: &'a str,
-    messages: &'a [Message],
+/// The whole body: `rest`, then the wire messages of `req`.
+pub fn body<'a>(
+    req: &Request<'a>,
+    rest: &Rest<'a>,
+) -> serde_json::Result<JsonBody<impl Fn() -> WireMessages<'a> + use<'a>>> {
+    let (system, messages) = (req.system, req.messages);
+    JsonBody::new(rest, "messages", move || WireMessages::new(system, messages))
 }
 
-impl Serialize for WireMessages<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let mut seq = s.serialize_seq(None)?;
-        // The last wire message, still open to the tool calls that follow it.
-        let mut open: Option<WireMessage<'_>> =
-            (!self.system.is_empty()).then(|| WireMessage::text("system", self.system));
-        for m in self.messages {
+/// Wire messages: the system prompt first; an assistant text and the tool calls that
+/// follow it become one message with a `tool_calls` array; results become `role: tool`.
+/// Made one at a time, as the body is written.
+pub struct WireMessages<'a> {
+    /// The last wire message, still open to the tool calls that follow it.
+    open: Option<WireMessage<'a>>,
+    rest: std::slice::Iter<'a, Message>,
+}
+
+impl<'a> WireMessages<'a> {
+    fn new(system: &'a str, messages: &'a [Message]) -> Self {
+        WireMessages {
+            open: (!system.is_empty()).then(|| WireMessage::text("system", system)),
+            rest: messages.iter(),
+        }
+    }
+}
+
+impl<'a> Iterator for WireMessages<'a> {
+    type Item = WireMessage<'a>;
+
+    fn next(&mut self) -> Option<WireMessage<'a>> {
+        for m in self.rest.by_ref() {
             let next = match m.kind {
                 Kind::System => WireMessage::text("system", m.content.as_str()),
                 Kind::User => WireMessage::text("user", m.content.as_str()),
@@ -144,7 +156,7 @@ impl Serialize for WireMessages<'_> {
                             arguments: call.function.wire_arguments_text(),
                         },
                     };
-                    match open.as_mut() {
+                    match self.open.as_mut() {
                         Some(last) if last.role == "assistant" => {
                             if matches!(&last.content, Content::Text(t) if t.is_empty()) {
                                 last.content = Content::Null;
@@ -172,44 +184,20 @@ impl Serialize for WireMessages<'_> {
                     }
                 }
             };
-            if let Some(done) = open.replace(next) {
-                seq.serialize_element(&done)?;
+            if let Some(done) = self.open.replace(next) {
+                return Some(done);
             }
         }
-        if let Some(done) = open {
-            seq.serialize_element(&done)?;
-        }
-        seq.end()
+        self.open.take()
     }
 }
 
-/// About the size of the encoded body, a little over rather than under (text plus its
-/// JSON escapes, and a fixed allowance per message and per tool), so the buffer it is
-/// written to is sized once instead of growing by doubling.
-pub fn size_hint(req: &Request<'_>) -> usize {
-    let text = |t: &str| t.len() + memchr::memchr3_iter(b'"', b'\\', b'\n', t.as_bytes()).count();
-    let messages: usize = req
-        .messages
-        .iter()
-        .map(|m| {
-            let data = if let Some(c) = m.as_tool_call() {
-                c.id.len() + c.function.name.len() + text(&c.function.arguments)
-            } else if let Some(r) = m.as_tool_result() {
-                r.tool_call_id.len() + text(&r.output)
-            } else {
-                0
-            };
-            text(&m.content) + data + 64
-        })
-        .sum();
-    let tools: usize = req.tools.iter().map(|t| text(&t.description) + 768).sum();
-    let size = messages + text(req.system) + tools + 512;
-    size + size / 32
-}
-
-/// `body` as a JSON value (tests and callers that inspect it).
+/// The body of `req` as a JSON value (tests and callers that inspect it).
 pub fn body_value(req: &Request<'_>) -> Value {
-    serde_json::to_value(body(req)).unwrap_or(Value::Null)
+    body(req, &rest(req))
+        .and_then(|b| b.to_vec())
+        .and_then(|bytes| serde_json::from_slice(&bytes))
+        .unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
@@ -280,41 +268,6 @@ mod tests {
             .unwrap();
         let v: Value = serde_json::from_str(args).unwrap();
         assert_eq!(v, json!({"invalid_arguments": r#"{"pattern": "*"#}));
-    }
-
-    #[test]
-    fn size_hint_is_a_little_over_the_encoded_body() {
-        let mut msgs = vec![Message::user("say \"hi\"\nplease")];
-        for i in 0..200 {
-            let id = format!("call_{i}");
-            msgs.push(Message::tool_call(
-                &id,
-                "bash",
-                format!(r#"{{"command":"echo \"{i}\""}}"#),
-            ));
-            let out = json!({"tool_success": true, "result": {"output": format!("{i}\n\"quoted\"\n{}", "x".repeat(300))}});
-            msgs.push(Message::tool_result(&id, "bash", "exit 0", out.to_string(), true));
-            msgs.push(Message::assistant(format!("Done with {i}.")));
-        }
-        let tools = vec![ToolSchema {
-            name: "bash".into(),
-            description: "run".into(),
-            parameters: vec![ParamSpec::new("command", "string", "the command", true)],
-            json_schema: None,
-        }];
-        let req = Request {
-            model: "m",
-            system: "You are a test.",
-            messages: &msgs,
-            tools: &tools,
-            stop: &[],
-        };
-        let size = serde_json::to_vec(&body(&req)).unwrap().len();
-        let hint = size_hint(&req);
-        assert!(
-            hint >= size && hint <= size + size / 4,
-            "hint {hint} for {size} bytes"
-        );
     }
 
     #[test]

@@ -37,12 +37,7 @@ impl Provider for OpenAiResponses {
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let body = serde_json::to_vec(&request::body(&request, &self.spec)).map_err(|e| {
-            ProviderError::Rejected {
-                status: 0,
-                message: format!("cannot encode request: {e}"),
-            }
-        })?;
+        let body = serde_json::to_vec(&request::body(&request, &self.spec)).map_err(http::encode_error)?;
         let started = tokio::time::Instant::now();
         let resp = http::post(
             &self.client,

@@ -1,0 +1,246 @@
+//! A JSON request body sent while it is written: the object's other fields, then one long
+//! array (the conversation) encoded item by item as the connection takes it, so a long
+//! session's request is never held whole in memory. Its exact length is counted first, so
+//! it goes out with a `Content-Length` like any other body, never chunked.
+
+use std::io::Write;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+/// Bytes per piece handed to the connection.
+pub const PIECE: usize = 64 * 1024;
+
+/// Bodies up to this size are written into one buffer and sent as it.
+pub const WHOLE_UP_TO: u64 = 4 * PIECE as u64;
+
+/// A JSON object: the fields of `rest`, then the array `key` of the items `items()` yields
+/// (called once to count, once to send; both passes must yield the same items).
+pub struct JsonBody<F> {
+    /// `{…rest…,"key":[`
+    head: Vec<u8>,
+    items: F,
+    len: u64,
+}
+
+const TAIL: &[u8] = b"]}";
+
+impl<F, I> JsonBody<F>
+where
+    F: Fn() -> I,
+    I: Iterator,
+    I::Item: Serialize,
+{
+    /// The body; fails when `rest` is not a JSON object or an item cannot be encoded.
+    pub fn new(rest: &impl Serialize, key: &str, items: F) -> serde_json::Result<Self> {
+        let mut head = serde_json::to_vec(rest)?;
+        if head.first() != Some(&b'{') || head.pop() != Some(b'}') {
+            return Err(serde::ser::Error::custom("the body must be a JSON object"));
+        }
+        if head.len() > 1 {
+            head.push(b',');
+        }
+        serde_json::to_writer(&mut head, key)?;
+        head.extend_from_slice(b":[");
+        let mut body = JsonBody { head, items, len: 0 };
+        let mut count = Count(0);
+        body.pieces().write_rest(&mut count)?;
+        body.len = count.0;
+        Ok(body)
+    }
+
+    /// The exact length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for the empty body (never: a body is at least `{"key":[]}`).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The whole body in one buffer.
+    pub fn to_vec(&self) -> serde_json::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(usize::try_from(self.len).unwrap_or(0));
+        self.pieces().write_rest(&mut out)?;
+        Ok(out)
+    }
+
+    /// The body from its start, piece by piece.
+    fn pieces(&self) -> Pieces<'_, I> {
+        Pieces {
+            head: Some(&self.head),
+            items: (self.items)(),
+            first: true,
+            done: false,
+        }
+    }
+
+    /// Sends the pieces to `tx` as the receiver takes them (at most two ahead); returns
+    /// when all are sent, or early when the receiver is gone.
+    pub async fn send_to(&self, tx: mpsc::Sender<Bytes>) -> serde_json::Result<()> {
+        let mut pieces = self.pieces();
+        while let Some(piece) = pieces.next_piece(PIECE)? {
+            if tx.send(Bytes::from(piece)).await.is_err() {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where the writing stands.
+struct Pieces<'b, I> {
+    head: Option<&'b [u8]>,
+    items: I,
+    first: bool,
+    done: bool,
+}
+
+impl<I> Pieces<'_, I>
+where
+    I: Iterator,
+    I::Item: Serialize,
+{
+    /// Writes whatever is left.
+    fn write_rest(&mut self, out: &mut impl Write) -> serde_json::Result<()> {
+        while self.write_next(out)? {}
+        Ok(())
+    }
+
+    /// Writes the next part (the head, one item, or the tail); false once all is written.
+    fn write_next(&mut self, out: &mut impl Write) -> serde_json::Result<bool> {
+        if let Some(head) = self.head.take() {
+            out.write_all(head).map_err(serde_json::Error::io)?;
+            return Ok(true);
+        }
+        if self.done {
+            return Ok(false);
+        }
+        match self.items.next() {
+            Some(item) => {
+                if !std::mem::take(&mut self.first) {
+                    out.write_all(b",").map_err(serde_json::Error::io)?;
+                }
+                serde_json::to_writer(&mut *out, &item)?;
+            }
+            None => {
+                out.write_all(TAIL).map_err(serde_json::Error::io)?;
+                self.done = true;
+            }
+        }
+        Ok(true)
+    }
+
+    /// The next piece of at least `size` bytes (the last may be shorter); `None` at the end.
+    fn next_piece(&mut self, size: usize) -> serde_json::Result<Option<Vec<u8>>> {
+        let mut out = Vec::with_capacity(size + size / 8);
+        while out.len() < size && self.write_next(&mut out)? {}
+        Ok((!out.is_empty()).then_some(out))
+    }
+}
+
+/// A writer that only counts.
+struct Count(u64);
+
+impl Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The receiving end as an HTTP body of a known, exact length.
+pub struct Received {
+    rx: mpsc::Receiver<Bytes>,
+    len: u64,
+}
+
+impl Received {
+    /// A channel whose receiving end is a body of `len` bytes.
+    pub fn channel(len: u64) -> (mpsc::Sender<Bytes>, Received) {
+        let (tx, rx) = mpsc::channel(2);
+        (tx, Received { rx, len })
+    }
+}
+
+impl http_body::Body for Received {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        self.rx
+            .poll_recv(cx)
+            .map(|piece| piece.map(|b| Ok(Frame::data(b))))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn body(n: usize) -> JsonBody<impl Fn() -> std::vec::IntoIter<Value>> {
+        let rest = json!({"model": "m", "stream": true});
+        JsonBody::new(&rest, "messages", move || {
+            (0..n)
+                .map(|i| json!({"role": "user", "content": format!("message {i} \"quoted\"")}))
+                .collect::<Vec<_>>()
+                .into_iter()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn the_body_is_the_object_with_the_array_last_and_its_length_exact() {
+        for n in [0, 1, 3] {
+            let b = body(n);
+            let bytes = b.to_vec().unwrap();
+            assert_eq!(bytes.len() as u64, b.len());
+            let v: Value = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(v["model"], "m");
+            assert_eq!(v["stream"], true);
+            assert_eq!(v["messages"].as_array().unwrap().len(), n);
+        }
+        let empty = JsonBody::new(&json!({}), "items", || std::iter::once(1)).unwrap();
+        assert_eq!(empty.to_vec().unwrap(), br#"{"items":[1]}"#);
+        assert!(JsonBody::new(&json!([1]), "items", std::iter::empty::<u8>).is_err());
+    }
+
+    #[tokio::test]
+    async fn pieces_sent_in_turn_make_the_same_bytes() {
+        let b = body(20_000);
+        assert!(b.len() > 8 * PIECE as u64);
+        let (tx, mut rx) = mpsc::channel(2);
+        let send = b.send_to(tx);
+        let collect = async {
+            let mut all = Vec::new();
+            let mut pieces = 0;
+            while let Some(p) = rx.recv().await {
+                assert!(p.len() <= PIECE + PIECE / 8 + 200, "a piece of {} bytes", p.len());
+                all.extend_from_slice(&p);
+                pieces += 1;
+            }
+            (all, pieces)
+        };
+        let (sent, (all, pieces)) = tokio::join!(send, collect);
+        sent.unwrap();
+        assert!(pieces > 8);
+        assert_eq!(all, b.to_vec().unwrap());
+    }
+}

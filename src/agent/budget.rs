@@ -169,6 +169,10 @@ impl Budget {
             self.sizes.clear();
             self.first = first;
         }
+        if self.sizes.is_empty() {
+            // A resumed conversation is sized once, with room for the next turns.
+            self.sizes.reserve_exact(messages.len() + messages.len() / 16);
+        }
         for m in &messages[self.sizes.len()..] {
             self.sizes.push(message_chars(m));
         }

@@ -181,9 +181,12 @@ impl Store {
         damage.map_or(Ok(()), Err)
     }
 
-    /// A session's conversation, rebuilt as its rows arrive, and its record count.
-    async fn restore(&self, db: &dyn Backend, id: &str) -> Result<(Restored, usize), StoreError> {
-        let mut b = Rebuilder::default();
+    /// A session's conversation, rebuilt as its rows arrive, and its record count. `info`
+    /// counts its messages, so the conversation is sized once instead of growing by
+    /// doubling (which for a moment holds it one and a half times).
+    async fn restore(&self, db: &dyn Backend, info: &SessionInfo) -> Result<(Restored, usize), StoreError> {
+        let id = info.id.as_str();
+        let mut b = Rebuilder::with_capacity(usize::try_from(info.messages).unwrap_or(0));
         self.each_record(db, id, &mut |r| b.push(r)).await?;
         let count = b.count();
         Ok((b.finish(), count))
@@ -232,7 +235,7 @@ impl Sessions for Store {
         };
         if db.hold(&info.id).await? {
             let _ = self.tx.send(Cmd::Held(info.id.clone()));
-            let (restored, records) = self.restore(db.as_ref(), &info.id).await?;
+            let (restored, records) = self.restore(db.as_ref(), &info).await?;
             return Ok(Claimed {
                 info,
                 restored,
@@ -257,7 +260,7 @@ impl Sessions for Store {
         }
         let _ = self.tx.send(Cmd::Held(fork_id.clone()));
         let fork = self.find(db.as_ref(), &fork_id).await?;
-        let (restored, records) = self.restore(db.as_ref(), &fork_id).await?;
+        let (restored, records) = self.restore(db.as_ref(), &fork).await?;
         Ok(Claimed {
             info: fork,
             restored,

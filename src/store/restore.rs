@@ -49,6 +49,13 @@ pub struct Rebuilder {
 }
 
 impl Rebuilder {
+    /// A rebuilder with room for `messages` messages and the next turns.
+    pub fn with_capacity(messages: usize) -> Self {
+        let mut b = Rebuilder::default();
+        b.restored.conversation.messages.reserve_exact(room(messages));
+        b
+    }
+
     /// Takes the next record.
     pub fn push(&mut self, r: Record) {
         self.count += 1;
@@ -76,8 +83,9 @@ impl Rebuilder {
                 kind: MarkerKind::New,
                 ..
             } => {
-                // Only what follows the last `new` marker is the conversation.
-                st.conversation = Conversation::new();
+                // Only what follows the last `new` marker is the conversation (the room
+                // made for it is kept).
+                st.conversation.messages.clear();
                 st.usage = (0, 0);
                 st.interrupted.clear();
             }
@@ -123,9 +131,15 @@ impl Rebuilder {
         let st = &mut self.restored;
         st.repairs = st.conversation.repair_orphans();
         let len = st.conversation.messages.len();
-        st.conversation.messages.shrink_to(len + len / 16 + 16);
+        st.conversation.messages.shrink_to(room(len));
         self.restored
     }
+}
+
+/// Room for `len` messages and the next turns (a sixteenth more), so a resumed session's
+/// first turns do not double a long conversation's room.
+fn room(len: usize) -> usize {
+    len + len / 16 + 16
 }
 
 #[cfg(test)]

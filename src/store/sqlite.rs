@@ -105,7 +105,11 @@ async fn open(path: &Path, timeout: Duration, me: &Holder) -> Result<Arc<Sqlite>
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(5))
-        .foreign_keys(true);
+        .foreign_keys(true)
+        // At most 512 KiB of cached pages per connection (SQLite's default is 2 MiB):
+        // counting a long session's messages reads all its rows, and each of the pool's
+        // connections would keep up to 2 MiB of them resident.
+        .pragma("cache_size", "-512");
     let pool = SqlitePoolOptions::new()
         .max_connections(4)
         .acquire_timeout(timeout)
@@ -457,8 +461,8 @@ impl Backend for Sqlite {
         let usual: i64 = sqlx::query_scalar("PRAGMA cache_size")
             .fetch_one(&mut *c)
             .await
-            .unwrap_or(-2000);
-        let _ = sqlx::query("PRAGMA cache_size = -256").execute(&mut *c).await;
+            .unwrap_or(-512);
+        let _ = sqlx::query("PRAGMA cache_size = -64").execute(&mut *c).await;
         {
             let mut rows = sqlx::query(
                 "SELECT id, seq, kind, content, data, created_at FROM events WHERE session_id = ? ORDER BY seq",

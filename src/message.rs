@@ -94,8 +94,25 @@ impl FunctionCall {
 pub struct ToolCallData {
     pub id: String,
     #[serde(rename = "type")]
-    pub call_type: String,
+    pub call_type: Function,
     pub function: FunctionCall,
+}
+
+/// The `type` of a tool call: always `"function"`, so it is held as no data at all (a long
+/// session has thousands of calls). Any stored text reads back as it: the type is fixed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Function;
+
+impl Serialize for Function {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("function")
+    }
+}
+
+impl<'de> Deserialize<'de> for Function {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| Function)
+    }
 }
 
 /// The `data` of a `tool_result` message: `{tool_call_id, name, output, success}`.
@@ -140,13 +157,17 @@ pub enum Data {
     Compaction(CompactionData),
 }
 
-/// One canonical message: `{kind, content, data}`.
+/// One canonical message: `{kind, content, data}`. `data` is boxed: most messages have
+/// none, and a long conversation holds one `Message` per message (40 bytes, not 128).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     pub kind: Kind,
     pub content: String,
-    pub data: Option<Data>,
+    pub data: Option<Box<Data>>,
 }
+
+// A long session holds one of these per message.
+const _: () = assert!(std::mem::size_of::<Message>() <= 40);
 
 impl Message {
     fn plain(kind: Kind, content: impl Into<String>) -> Self {
@@ -178,11 +199,11 @@ impl Message {
         Message {
             kind: Kind::ToolCall,
             content: call_summary(&function.name, &function.arguments),
-            data: Some(Data::ToolCall(ToolCallData {
+            data: Some(Box::new(Data::ToolCall(ToolCallData {
                 id: id.into(),
-                call_type: "function".to_string(),
+                call_type: Function,
                 function,
-            })),
+            }))),
         }
     }
 
@@ -197,12 +218,12 @@ impl Message {
         Message {
             kind: Kind::ToolResult,
             content: summary.into(),
-            data: Some(Data::ToolResult(ToolResultData {
+            data: Some(Box::new(Data::ToolResult(ToolResultData {
                 tool_call_id: tool_call_id.into(),
                 name: name.into(),
                 output: output.into(),
                 success,
-            })),
+            }))),
         }
     }
 
@@ -215,15 +236,15 @@ impl Message {
         Message {
             kind: Kind::Reasoning,
             content: text.into(),
-            data: Some(Data::Reasoning(ReasoningData {
+            data: Some(Box::new(Data::Reasoning(ReasoningData {
                 provider: provider.into(),
                 opaque,
-            })),
+            }))),
         }
     }
 
     pub fn as_reasoning(&self) -> Option<&ReasoningData> {
-        match (&self.kind, &self.data) {
+        match (&self.kind, self.data.as_deref()) {
             (Kind::Reasoning, Some(Data::Reasoning(d))) => Some(d),
             _ => None,
         }
@@ -234,29 +255,29 @@ impl Message {
         Message {
             kind: Kind::Compaction,
             content: summary.into(),
-            data: Some(Data::Compaction(CompactionData {
+            data: Some(Box::new(Data::Compaction(CompactionData {
                 replaces_through_seq,
                 kept,
-            })),
+            }))),
         }
     }
 
     pub fn as_compaction(&self) -> Option<&CompactionData> {
-        match (&self.kind, &self.data) {
+        match (&self.kind, self.data.as_deref()) {
             (Kind::Compaction, Some(Data::Compaction(d))) => Some(d),
             _ => None,
         }
     }
 
     pub fn as_tool_call(&self) -> Option<&ToolCallData> {
-        match (&self.kind, &self.data) {
+        match (&self.kind, self.data.as_deref()) {
             (Kind::ToolCall, Some(Data::ToolCall(d))) => Some(d),
             _ => None,
         }
     }
 
     pub fn as_tool_result(&self) -> Option<&ToolResultData> {
-        match (&self.kind, &self.data) {
+        match (&self.kind, self.data.as_deref()) {
             (Kind::ToolResult, Some(Data::ToolResult(d))) => Some(d),
             _ => None,
         }
@@ -264,7 +285,7 @@ impl Message {
 
     /// The `data` column as JSON (`null` when absent).
     pub fn data_json(&self) -> serde_json::Value {
-        match &self.data {
+        match self.data.as_deref() {
             Some(d) => serde_json::to_value(d).unwrap_or(serde_json::Value::Null),
             None => serde_json::Value::Null,
         }
@@ -273,10 +294,10 @@ impl Message {
     /// Rebuilds a message from its stored columns; `None` when kind and data disagree.
     pub fn from_parts(kind: Kind, content: String, data: serde_json::Value) -> Option<Self> {
         let data = match kind {
-            Kind::ToolCall => Some(Data::ToolCall(serde_json::from_value(data).ok()?)),
-            Kind::ToolResult => Some(Data::ToolResult(serde_json::from_value(data).ok()?)),
-            Kind::Reasoning => Some(Data::Reasoning(serde_json::from_value(data).ok()?)),
-            Kind::Compaction => Some(Data::Compaction(serde_json::from_value(data).ok()?)),
+            Kind::ToolCall => Some(Box::new(Data::ToolCall(serde_json::from_value(data).ok()?))),
+            Kind::ToolResult => Some(Box::new(Data::ToolResult(serde_json::from_value(data).ok()?))),
+            Kind::Reasoning => Some(Box::new(Data::Reasoning(serde_json::from_value(data).ok()?))),
+            Kind::Compaction => Some(Box::new(Data::Compaction(serde_json::from_value(data).ok()?))),
             _ => None,
         };
         Some(Message { kind, content, data })
@@ -292,10 +313,10 @@ impl Message {
             serde_json::from_str(data.unwrap_or("null"))
         }
         let data = match kind {
-            Kind::ToolCall => Some(Data::ToolCall(typed(data)?)),
-            Kind::ToolResult => Some(Data::ToolResult(typed(data)?)),
-            Kind::Reasoning => Some(Data::Reasoning(typed(data)?)),
-            Kind::Compaction => Some(Data::Compaction(typed(data)?)),
+            Kind::ToolCall => Some(Box::new(Data::ToolCall(typed(data)?))),
+            Kind::ToolResult => Some(Box::new(Data::ToolResult(typed(data)?))),
+            Kind::Reasoning => Some(Box::new(Data::Reasoning(typed(data)?))),
+            Kind::Compaction => Some(Box::new(Data::Compaction(typed(data)?))),
             Kind::System | Kind::User | Kind::Assistant => {
                 typed::<serde::de::IgnoredAny>(data)?;
                 None

@@ -157,7 +157,7 @@ pub fn scrub_urls(text: &str) -> Cow<'_, str> {
 pub fn scrub_message(r: &Redactor, m: &mut crate::message::Message) {
     use crate::message::Data;
     r.scrub_in_place(&mut m.content);
-    match &mut m.data {
+    match m.data.as_deref_mut() {
         Some(Data::ToolCall(c)) => r.scrub_in_place(&mut c.function.arguments),
         Some(Data::ToolResult(t)) => r.scrub_in_place(&mut t.output),
         // Opaque reasoning payloads are signed by the vendor; the visible text is `content`.
@@ -170,7 +170,7 @@ fn has_secret(r: &Redactor, m: &crate::message::Message) -> bool {
     use crate::message::Data;
     let hit = |t: &str| matches!(r.scrub(t), Cow::Owned(_));
     hit(&m.content)
-        || match &m.data {
+        || match m.data.as_deref() {
             Some(Data::ToolCall(c)) => hit(&c.function.arguments),
             Some(Data::ToolResult(t)) => hit(&t.output),
             Some(Data::Reasoning(_) | Data::Compaction(_)) | None => false,

@@ -83,7 +83,7 @@ pub fn apply(messages: &[Message], plan: &Plan) -> Vec<Message> {
 /// Message `i` replaced by its stub (the same kind, ids and pairing).
 pub fn stub_message(messages: &[Message], i: usize) -> Message {
     let m = &messages[i];
-    match (&m.kind, &m.data) {
+    match (&m.kind, m.data.as_deref()) {
         (Kind::ToolResult, Some(Data::ToolResult(r))) => {
             let call = call_summary(messages, i, &r.tool_call_id).unwrap_or_else(|| format!("{}(…)", r.name));
             let text = format!(

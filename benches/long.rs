@@ -1,6 +1,7 @@
 //! Long sessions (`make bench`): how the per-call and per-turn costs grow with history.
 //! - `request_build/N`: the budget step's pure part for an N-message conversation
-//!   (estimate, elision plan, the wire view) plus encoding the Chat Completions body.
+//!   (estimate, elision plan, the wire view) plus encoding the Chat Completions body
+//!   as a large one is (a counting pass for its length, then the bytes).
 //!   Target at 10,000 messages: ≤ 5 ms.
 //! - `tool_call/N`: from `tool_call_started` to `tool_call_finished` as a front end sees
 //!   them, for a tool that does no work, with N messages of history. Target: ≤ 1 ms and
@@ -76,10 +77,9 @@ fn request_build(c: &mut Criterion) {
                     stop: &[],
                 };
                 let rest = ikigai::provider::openai::request::rest(&req);
-                ikigai::provider::openai::request::body(&req, &rest)
-                    .unwrap()
-                    .to_vec()
-                    .unwrap()
+                // What a large body costs: the counting pass, then the encoding.
+                let body = ikigai::provider::openai::request::body(&req, &rest).unwrap();
+                (body.byte_count().unwrap(), body.to_vec().unwrap())
             })
         });
     }

@@ -16,15 +16,14 @@ use tokio::sync::mpsc;
 pub const PIECE: usize = 64 * 1024;
 
 /// Bodies up to this size are written into one buffer and sent as it.
-pub const WHOLE_UP_TO: u64 = 4 * PIECE as u64;
+pub const WHOLE_UP_TO: usize = 4 * PIECE;
 
 /// A JSON object: the fields of `rest`, then the array `key` of the items `items()` yields
-/// (called once to count, once to send; both passes must yield the same items).
+/// (called again for each pass over the body; every call must yield the same items).
 pub struct JsonBody<F> {
     /// `{…rest…,"key":[`
     head: Vec<u8>,
     items: F,
-    len: u64,
 }
 
 const TAIL: &[u8] = b"]}";
@@ -35,7 +34,7 @@ where
     I: Iterator,
     I::Item: Serialize,
 {
-    /// The body; fails when `rest` is not a JSON object or an item cannot be encoded.
+    /// The body; fails when `rest` is not a JSON object.
     pub fn new(rest: &impl Serialize, key: &str, items: F) -> serde_json::Result<Self> {
         let mut head = serde_json::to_vec(rest)?;
         if head.first() != Some(&b'{') || head.pop() != Some(b'}') {
@@ -46,28 +45,34 @@ where
         }
         serde_json::to_writer(&mut head, key)?;
         head.extend_from_slice(b":[");
-        let mut body = JsonBody { head, items, len: 0 };
+        Ok(JsonBody { head, items })
+    }
+
+    /// The exact length in bytes (one pass that only counts).
+    pub fn byte_count(&self) -> serde_json::Result<u64> {
         let mut count = Count(0);
-        body.pieces().write_rest(&mut count)?;
-        body.len = count.0;
-        Ok(body)
-    }
-
-    /// The exact length in bytes.
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    /// True for the empty body (never: a body is at least `{"key":[]}`).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.pieces().write_rest(&mut count)?;
+        Ok(count.0)
     }
 
     /// The whole body in one buffer.
     pub fn to_vec(&self) -> serde_json::Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(usize::try_from(self.len).unwrap_or(0));
+        let mut out = Vec::new();
         self.pieces().write_rest(&mut out)?;
         Ok(out)
+    }
+
+    /// The whole body in one buffer if it is at most `limit` bytes (written once, the
+    /// usual case); `None` as soon as it passes `limit`.
+    pub fn small(&self, limit: usize) -> serde_json::Result<Option<Vec<u8>>> {
+        let mut pieces = self.pieces();
+        let mut out = Vec::new();
+        while pieces.write_next(&mut out)? {
+            if out.len() > limit {
+                return Ok(None);
+            }
+        }
+        Ok(Some(out))
     }
 
     /// The body from its start, piece by piece.
@@ -211,7 +216,9 @@ mod tests {
         for n in [0, 1, 3] {
             let b = body(n);
             let bytes = b.to_vec().unwrap();
-            assert_eq!(bytes.len() as u64, b.len());
+            assert_eq!(bytes.len() as u64, b.byte_count().unwrap());
+            assert_eq!(b.small(bytes.len()).unwrap(), Some(bytes.clone()));
+            assert_eq!(b.small(bytes.len() - 1).unwrap(), None);
             let v: Value = serde_json::from_slice(&bytes).unwrap();
             assert_eq!(v["model"], "m");
             assert_eq!(v["stream"], true);
@@ -225,7 +232,7 @@ mod tests {
     #[tokio::test]
     async fn pieces_sent_in_turn_make_the_same_bytes() {
         let b = body(20_000);
-        assert!(b.len() > 8 * PIECE as u64);
+        assert!(b.byte_count().unwrap() > 8 * PIECE as u64);
         let (tx, mut rx) = mpsc::channel(2);
         let send = b.send_to(tx);
         let collect = async {

@@ -154,9 +154,10 @@ pub fn encode_error(e: serde_json::Error) -> ProviderError {
     }
 }
 
-/// `post` for a `JsonBody`: a small one goes as one buffer; a large one is encoded piece
-/// by piece while the connection sends it (with its exact `Content-Length`), and the
-/// encoding stops as soon as the server answers, even before it read the whole body.
+/// `post` for a `JsonBody`: a small one goes as one buffer, written once; a large one is
+/// counted, then encoded piece by piece while the connection sends it (with its exact
+/// `Content-Length`), and the encoding stops as soon as the server answers, even before
+/// it read the whole body.
 pub async fn post_json<F, I>(
     client: &reqwest::Client,
     spec: &Spec,
@@ -170,11 +171,10 @@ where
     I: Iterator,
     I::Item: serde::Serialize,
 {
-    if body.len() <= super::body::WHOLE_UP_TO {
-        let bytes = body.to_vec().map_err(encode_error)?;
+    if let Some(bytes) = body.small(super::body::WHOLE_UP_TO).map_err(encode_error)? {
         return post(client, spec, path, model, bytes, key).await;
     }
-    let (tx, received) = super::body::Received::channel(body.len());
+    let (tx, received) = super::body::Received::channel(body.byte_count().map_err(encode_error)?);
     let send = post(client, spec, path, model, reqwest::Body::wrap(received), key);
     let encode = body.send_to(tx);
     tokio::pin!(send, encode);

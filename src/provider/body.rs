@@ -63,14 +63,16 @@ where
     }
 
     /// The whole body in one buffer if it is at most `limit` bytes (written once, the
-    /// usual case); `None` as soon as it passes `limit`.
+    /// usual case); `None` as soon as it would pass `limit`. Each part is written aside
+    /// first, so the buffer never grows past `limit` for a body that turns out large.
     pub fn small(&self, limit: usize) -> serde_json::Result<Option<Vec<u8>>> {
         let mut pieces = self.pieces();
-        let mut out = Vec::new();
-        while pieces.write_next(&mut out)? {
-            if out.len() > limit {
+        let (mut out, mut part) = (Vec::new(), Vec::new());
+        while pieces.write_next(&mut part)? {
+            if out.len() + part.len() > limit {
                 return Ok(None);
             }
+            out.append(&mut part);
         }
         Ok(Some(out))
     }

@@ -1,7 +1,8 @@
 //! A JSON request body sent while it is written: the object's other fields, then one long
 //! array (the conversation) encoded item by item as the connection takes it, so a long
-//! session's request is never held whole in memory. Its exact length is counted first, so
-//! it goes out with a `Content-Length` like any other body, never chunked.
+//! session's request is never held whole in memory. A small body is written once into one
+//! buffer; a large one has its exact length counted first, so it too goes out with a
+//! `Content-Length`, never chunked.
 
 use std::io::Write;
 use std::pin::Pin;

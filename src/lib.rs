@@ -12,5 +12,6 @@ pub mod protocol;
 pub mod provider;
 pub mod redact;
 pub mod store;
+pub mod text;
 pub mod tools;
 pub mod ui;

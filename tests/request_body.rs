@@ -74,6 +74,17 @@ fn history(turns: usize) -> Vec<Message> {
     m
 }
 
+/// A request for model `m` with no tools.
+fn request<'a>(messages: &'a [Message], system: &'a str) -> Request<'a> {
+    Request {
+        model: "m",
+        system,
+        messages,
+        tools: &[],
+        stop: &[],
+    }
+}
+
 const ANSWER: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n\
 data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":null}]}\n\n\
 data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
@@ -104,13 +115,7 @@ async fn a_long_conversation_goes_out_whole_with_its_exact_length() {
     });
     let msgs = history(2_500);
     let p = provider(&url);
-    let req = Request {
-        model: "m",
-        system: "You are a test.",
-        messages: &msgs,
-        tools: &[],
-        stop: &[],
-    };
+    let req = request(&msgs, "You are a test.");
     let mut text = String::new();
     let mut stream = p.stream(req).await.unwrap();
     while let Some(e) = stream.next().await {
@@ -135,16 +140,7 @@ async fn a_long_conversation_goes_out_whole_with_its_exact_length() {
     assert_eq!(last["tool_call_id"], "call_2499");
     assert_eq!(wire[wire.len() - 1]["content"], "Done with turn 2499.");
     // The same bytes a body built in one piece has.
-    assert_eq!(
-        body,
-        ikigai::provider::openai::request::body_value(&Request {
-            model: "m",
-            system: "You are a test.",
-            messages: &msgs,
-            tools: &[],
-            stop: &[],
-        })
-    );
+    assert_eq!(body, ikigai::provider::openai::request::body_value(&req));
 }
 
 #[tokio::test]
@@ -172,13 +168,7 @@ async fn a_refusal_before_the_body_is_read_is_reported_not_a_hang() {
     });
     let msgs = history(2_500);
     let p = provider(&url);
-    let req = Request {
-        model: "m",
-        system: "",
-        messages: &msgs,
-        tools: &[],
-        stop: &[],
-    };
+    let req = request(&msgs, "");
     let answer = tokio::time::timeout(Duration::from_secs(30), p.stream(req))
         .await
         .expect("an answer, not a hang");

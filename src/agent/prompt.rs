@@ -38,10 +38,7 @@ pub fn agents_md(cwd: &Path) -> Option<(PathBuf, String)> {
         let bytes = std::fs::read(&path).ok()?;
         let mut text = String::from_utf8_lossy(&bytes).into_owned();
         if text.len() > AGENTS_MD_CAP {
-            let mut end = AGENTS_MD_CAP;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
+            let end = crate::text::shorten(&text, AGENTS_MD_CAP).len();
             text.truncate(end);
             text.push_str("\n[AGENTS.md truncated]");
         }

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::process::{self, Outcome, Spec, StderrMode, signal_name};
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema, ToolSource};
+use crate::text::shorten;
 
 /// Cap on the stderr kept from one run (for `--verbose`).
 pub const STDERR_CAP: usize = 64 * 1024;
@@ -177,7 +178,7 @@ pub async fn run(path: &Path, name: &str, args: &Value, ctx: &ToolContext) -> Re
             (None, None) => "an unknown status".to_string(),
         };
         let mut message = format!("Tool `{name}` crashed with {how}");
-        let quoted = head(&stderr, CRASH_STDERR);
+        let quoted = shorten(&stderr, CRASH_STDERR);
         if !quoted.trim().is_empty() {
             message.push_str("; stderr:\n");
             message.push_str(quoted);
@@ -206,7 +207,7 @@ pub async fn run(path: &Path, name: &str, args: &Value, ctx: &ToolContext) -> Re
         }
         Err(e) => Err(ToolError::InvalidOutput(format!(
             "Tool `{name}` printed invalid JSON ({e}): {}",
-            head(&stdout, 200)
+            shorten(&stdout, 200)
         ))),
     }
 }
@@ -222,7 +223,7 @@ fn summarize(result: &Value) -> String {
                 .and_then(Value::as_str)
                 .map_or_else(|| other.to_string(), str::to_string),
         };
-        return format!("error: {}", head(&text, 80));
+        return format!("error: {}", shorten(&text, 80));
     }
     match result.get("output").and_then(Value::as_str) {
         Some(o) => {
@@ -235,18 +236,6 @@ fn summarize(result: &Value) -> String {
         }
         None => "done".into(),
     }
-}
-
-/// At most `n` bytes of `s`, cut at a character boundary.
-fn head(s: &str, n: usize) -> &str {
-    if s.len() <= n {
-        return s;
-    }
-    let mut end = n;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 #[cfg(test)]

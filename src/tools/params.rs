@@ -51,10 +51,7 @@ impl<'a> Params<'a> {
     fn wrong(&self, name: &str, ty: &str, got: &Value) -> ToolError {
         let mut shown = got.to_string();
         if shown.len() > 80 {
-            let mut end = 80;
-            while !shown.is_char_boundary(end) {
-                end -= 1;
-            }
+            let end = crate::text::shorten(&shown, 80).len();
             shown.truncate(end);
             shown.push('…');
         }

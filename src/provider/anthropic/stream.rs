@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::stream_error;
-use crate::provider::decode::shorten;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
+use crate::text::shorten;
 
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

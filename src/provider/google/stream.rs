@@ -170,7 +170,7 @@ impl Decoder {
         let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
             ProviderError::Stream(format!(
                 "malformed chunk ({e}): {}",
-                crate::provider::decode::shorten(data, 200)
+                crate::text::shorten(data, 200)
             ))
         })?;
         if let Some(err) = chunk.error {

@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use super::stream::Accumulator;
-use crate::provider::decode::shorten;
 use crate::provider::{ProviderError, StreamEvent};
+use crate::text::shorten;
 
 /// The events of one non-streamed completion, ending with `Finished` (or an error).
 pub fn events(body: &str, max_bytes: usize) -> Vec<Result<StreamEvent, ProviderError>> {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::provider::decode::shorten;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
+use crate::text::shorten;
 
 #[derive(Deserialize)]
 struct Chunk {

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::provider::decode::Decoder;
-use crate::provider::decode::shorten;
 use crate::provider::limits::too_large;
 use crate::provider::openai::stream::api_error;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
+use crate::text::shorten;
 
 #[derive(Default)]
 struct PartialCall {

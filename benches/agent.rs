@@ -5,7 +5,7 @@
 //! the next request's encoding and the loopback HTTP exchange. Target: < 1 ms median.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 use std::time::Duration;

@@ -12,7 +12,7 @@
 //!   conversation. Target: ≤ 100 ms.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 use std::sync::Arc;

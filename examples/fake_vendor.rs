@@ -6,13 +6,13 @@
 //! openai-chat). Anthropic and Gemini are the strict fakes of the test suite.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/common/fake_provider.rs"]
+#[path = "../tests/it/common/fake_provider.rs"]
 mod fake_provider;
-#[path = "../tests/common/fake_vendor.rs"]
+#[path = "../tests/it/common/fake_vendor.rs"]
 mod fake_vendor;
-#[path = "../tests/common/strict.rs"]
+#[path = "../tests/it/common/strict.rs"]
 mod strict;
-#[path = "../tests/common/strict_history.rs"]
+#[path = "../tests/it/common/strict_history.rs"]
 mod strict_history;
 
 use std::io::{BufRead, Write};

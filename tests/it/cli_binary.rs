@@ -1,0 +1,305 @@
+//! The real `ikigai` binary in scripted mode (-p, piped stdin, --json) against the fake
+//! vendor on 127.0.0.1: output, exit codes, configuration errors, key hygiene.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+use std::io::Write;
+use std::process::{Output, Stdio};
+
+use crate::common::fake_provider::{FakeProvider, Reply};
+use serde_json::Value;
+
+fn home() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(dir.path().join("lib.rs"), "pub fn f() {}\n").unwrap();
+    dir
+}
+
+fn run(home: &std::path::Path, args: &[&str], envs: &[(&str, &str)], stdin: &str) -> Output {
+    let mut cmd = common::ikigai(home);
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn ikigai");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn s(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn prompt_mode_streams_the_answer_and_marks_tool_calls() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls_after(
+        "Looking.",
+        &[("call_1", "glob", r#"{"pattern":"*.rs"}"#)],
+    ));
+    fake.push(Reply::text("There are two Rust files."));
+    let h = home();
+    let out = run(
+        h.path(),
+        &["-p", "what files are here?", "--base-url", &fake.base_url],
+        &[("OPENAI_API_KEY", "k")],
+        "",
+    );
+    let stdout = s(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", s(&out.stderr));
+    assert_eq!(
+        stdout,
+        "Looking.\n● glob(pattern=\"*.rs\")\n  ⎿ 2 files\n    lib.rs\n    main.rs\nThere are two Rust files.\n"
+    );
+    assert!(!stdout.contains('\x1b'), "no ANSI codes when piped");
+    let reqs = fake.requests();
+    assert_eq!(reqs[0].messages()[1]["content"], "what files are here?");
+    let system = reqs[0].messages()[0]["content"].as_str().unwrap();
+    assert!(
+        system.contains(&h.path().display().to_string()),
+        "system prompt names the cwd"
+    );
+}
+
+#[test]
+fn piped_stdin_runs_one_turn_per_line_until_exit() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("first answer"));
+    fake.push(Reply::text("second answer"));
+    let h = home();
+    let out = run(
+        h.path(),
+        &["--base-url", &fake.base_url],
+        &[("OPENAI_API_KEY", "k")],
+        "first question\n\n   \nsecond question\n/exit\nnever sent\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", s(&out.stderr));
+    assert_eq!(s(&out.stdout), "first answer\nsecond answer\n");
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2);
+    let msgs = reqs[1].messages();
+    assert_eq!(msgs.len(), 4, "the second turn carries the first");
+    assert_eq!(msgs[2]["content"], "first answer");
+    assert_eq!(msgs[3]["content"], "second question");
+}
+
+#[test]
+fn json_mode_prints_one_event_per_line() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[("call_1", "glob", r#"{"pattern":"*.rs"}"#)]));
+    fake.push(Reply::text("done"));
+    let h = home();
+    let out = run(
+        h.path(),
+        &["--json", "-p", "go", "--base-url", &fake.base_url],
+        &[("OPENAI_API_KEY", "k")],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", s(&out.stderr));
+    let events: Vec<Value> = s(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    for t in [
+        "session_started",
+        "turn_started",
+        "tool_call_started",
+        "tool_call_finished",
+        "usage",
+        "text_delta",
+    ] {
+        assert!(types.contains(&t), "{t} missing from {types:?}");
+    }
+    assert_eq!(types.last(), Some(&"turn_ended"));
+    let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
+    assert_eq!(finished["success"], true);
+    let env: Value = serde_json::from_str(finished["output"].as_str().unwrap()).unwrap();
+    assert_eq!(env["result"]["count"], 2);
+}
+
+#[test]
+fn provider_failure_exits_1_and_says_why() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::status(500, r#"{"error":{"message":"kaboom"}}"#));
+    let h = home();
+    std::fs::create_dir_all(h.path().join(".config/ikigai")).unwrap();
+    std::fs::write(h.path().join(".config/ikigai/config.toml"), "max_retries = 0\n").unwrap();
+    let out = run(
+        h.path(),
+        &["-p", "hi", "--base-url", &fake.base_url],
+        &[("OPENAI_API_KEY", "k")],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        s(&out.stderr).contains("server error (500): kaboom"),
+        "{}",
+        s(&out.stderr)
+    );
+}
+
+#[test]
+fn a_bad_config_file_exits_2_naming_file_line_and_key() {
+    let h = home();
+    let cfg = h.path().join("bad.toml");
+    std::fs::write(&cfg, "model = \"x\"\nmax_tool_turns = 5\ncolour = \"blue\"\n").unwrap();
+    let out = run(
+        h.path(),
+        &["--config", cfg.to_str().unwrap(), "-p", "hi"],
+        &[("OPENAI_API_KEY", "k")],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = s(&out.stderr);
+    assert!(
+        err.contains("bad.toml") && err.contains("line 3") && err.contains("colour"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_key_for_openai_explains_how_to_configure_and_exits_2_without_hanging() {
+    let h = home();
+    let out = run(h.path(), &["-p", "hi"], &[], "");
+    assert_eq!(out.status.code(), Some(2));
+    let err = s(&out.stderr);
+    assert!(
+        err.contains("OPENAI_API_KEY") && err.contains("--base-url") && err.contains("Local server"),
+        "{err}"
+    );
+    assert!(err.lines().count() <= 8, "a few lines: {err}");
+    assert!(
+        err.lines().all(|l| l.chars().count() <= 80),
+        "fits 80 columns: {err}"
+    );
+}
+
+#[test]
+fn a_local_server_needs_no_key() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("local hello"));
+    let h = home();
+    let out = run(
+        h.path(),
+        &["-p", "hi"],
+        &[("OPENAI_BASE_URL", &fake.base_url)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert_eq!(s(&out.stdout), "local hello\n");
+    assert!(!fake.requests()[0].headers.contains_key("authorization"));
+}
+
+#[test]
+fn the_api_key_is_never_printed() {
+    let secret = "sk-test-SECRET-0123456789";
+    let fake = FakeProvider::start();
+    for _ in 0..2 {
+        fake.push(Reply::status(
+            401,
+            &format!(r#"{{"error":{{"message":"Incorrect API key provided: {secret}"}}}}"#),
+        ));
+    }
+    let h = home();
+    let out = run(
+        h.path(),
+        &["-p", "hi", "--base-url", &fake.base_url],
+        &[("OPENAI_API_KEY", secret)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let all = format!("{}{}", s(&out.stdout), s(&out.stderr));
+    assert!(
+        all.contains("authentication failed") && all.contains("OPENAI_API_KEY"),
+        "{all}"
+    );
+    assert!(!all.contains("SECRET-0123456789"), "{all}");
+    let help = run(h.path(), &["--help"], &[("OPENAI_API_KEY", secret)], "");
+    assert_eq!(help.status.code(), Some(0));
+    assert!(!s(&help.stdout).contains("SECRET") && s(&help.stdout).contains("--prompt"));
+    let json = run(
+        h.path(),
+        &["--json", "-p", "hi", "--base-url", &fake.base_url],
+        &[("OPENAI_API_KEY", secret)],
+        "",
+    );
+    assert!(!s(&json.stdout).contains("SECRET"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_version_prints() {
+    let h = home();
+    let out = run(h.path(), &["--no-such-flag"], &[], "");
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(h.path(), &["--version"], &[], "");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(s(&out.stdout).starts_with("ikigai "));
+    let out = run(
+        h.path(),
+        &["--max-tool-turns", "0", "-p", "x"],
+        &[("OPENAI_API_KEY", "k")],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(s(&out.stderr).contains("max_tool_turns"));
+}
+
+#[test]
+fn an_empty_prompt_is_a_usage_error_and_binary_stdin_is_read_lossily() {
+    let h = home();
+    let out = run(h.path(), &["-p", "  "], &[("OPENAI_API_KEY", "k")], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(s(&out.stderr).contains("empty"), "{}", s(&out.stderr));
+
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("got it"));
+    let mut cmd = common::ikigai(h.path());
+    cmd.args(["--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", "k")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"caf\xe9 \x00 bytes\r\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert_eq!(
+        fake.requests()[0].messages()[1]["content"],
+        "caf\u{fffd} \u{0} bytes"
+    );
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_and_the_session_is_still_stored() {
+    let fake = FakeProvider::start();
+    let long: String = (0..20_000).map(|i| format!("word{i} ")).collect();
+    fake.push(Reply::text(&long));
+    let h = home();
+    let mut cmd = common::ikigai(h.path());
+    cmd.args(["-p", "talk a lot", "--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", "k")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    // Read a little, then close the pipe like `| head -c 10` would.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert_eq!(s(&out.stderr), "");
+    let listed = common::ikigai(h.path()).arg("sessions").output().unwrap();
+    assert!(s(&listed.stdout).contains("talk a lot"), "{}", s(&listed.stdout));
+}

@@ -1,0 +1,341 @@
+//! The SYSTEM.EXEC text protocol and the loop guard from the outside: the real binary
+//! against a fake Chat Completions vendor whose model writes tags as plain text.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use crate::common::fake_provider::{FakeProvider, Reply};
+use serde_json::Value;
+
+fn run(home: &Path, cwd: &Path, args: &[&str]) -> Output {
+    let mut cmd = common::ikigai(home);
+    cmd.current_dir(cwd)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd.output().expect("run ikigai")
+}
+
+fn s(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn messages(body: &Value) -> &Vec<Value> {
+    body["messages"].as_array().unwrap()
+}
+
+fn write_config(dir: &Path, text: &str) -> String {
+    let p = dir.join("config.toml");
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn prefill_mode_runs_the_tagged_command_and_continues_the_assistant_message() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text(
+        "I'll check.\n<||SYSTEM.EXEC>echo ikigai-tp-$((40+2))",
+    ));
+    fake.push(Reply::text("It printed ikigai-tp-42."));
+    let (h, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &[
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &fake.base_url,
+            "--tool-protocol",
+            "text",
+            "-p",
+            "run it",
+        ],
+    );
+    let (stdout, stderr) = (s(&out.stdout), s(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    // Shown like a native call; the raw tags never reach the user.
+    assert!(
+        stdout.contains("bash(command=\"echo ikigai-tp-$((40+2))\")"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ikigai-tp-42"), "{stdout}");
+    assert!(
+        !stdout.contains("SYSTEM.EXEC") && !stdout.contains("SYSTEM.OUTPUT"),
+        "{stdout}"
+    );
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2);
+    let first = &reqs[0].body;
+    assert!(
+        first.get("tools").is_none(),
+        "no native tools in text mode: {first}"
+    );
+    assert_eq!(first["stop"], serde_json::json!(["<SYSTEM.EXEC||>"]));
+    let system = messages(first)[0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("<||SYSTEM.EXEC>command<SYSTEM.EXEC||>"),
+        "{system}"
+    );
+    assert!(
+        system.contains("file_read(path"),
+        "other tools are listed: {system}"
+    );
+    // The follow-up ends with the assistant message so far, output block appended.
+    let last = messages(&reqs[1].body).last().unwrap();
+    assert_eq!(last["role"], "assistant");
+    let content = last["content"].as_str().unwrap();
+    assert!(
+        content.starts_with(
+            "I'll check.\n<||SYSTEM.EXEC>echo ikigai-tp-$((40+2))<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n"
+        ),
+        "{content}"
+    );
+    assert!(content.contains("ikigai-tp-42\n<SYSTEM.OUTPUT||>"), "{content}");
+    // Resumed later, the stored call and result are sent as the same tagged history.
+    fake.push(Reply::text("ok"));
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &[
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &fake.base_url,
+            "--tool-protocol",
+            "text",
+            "-c",
+            "-p",
+            "again",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let reqs = fake.requests();
+    let msgs = messages(&reqs[2].body);
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"], "{msgs:?}");
+    let tagged = msgs[2]["content"].as_str().unwrap();
+    assert!(
+        tagged.contains("<SYSTEM.OUTPUT||>") && tagged.ends_with("It printed ikigai-tp-42."),
+        "{tagged}"
+    );
+}
+
+#[test]
+fn user_mode_sends_the_output_as_a_user_message() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("<||SYSTEM.EXEC>printf 'a\\nb\\n'<SYSTEM.EXEC||>"));
+    fake.push(Reply::text("two lines"));
+    let (h, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let cfg = write_config(
+        h.path(),
+        &format!(
+            "provider = \"vendor\"\n[providers.vendor]\nkind = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"m\"\n\
+             tool_protocol = \"text\"\ntext_protocol_continue = \"user\"\n",
+            fake.base_url
+        ),
+    );
+    let out = run(h.path(), cwd.path(), &["--config", &cfg, "-p", "print two lines"]);
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2);
+    let msgs = messages(&reqs[1].body);
+    let n = msgs.len();
+    assert_eq!(msgs[n - 2]["role"], "assistant");
+    assert_eq!(
+        msgs[n - 2]["content"],
+        "<||SYSTEM.EXEC>printf 'a\\nb\\n'<SYSTEM.EXEC||>"
+    );
+    assert_eq!(msgs[n - 1]["role"], "user");
+    assert_eq!(
+        msgs[n - 1]["content"],
+        "<||SYSTEM.OUTPUT>\na\nb\n<SYSTEM.OUTPUT||>"
+    );
+}
+
+#[test]
+fn a_server_without_tool_support_switches_the_session_to_text_once() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::status(
+        400,
+        r#"{"error":{"message":"registry.ollama.ai/library/gemma:2b does not support tools","type":"api_error"}}"#,
+    ));
+    fake.push(Reply::text("<||SYSTEM.EXEC>echo fallback-ok"));
+    fake.push(Reply::text("done"));
+    fake.push(Reply::text("second turn"));
+    let (h, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut cmd = common::ikigai(h.path());
+    cmd.current_dir(cwd.path())
+        .args([
+            "--provider",
+            "ollama",
+            "--base-url",
+            &fake.base_url,
+            "--model",
+            "gemma:2b",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"first\nsecond\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (s(&out.stdout), s(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        stderr.matches("does not support native tool calls").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stdout.contains("fallback-ok"), "{stdout}");
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 4);
+    assert!(reqs[0].body.get("tools").is_some());
+    for r in &reqs[1..] {
+        assert!(
+            r.body.get("tools").is_none(),
+            "text mode for the rest of the session"
+        );
+        assert_eq!(r.body["stop"][0], "<SYSTEM.EXEC||>");
+    }
+}
+
+#[test]
+fn tags_that_are_not_commands_are_shown_and_never_run() {
+    let fake = FakeProvider::start();
+    let marker = "never-ran-marker";
+    fake.push(Reply::text(&format!(
+        "Use it like this:\n```\n<||SYSTEM.EXEC>touch {marker}<SYSTEM.EXEC||>\n```\nThat's all."
+    )));
+    let (h, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &[
+            "--base-url",
+            &fake.base_url,
+            "--tool-protocol",
+            "text",
+            "-p",
+            "how?",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert!(
+        !cwd.path().join(marker).exists(),
+        "a tag in a code block must not run"
+    );
+    assert!(s(&out.stdout).contains(&format!("touch {marker}")));
+    assert!(s(&out.stderr).contains("shown, not run"), "{}", s(&out.stderr));
+    assert_eq!(fake.requests().len(), 1);
+}
+
+#[test]
+fn the_third_identical_call_is_not_run_and_the_session_goes_on() {
+    let fake = FakeProvider::start();
+    let args = r#"{"command":"echo run >> calls.log"}"#;
+    fake.push(Reply::tool_calls(&[("c1", "bash", args)]));
+    fake.push(Reply::tool_calls(&[(
+        "c2",
+        "bash",
+        r#"{ "command": "echo run >> calls.log" }"#,
+    )]));
+    fake.push(Reply::tool_calls(&[("c3", "bash", args)]));
+    fake.push(Reply::text("I have what I need."));
+    fake.push(Reply::tool_calls(&[("c4", "bash", args)]));
+    fake.push(Reply::text("ran again in a new turn"));
+    let (h, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &["--base-url", &fake.base_url, "-p", "log it"],
+    );
+    let (stdout, stderr) = (s(&out.stdout), s(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let log = std::fs::read_to_string(cwd.path().join("calls.log")).unwrap();
+    assert_eq!(log.lines().count(), 2, "run twice, not a third time");
+    assert_eq!(stderr.matches("not run again").count(), 1, "{stderr}");
+    assert!(stdout.contains("I have what I need."));
+    let reqs = fake.requests();
+    let last_tool = messages(&reqs[3].body)
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    let env: Value = serde_json::from_str(last_tool["content"].as_str().unwrap()).unwrap();
+    assert_eq!(env["tool_success"], false);
+    assert!(env["error"].as_str().unwrap().contains("try something different"));
+    // The guard counts per user turn: the next turn may run it again.
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &["--base-url", &fake.base_url, "-c", "-p", "once more"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let log = std::fs::read_to_string(cwd.path().join("calls.log")).unwrap();
+    assert_eq!(log.lines().count(), 3);
+}
+
+#[test]
+fn a_tool_call_written_as_fenced_json_by_a_local_model_is_recovered_and_marked() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::fixture(
+        "local-04-llamacpp-server-tool-call-as-fenced-json-text.sse",
+    ));
+    fake.push(Reply::text("found them"));
+    let (h, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // The recorded model asked for glob(pattern="src/**/*.rs").
+    std::fs::create_dir(cwd.path().join("src")).unwrap();
+    std::fs::write(cwd.path().join("src/a.rs"), "fn main() {}\n").unwrap();
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &[
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &fake.base_url,
+            "--json",
+            "-p",
+            "list rust files",
+        ],
+    );
+    let stdout = s(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", s(&out.stderr));
+    let events: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let started = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_started")
+        .expect("a real call");
+    assert_eq!(started["name"], "glob");
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["type"] == "text_delta" && e["text"].as_str().unwrap().contains("\"name\""))
+    );
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2);
+    let tool = messages(&reqs[1].body)
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(tool["content"].as_str().unwrap().contains("src/a.rs"), "{tool}");
+    // The event log marks the call as recovered.
+    let export = common::ikigai(h.path())
+        .current_dir(cwd.path())
+        .args(["sessions", "--json"])
+        .output()
+        .unwrap();
+    let list: Value = serde_json::from_slice(&export.stdout).unwrap();
+    let id = list[0]["id"].as_str().unwrap().to_string();
+    let raw = common::ikigai(h.path())
+        .current_dir(cwd.path())
+        .args(["export", &id, "--format", "jsonl"])
+        .output()
+        .unwrap();
+    assert!(s(&raw.stdout).contains("\"recovered\""), "{}", s(&raw.stdout));
+}

@@ -1,0 +1,199 @@
+//! The real binary's TUI in tmux, resized in both directions (height and width, idle and
+//! while an answer streams, held at chosen points or live with no pause): every finished
+//! message stays in the scrollback exactly once, with no leftover copies of the input box,
+//! status line or separator.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use crate::common::fake_provider::{FakeProvider, Reply};
+use crate::common::tmux::{Tmux, wait_exit};
+
+/// The finished conversation in the whole pane history (scrollback + screen): every
+/// message exactly once, no leftover copies of the input box, status line or separator.
+fn assert_history_intact(all: &str, answers: &[&str], when: &str) {
+    assert_eq!(all.matches("before ikigai").count(), 1, "{when}:\n{all}");
+    for a in answers {
+        assert_eq!(all.matches(a).count(), 1, "{when}: {a:?} once:\n{all}");
+    }
+    assert_eq!(
+        all.matches("Ask anything").count(),
+        1,
+        "{when}: one input box:\n{all}"
+    );
+    assert_eq!(
+        all.matches("tools 0/50").count(),
+        1,
+        "{when}: one status line:\n{all}"
+    );
+    let seps = all
+        .lines()
+        .filter(|l| !l.trim().is_empty() && l.trim().chars().all(|c| c == '─'))
+        .count();
+    assert_eq!(seps, 1, "{when}: no stray separator fragments:\n{all}");
+}
+
+#[test]
+fn resizing_never_erases_or_duplicates_the_history() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("Short answer: FIRST-ANSWER-END"));
+    // Long enough to fill the screen and push the start into the scrollback.
+    let long: String = (1..=40)
+        .map(|i| format!("- item number {i} of the long list\n"))
+        .collect();
+    fake.push(Reply::text(&format!("LONG-START\n\n{long}\nLONG-END")));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.type_text("first question");
+    t.keys(&["Enter"]);
+    t.wait_text("FIRST-ANSWER-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    t.resize(100, 30);
+
+    // The repro: 30 rows -> 8 -> 30, and more, in both directions.
+    let first = ["› first question", "FIRST-ANSWER-END"];
+    for (w, h) in [(100, 8), (100, 30), (100, 12), (100, 30)] {
+        t.resize(w, h);
+        assert_history_intact(&t.capture_all(), &first, &format!("after {w}x{h}"));
+    }
+
+    // A full screen: shrink 30 -> 20 and back, then width changes.
+    t.type_text("second question");
+    t.keys(&["Enter"]);
+    t.wait_text("LONG-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    t.resize(100, 30);
+    let all = [
+        "› first question",
+        "FIRST-ANSWER-END",
+        "› second question",
+        "LONG-START",
+        "item number 1 of",
+        "item number 20 of",
+        "item number 40 of",
+        "LONG-END",
+    ];
+    assert_history_intact(&t.capture_all(), &all, "before resizing");
+    for (w, h) in [
+        (100, 20),
+        (100, 30),
+        (60, 30),
+        (100, 30),
+        (70, 12),
+        (120, 40),
+        (100, 30),
+    ] {
+        t.resize(w, h);
+        assert_history_intact(&t.capture_all(), &all, &format!("after {w}x{h}"));
+    }
+    // Still usable: the next answer lands below the rest.
+    fake.push(Reply::text("THIRD-ANSWER"));
+    t.type_text("third");
+    t.keys(&["Enter"]);
+    t.wait_text("THIRD-ANSWER");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    let pane = t.capture_all();
+    let order: Vec<usize> = ["FIRST-ANSWER-END", "LONG-END", "› third", "THIRD-ANSWER"]
+        .iter()
+        .map(|x| pane.find(x).unwrap_or_else(|| panic!("{x}:\n{pane}")))
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "in order:\n{pane}");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+#[test]
+fn resizing_while_an_answer_streams_keeps_it_whole() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let long: String = (1..=40).map(|i| format!("- streamed row {i} here\n")).collect();
+    // ~250 words, 10 ms apart: a live answer that keeps drawing between the holds.
+    fake.push(Reply::text(&format!("STREAM-START\n\n{long}\nSTREAM-END")).paced(Duration::from_millis(10)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    fake.hold_before("\"content\":\"5 \"");
+    t.wait_text("Ask anything");
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_text("STREAM-START");
+    // Each resize mid-answer: the stream is held before row `at` (so no frame is on its
+    // way to the terminal while tmux resizes it), resized, redrawn, and let go on.
+    for (at, (w, h)) in [(5, (100, 15)), (11, (80, 30)), (17, (100, 24)), (23, (100, 30))] {
+        let done = format!("streamed row {} here", at - 1);
+        t.wait_for("the stream to reach the hold", |s| {
+            s.contains(&done) && s.lines().any(|l| l.trim_end() == "• streamed row")
+        });
+        t.resize(w, h);
+        fake.hold_before(&format!("\"content\":\"{} \"", at + 6));
+    }
+    fake.release();
+    assert_answer_whole(
+        &t,
+        "STREAM",
+        |i| format!("streamed row {i} here"),
+        40,
+        "after resizing while streaming",
+    );
+}
+
+/// The resizes come while the answer streams, with no pause: tmux resizes its own grid at
+/// once and tells ikigai up to 250 ms later, so frames drawn for the old size keep arriving
+/// on the resized grid (shrinking to 8 rows, growing back, narrowing, widening).
+#[test]
+fn resizing_while_an_answer_streams_live_loses_and_repeats_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let long: String = (1..=60).map(|i| format!("- live row {i} here\n")).collect();
+    fake.push(Reply::text(&format!("LIVE-START\n\n{long}\nLIVE-END")).paced(Duration::from_millis(8)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_text("LIVE-START");
+    let sizes = [
+        (100, 12),
+        (100, 30),
+        (100, 8),
+        (100, 30),
+        (80, 30),
+        (100, 30),
+        (60, 20),
+        (120, 40),
+        (100, 15),
+        (100, 30),
+    ];
+    let mut resizes = 0;
+    while !t.capture_screen().contains("LIVE-END") && resizes < 60 {
+        let (w, h) = sizes[resizes % sizes.len()];
+        t.resize_window(w, h);
+        std::thread::sleep(Duration::from_millis(100));
+        resizes += 1;
+    }
+    assert!(
+        resizes >= 8,
+        "the answer ended after {resizes} resizes: too few to test"
+    );
+    let when = format!("after {resizes} live resizes");
+    assert_answer_whole(&t, "LIVE", |i| format!("live row {i} here\n"), 60, &when);
+}
+
+/// Once the answer `{tag}-START … {tag}-END` of `n` rows has ended (and the window is back
+/// at 100x30): the whole history holds the question, both ends and every row once, no
+/// copy of the live viewport, then ikigai exits.
+fn assert_answer_whole(t: &Tmux, tag: &str, row: impl Fn(usize) -> String, n: usize, when: &str) {
+    let (start, end) = (format!("{tag}-START"), format!("{tag}-END"));
+    t.wait_text(&end);
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    t.resize(100, 30);
+    let all = t.capture_all();
+    let rows: Vec<String> = (1..=n).map(row).collect();
+    let mut want: Vec<&str> = vec!["› stream please", &start, &end];
+    want.extend(rows.iter().map(String::as_str));
+    assert_history_intact(&all, &want, when);
+    assert!(
+        !all.contains("Esc to interrupt"),
+        "{when}: no copy of the live viewport:\n{all}"
+    );
+    t.keys(&["C-d"]);
+    wait_exit(t);
+}

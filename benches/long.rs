@@ -2,7 +2,9 @@
 //! - `request_build/N`: the budget step's pure part for an N-message conversation
 //!   (estimate, elision plan, the wire view) plus encoding the Chat Completions body
 //!   as a large one is (a counting pass for its length, then the bytes).
-//!   Target at 10,000 messages: ≤ 5 ms.
+//!   Target at 10,000 messages: ≤ 5 ms. `request_build_responses`, `_anthropic` and
+//!   `_google`: the same for the other wire formats (every one writes its body while it
+//!   is sent).
 //! - `tool_call/N`: from `tool_call_started` to `tool_call_finished` as a front end sees
 //!   them, for a tool that does no work, with N messages of history. Target: ≤ 1 ms and
 //!   independent of N.
@@ -25,8 +27,12 @@ use ikigai::agent::{AgentHandle, AgentSetup, Resume, Resumed, context};
 use ikigai::config::{Config, Secret};
 use ikigai::message::{Conversation, Message};
 use ikigai::protocol::{Event, Op};
-use ikigai::provider::Request;
-use ikigai::provider::openai::OpenAiChat;
+use ikigai::provider::anthropic::Messages;
+use ikigai::provider::google::Gemini;
+use ikigai::provider::openai::{Chat, OpenAiChat};
+use ikigai::provider::responses::Responses;
+use ikigai::provider::wire::Wire;
+use ikigai::provider::{Request, Spec};
 use ikigai::store::{Record, SessionMeta, Sessions};
 use ikigai::tools::Registry;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -55,13 +61,29 @@ fn history(n: usize) -> Vec<Message> {
     m
 }
 
+/// Encodes `req` as wire format `W` does when the body is large: a counting pass for
+/// its length, then the bytes.
+fn encode<W: Wire>(wire: &W, spec: &Spec, req: Request<'_>) -> (u64, Vec<u8>) {
+    let body = wire.body(spec, req).unwrap();
+    (body.byte_count().unwrap(), body.to_vec().unwrap())
+}
+
 fn request_build(c: &mut Criterion) {
-    let schemas = Registry::builtin().schemas();
     let config = Config::default(); // gpt-5-mini: a 400k window; 10k messages pass 70 %.
-    let mut g = c.benchmark_group("long/request_build");
+    let spec = ikigai::provider::resolve(&config, &|_| None).unwrap().spec;
+    build_group(c, "long/request_build", &spec, &Chat);
+    build_group(c, "long/request_build_responses", &spec, &Responses);
+    build_group(c, "long/request_build_anthropic", &spec, &Messages);
+    build_group(c, "long/request_build_google", &spec, &Gemini);
+}
+
+fn build_group<W: Wire>(c: &mut Criterion, name: &str, spec: &Spec, wire: &W) {
+    let schemas = Registry::builtin().schemas();
+    let config = Config::default();
+    let mut g = c.benchmark_group(name);
     for n in SIZES {
         let msgs = history(n);
-        let mut budget = Budget::from_config(&config, &config.model);
+        let mut budget = Budget::from_config(&config, spec, &spec.model);
         budget.set_fixed("You are a test.", &schemas);
         budget.sync(&msgs);
         g.bench_with_input(BenchmarkId::from_parameter(n), &msgs, |b, msgs| {
@@ -76,10 +98,7 @@ fn request_build(c: &mut Criterion) {
                     tools: &schemas,
                     stop: &[],
                 };
-                let rest = ikigai::provider::openai::request::rest(&req);
-                // What a large body costs: the counting pass, then the encoding.
-                let body = ikigai::provider::openai::request::body(&req, &rest).unwrap();
-                (body.byte_count().unwrap(), body.to_vec().unwrap())
+                encode(wire, spec, req)
             })
         });
     }
@@ -93,12 +112,12 @@ struct Live {
 
 fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
     let config = Config {
-        base_url: fake.base_url.clone(),
+        base_url: Some(fake.base_url.clone()),
         api_key: Some(Secret::new("k")),
-        model: "fake-model".into(),
+        model: Some("fake-model".into()),
         max_tool_turns: u32::MAX,
         // The whole history goes out with every request: the worst case.
-        context_window: 100_000_000,
+        providers: window_section(100_000_000),
         ..Config::default()
     };
     let (tx, events) = unbounded_channel();
@@ -220,3 +239,12 @@ fn restore(c: &mut Criterion) {
 
 criterion_group!(benches, request_build, agent, restore);
 criterion_main!(benches);
+
+/// `[providers.openai] context_window = window`.
+fn window_section(window: u64) -> std::collections::BTreeMap<String, ikigai::config::ProviderSection> {
+    let section = ikigai::config::ProviderSection {
+        context_window: Some(window),
+        ..Default::default()
+    };
+    [("openai".to_string(), section)].into()
+}

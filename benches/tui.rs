@@ -22,6 +22,7 @@ const ANSWER: &str = "## Result\n\nThe function `parse` reads **each** line and 
 
 fn app() -> App {
     let ctx = TuiContext {
+        provider: ikigai::provider::spec_for(&Config::default(), "openai", None, &|_| None).unwrap(),
         config: Config::default(),
         registry: Registry::empty(),
         cwd: "/work/project".into(),

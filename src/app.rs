@@ -9,6 +9,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use crate::agent::{AgentSetup, Resume, Resumed};
 use crate::config::{Config, ConfigError};
+use crate::provider::{Resolved, SetupError, Spec};
 use crate::protocol::{Event, NoticeLevel, Op};
 use crate::store::{Sessions, StoreError};
 use crate::tools::Registry;
@@ -21,6 +22,9 @@ use crate::ui::tui::{TuiContext, TuiError};
 pub enum AppError {
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The settings name no provider that can be set up.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
     /// The command line or the input was wrong.
     #[error("{0}")]
     Usage(String),
@@ -41,7 +45,7 @@ pub enum AppError {
 impl AppError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            AppError::Config(_) | AppError::Usage(_) | AppError::NoSession(_) => 2,
+            AppError::Config(_) | AppError::Setup(_) | AppError::Usage(_) | AppError::NoSession(_) => 2,
             _ => 1,
         }
     }
@@ -88,12 +92,11 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
         model: cli.model.clone(),
         base_url: cli.base_url.clone(),
         max_tool_turns: cli.max_tool_turns,
-        tool_protocol: cli.tool_protocol.clone(),
+        tool_protocol: cli.tool_protocol.as_deref().and_then(crate::config::Protocol::parse),
     };
-    let mut config = crate::config::Config::load(&overrides)?;
-    crate::provider::resolve(&mut config, &|k| std::env::var(k).ok())
-        .map_err(|e| AppError::Usage(e.to_string()))?;
-    crate::redact::install(Arc::new(config.redactor()));
+    let config = crate::config::Config::load(&overrides)?;
+    let resolved = crate::provider::resolve(&config, &crate::provider::env_key)?;
+    crate::redact::install(Arc::new(config.redactor(&resolved.key_vars)));
     match &cli.command {
         Some(Command::Tool(args)) => Ok(crate::ui::tool_cmd::run(args, &config).await?),
         Some(Command::Sessions(args)) => sessions(args, &config).await,
@@ -105,7 +108,7 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
             let r = crate::ui::sessions::export(&config, &args.id, format).await;
             r.map_err(AppError::from)
         }
-        None => chat(&cli, config).await,
+        None => chat(&cli, config, resolved).await,
     }
 }
 
@@ -129,7 +132,7 @@ impl From<crate::ui::sessions::SessionsError> for AppError {
 
 /// Chat mode: the TUI when stdin and stdout are terminals and no -p was given, else the
 /// scripted front end.
-async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
+async fn chat(cli: &crate::cli::Cli, config: Config, resolved: Resolved) -> Result<u8, AppError> {
     use std::io::IsTerminal;
     if cli.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         return Err(AppError::Usage("the prompt given with -p is empty".into()));
@@ -137,7 +140,8 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let cwd = std::env::current_dir()?;
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let mut provider = crate::provider::build(&config).map_err(|e| AppError::Usage(e.to_string()))?;
+    let Resolved { spec, key_vars } = resolved;
+    let mut provider = crate::provider::build(spec.clone())?;
     let (events_tx, events_rx) = unbounded_channel();
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
     let which = match (&cli.resume, cli.continue_session) {
@@ -151,8 +155,8 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     };
     let model_override = resumed
         .as_mut()
-        .and_then(|r| flag_model_wins(r, &config, cli, &events_tx));
-    if let Some(p) = resumed.as_ref().and_then(|r| resumed_provider(r, &config)) {
+        .and_then(|r| flag_model_wins(r, &spec, cli, &events_tx));
+    if let Some(p) = resumed.as_ref().and_then(|r| resumed_provider(r, &config, &spec)) {
         provider = p;
     }
     let setup_hint = provider.setup_hint();
@@ -161,7 +165,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     }
     let registry = Registry::builtin();
     // External tools are found in the background; a request waits for them ≤ 1.5 s.
-    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd));
+    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd, key_vars));
     if let Some(mut notices) = provider.notices() {
         let tx = events_tx.clone();
         tokio::spawn(async move {
@@ -179,8 +183,10 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         other => other.clone(),
     };
     // The TUI's header shows the provider and model the session continues with.
-    let session_model = resumed.as_ref().and_then(|r| r.model.clone());
-    let session_provider = provider.name().to_string();
+    let mut start = provider.spec().clone();
+    if let Some(m) = resumed.as_ref().and_then(|r| r.model.clone()) {
+        start.model = m;
+    }
     let system_prompt = config
         .system_prompt
         .clone()
@@ -200,9 +206,9 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
         // Recorded in the session, so the next resume continues with it.
         // Named with its provider when that reads back unambiguously (`groq/openai/gpt-oss`
         // must not switch to the `openai` provider).
-        let qualified = format!("{}/{model}", config.provider);
-        let same = crate::provider::factory::split_model(&config, &qualified)
-            .is_some_and(|(p, m)| p == config.provider && m == model);
+        let qualified = format!("{}/{model}", spec.name);
+        let same = crate::provider::split_model(&config, &qualified)
+            .is_some_and(|(p, m)| p == spec.name && m == model);
         let _ = agent.ops.send(Op::SetModel(if same { qualified } else { model }));
     }
     if interactive {
@@ -216,13 +222,9 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
             });
         }
         let welcome_notes = setup_hint;
-        let mut config = config;
-        if let Some(m) = session_model {
-            config.model = m;
-        }
-        config.provider = session_provider;
         let ctx = TuiContext {
             config,
+            provider: start,
             registry,
             cwd,
             welcome_notes,
@@ -240,7 +242,11 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
             verbose: cli.verbose,
             color: !cli.json && !no_color && std::io::stdout().is_terminal(),
         };
-        let ctx = crate::ui::plain::PlainContext { config, registry };
+        let ctx = crate::ui::plain::PlainContext {
+            config,
+            provider: start,
+            registry,
+        };
         Ok(crate::ui::plain::run(agent, events_rx, input, opts, ctx).await?)
     }
 }
@@ -269,7 +275,7 @@ async fn load_session(
 /// record. Without one, the session continues on its own provider and model.
 fn flag_model_wins(
     r: &mut Resumed,
-    config: &Config,
+    spec: &Spec,
     cli: &crate::cli::Cli,
     events: &UnboundedSender<Event>,
 ) -> Option<String> {
@@ -287,38 +293,39 @@ fn flag_model_wins(
     };
     let stored_provider = r
         .provider
-        .replace(config.provider.clone())
-        .unwrap_or_else(|| config.provider.clone());
+        .replace(spec.name.clone())
+        .unwrap_or_else(|| spec.name.clone());
     let stored = r.model.clone()?;
-    if stored == config.model && stored_provider == config.provider {
+    if stored == spec.model && stored_provider == spec.name {
         return None;
     }
-    r.model = Some(config.model.clone());
-    let (was, now) = if stored_provider == config.provider {
-        (stored, config.model.clone())
+    r.model = Some(spec.model.clone());
+    let (was, now) = if stored_provider == spec.name {
+        (stored, spec.model.clone())
     } else {
         (
             format!("{stored_provider}/{stored}"),
-            format!("{}/{}", config.provider, config.model),
+            format!("{}/{}", spec.name, spec.model),
         )
     };
     let _ = events.send(Event::notice(
         NoticeLevel::Info,
         format!("the session used {was}; {source} wins: {now}"),
     ));
-    Some(config.model.clone())
+    Some(spec.model.clone())
 }
 
 /// The provider a resumed session continues on: the one it used last, when that is not
-/// the configured one and it can be set up here (else the agent says why and keeps the
-/// configured one). Built here so a missing key for the configured provider does not stop
-/// a session that uses another.
-fn resumed_provider(r: &Resumed, config: &Config) -> Option<Arc<dyn crate::provider::Provider>> {
+/// the configured one (`spec`) and it can be set up here (else the agent says why and
+/// keeps the configured one). Built here so a missing key for the configured provider
+/// does not stop a session that uses another.
+fn resumed_provider(r: &Resumed, config: &Config, spec: &Spec) -> Option<Arc<dyn crate::provider::Provider>> {
     let name = r.provider.as_deref()?;
-    if name == config.provider {
+    if name == spec.name {
         return None;
     }
-    let p = crate::provider::factory::build_named(config, name, r.model.as_deref()).ok()?;
+    let other = crate::provider::spec_for(config, name, r.model.as_deref(), &crate::provider::env_key).ok()?;
+    let p = crate::provider::build(other).ok()?;
     p.setup_hint().is_empty().then_some(p)
 }
 

@@ -141,9 +141,13 @@ pub enum Event {
         output: String,
         success: bool,
     },
+    /// Tokens of one response. `input` counts all of the request; `cached` is the part
+    /// of it the vendor read from its prompt cache (omitted when none was reported).
     Usage {
         input: u64,
         output: u64,
+        #[serde(skip_serializing_if = "is_zero")]
+        cached: u64,
         /// The share of the context window the request used, in percent, when known.
         #[serde(skip_serializing_if = "Option::is_none")]
         context_pct: Option<u32>,
@@ -240,6 +244,10 @@ impl Event {
             text: text.into(),
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

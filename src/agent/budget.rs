@@ -82,25 +82,17 @@ impl Budget {
         }
     }
 
-    /// The budget `config` implies for `model` (without asking any server).
-    pub fn from_config(config: &crate::config::Config, model: &str) -> Self {
-        let (window, source) = window_for(config, &config.provider, config.context_window, model);
-        let reserve = config
-            .providers
-            .get(&config.provider)
-            .and_then(|s| s.max_output_tokens);
+    /// The budget `config` implies for `model` at the provider of `spec` (without asking
+    /// any server).
+    pub fn from_config(config: &crate::config::Config, spec: &crate::provider::Spec, model: &str) -> Self {
+        let (window, source) = window_for(config, &spec.name, spec.context_window, model);
         Budget::new(
             window,
             source,
-            reserve,
+            spec.max_output_tokens,
             config.auto_compact_at,
             config.max_tool_result_share,
         )
-    }
-
-    /// `/model NAME`: the window of the new model (the calibration stays).
-    pub fn model_changed(&mut self, config: &crate::config::Config, model: &str) {
-        self.provider_changed(config, &config.provider, config.context_window, model);
     }
 
     /// `/model PROVIDER/MODEL`: the window of `model` at provider `name`, whose own
@@ -295,77 +287,9 @@ pub fn message_chars(m: &Message) -> u64 {
     body + MESSAGE_OVERHEAD
 }
 
-/// Tokens in a server's context-length refusal, when it names them ("resulted in 22383
-/// tokens", "request (22383 tokens)", "prompt is too long: 208310 tokens > 200000",
-/// "input token count (1200000)").
-pub fn refused_tokens(message: &str) -> Option<u64> {
-    refusal(message).0
-}
-
-/// The window a server's context-length refusal names, if it does.
-pub fn refused_window(message: &str) -> Option<u64> {
-    refusal(message).1
-}
-
-/// (request tokens, window) from a refusal: OpenAI names the window first, the others
-/// the request first.
-fn refusal(message: &str) -> (Option<u64>, Option<u64>) {
-    let numbers: Vec<u64> = message
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|s| s.len() >= 3)
-        .filter_map(|s| s.parse().ok())
-        .collect();
-    if message.to_ascii_lowercase().contains("maximum context length is") {
-        (numbers.get(1).copied(), numbers.first().copied())
-    } else {
-        (numbers.first().copied(), numbers.get(1).copied())
-    }
-}
-
-/// The server's own words in a failure that may be a context-length refusal.
-pub fn server_text(e: &crate::provider::ProviderError) -> Option<&str> {
-    use crate::provider::ProviderError;
-    match e {
-        ProviderError::Rejected { message, .. } | ProviderError::Api(message) => Some(message),
-        ProviderError::Server { message, .. } => Some(message),
-        ProviderError::ContextLength { detail } => Some(detail),
-        _ => None,
-    }
-}
-
-/// Whether a provider failure means the request did not fit the model's context window
-/// (every vendor words it differently).
-pub fn is_context_error(e: &crate::provider::ProviderError) -> bool {
-    if matches!(e, crate::provider::ProviderError::ContextLength { .. }) {
-        return true;
-    }
-    let Some(text) = server_text(e) else {
-        return false;
-    };
-    let t = text.to_ascii_lowercase();
-    [
-        "context_length_exceeded",
-        "maximum context length",
-        "exceed_context_size",
-        "exceeds the available context size",
-        "context size",
-        "prompt is too long",
-        "input token count",
-        "exceeds the maximum number of tokens",
-        "context window",
-        "context length",
-        "too many tokens",
-        "context is full",
-        "context full",
-    ]
-    .iter()
-    .any(|p| t.contains(p))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::ProviderError;
 
     #[test]
     fn estimate_is_calibrated_by_the_last_report() {
@@ -404,29 +328,5 @@ mod tests {
         let replaced = vec![Message::compaction("sum", 3, 0)];
         b.sync(&replaced);
         assert_eq!(b.size(0), 3 + 120 + MESSAGE_OVERHEAD);
-    }
-
-    #[test]
-    fn every_vendor_context_error_is_recognised() {
-        let bodies = [
-            "This model's maximum context length is 8192 tokens. However, your messages resulted in 22383 tokens. Please reduce the length of the messages.",
-            "request (22383 tokens) exceeds the available context size (8192 tokens), try increasing it",
-            "prompt is too long: 208310 tokens > 200000 maximum",
-            "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
-        ];
-        for (body, n) in bodies.iter().zip([22383, 22383, 208310, 1200000]) {
-            let e = ProviderError::Rejected {
-                status: 400,
-                message: body.to_string(),
-            };
-            assert!(is_context_error(&e), "{body}");
-            assert_eq!(refused_tokens(body), Some(n), "{body}");
-            assert!(refused_window(body).is_some_and(|w| w < n), "{body}");
-        }
-        let e = ProviderError::Rejected {
-            status: 400,
-            message: "invalid model".into(),
-        };
-        assert!(!is_context_error(&e));
     }
 }

@@ -5,7 +5,6 @@
 
 use futures_util::StreamExt;
 
-use super::budget::{is_context_error, refused_tokens};
 use super::elide;
 use super::state::AgentState;
 use crate::message::{Kind, Message};
@@ -116,9 +115,8 @@ names, paths, commands, error messages. Do not call tools; answer with the summa
         let result = super::turn::send(st, &wire, &[]).await;
         let mut stream = match result {
             Ok(s) => s,
-            Err(e) if is_context_error(&e) && attempt == 0 => {
-                st.budget
-                    .refused(refused_tokens(super::budget::server_text(&e).unwrap_or_default()));
+            Err(crate::provider::ProviderError::ContextLength { requested, .. }) if attempt == 0 => {
+                st.budget.refused(requested);
                 room /= 2;
                 continue;
             }

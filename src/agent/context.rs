@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
-use super::budget::{Budget, WindowSource, is_context_error, refused_tokens, refused_window};
+use super::budget::{Budget, WindowSource};
 use super::compact::{self, CompactError};
 use super::elide::{self, KEEP_NEWEST, Plan};
 use super::state::AgentState;
@@ -44,11 +44,10 @@ pub async fn request(st: &mut AgentState) -> Result<EventStream, Failure> {
         };
         match result {
             Ok(s) => return Ok(s),
-            Err(e) if is_context_error(&e) => {
-                let text = super::budget::server_text(&e).unwrap_or_default().to_string();
-                st.budget.refused(refused_tokens(&text));
+            Err(e @ ProviderError::ContextLength { requested, window, .. }) => {
+                st.budget.refused(requested);
                 // The server knows its window better than any table.
-                if let Some(w) = refused_window(&text).filter(|w| *w < st.budget.window && *w >= 1024) {
+                if let Some(w) = window.filter(|w| *w < st.budget.window && *w >= 1024) {
                     st.budget.set_window(w, WindowSource::Server);
                 }
                 if force {

@@ -62,15 +62,16 @@ pub struct AgentHandle {
 /// op channel closes. Its first event is `SessionStarted`.
 pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
     let (ops, rx) = unbounded_channel();
-    let redactor = Arc::new(setup.config.redactor());
+    let key_vars = crate::provider::key_vars(&setup.config);
+    let redactor = Arc::new(setup.config.redactor(&key_vars));
     let model = setup.provider.spec().model.clone();
     let schemas = setup.registry.schemas();
-    let mut budget = budget::Budget::from_config(&setup.config, &model);
+    let mut budget = budget::Budget::from_config(&setup.config, setup.provider.spec(), &model);
     budget.set_fixed(&setup.system_prompt, &schemas);
     let st = AgentState {
         model,
         schemas,
-        tool_ctx: ToolContext::from_config(setup.cwd.clone(), &setup.config),
+        tool_ctx: ToolContext::from_config(setup.cwd.clone(), &setup.config, key_vars),
         config: setup.config,
         provider: setup.provider,
         registry: setup.registry,

@@ -1,5 +1,5 @@
 //! `/model`: listing the configured providers with their models, and switching model or
-//! provider mid-session. The provider is built by the factory; the canonical history stays
+//! provider mid-session. The provider is resolved and built by `provider`; the canonical history stays
 //! as it is (each provider serialises it, keeping only its own reasoning). Knows no wire
 //! format and never shows a key.
 
@@ -10,9 +10,8 @@ use serde_json::json;
 
 use super::state::AgentState;
 use crate::protocol::{Event, KeyState, NoticeLevel, ProviderInfo};
-use crate::provider::factory::{self, Spec};
-use crate::provider::presets::WireKind;
-use crate::provider::{Provider, ProviderError};
+use crate::config::WireKind;
+use crate::provider::{self as factory, Provider, ProviderError, Spec};
 use crate::store::MarkerKind;
 
 /// How long `/model` waits for one provider's model list.
@@ -54,7 +53,8 @@ pub fn set_model(st: &mut AgentState, arg: &str) {
 /// Builds provider `name` with `model` and makes it current; on failure (unknown
 /// provider, no key, bad section) the current provider stays and the error says why.
 pub fn switch_provider(st: &mut AgentState, name: &str, model: &str) -> Result<(), String> {
-    let provider = factory::build_named(&st.config, name, Some(model)).map_err(|e| e.to_string())?;
+    let spec = factory::spec_for(&st.config, name, Some(model), &factory::env_key).map_err(|e| e.to_string())?;
+    let provider = factory::build(spec).map_err(|e| e.to_string())?;
     let hint = provider.setup_hint();
     if !hint.is_empty() {
         return Err(hint.join(" "));
@@ -82,7 +82,6 @@ fn apply(st: &mut AgentState, model: String) {
 /// `/model` alone: every configured provider, with the models its endpoint lists (asked
 /// at once, each bounded by `LIST_TIMEOUT`; no request where the key is missing).
 pub async fn list(st: &AgentState) {
-    let env = |k: &str| std::env::var(k).ok();
     let current = st.provider.name().to_string();
     let mut rows = Vec::new();
     let mut asks = Vec::new();
@@ -93,11 +92,11 @@ pub async fn list(st: &AgentState) {
             rows.push(row);
             continue;
         }
-        match factory::spec_for(&st.config, &name, None, &env) {
+        match factory::spec_for(&st.config, &name, None, &factory::env_key) {
             Ok(spec) => {
                 let row = info(&spec, &spec.model, false);
                 let ask = (row.key != KeyState::Missing && spec.kind != WireKind::Local)
-                    .then(|| factory::build_spec(spec).ok())
+                    .then(|| factory::build(spec).ok())
                     .flatten();
                 rows.push(row);
                 asks.push(ask);

@@ -99,13 +99,14 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     calls.push(Call { id, name, arguments });
                 }
                 Ok(StreamEvent::Notice(text)) => st.notice(NoticeLevel::Warning, text),
-                Ok(StreamEvent::Usage { input, output, .. }) => {
+                Ok(StreamEvent::Usage { input, output, cached }) => {
                     st.usage.0 += input;
                     st.usage.1 += output;
                     let context_pct = st.budget.observe(input);
                     st.emit(Event::Usage {
                         input,
                         output,
+                        cached,
                         context_pct,
                     });
                     st.marker(MarkerKind::Usage, json!({"input": input, "output": output}));
@@ -134,6 +135,14 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 st.interrupt();
             }
             return TurnEndReason::Interrupted;
+        }
+        if let Some(FinishReason::ContentFilter(reason)) = &finish {
+            st.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "The provider's content filter stopped the answer ({reason}); the text so far was kept."
+                ),
+            );
         }
         let cut_off = finish == Some(FinishReason::Length);
         if cut_off && calls.is_empty() {

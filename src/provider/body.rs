@@ -19,11 +19,69 @@ pub const PIECE: usize = 64 * 1024;
 /// Bodies up to this size are written into one buffer and sent as it.
 pub const WHOLE_UP_TO: usize = 4 * PIECE;
 
+/// A request body that can be written from its start any number of times (a counting
+/// pass, then the bytes), one part at a time; it borrows what it writes for `'a`. Every
+/// wire format's body is one.
+pub trait Source<'a>: Send + Sync {
+    /// A fresh pass over the body.
+    fn pass(&self) -> Box<dyn Pass + Send + 'a>;
+
+    /// The exact length in bytes (one pass that only counts).
+    fn byte_count(&self) -> serde_json::Result<u64> {
+        let mut count = Count(0);
+        let mut pass = self.pass();
+        while pass.write_next(&mut count)? {}
+        Ok(count.0)
+    }
+
+    /// The whole body in one buffer.
+    fn to_vec(&self) -> serde_json::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut pass = self.pass();
+        while pass.write_next(&mut out)? {}
+        Ok(out)
+    }
+
+    /// The whole body in one buffer if it is at most `limit` bytes (written once, the
+    /// usual case); `None` as soon as it would pass `limit`. Each part is written aside
+    /// first, so the buffer never grows past `limit` for a body that turns out large.
+    fn small(&self, limit: usize) -> serde_json::Result<Option<Vec<u8>>> {
+        let mut pass = self.pass();
+        let (mut out, mut part) = (Vec::new(), Vec::new());
+        while pass.write_next(&mut part)? {
+            if out.len() + part.len() > limit {
+                return Ok(None);
+            }
+            out.append(&mut part);
+        }
+        Ok(Some(out))
+    }
+}
+
+/// One pass over a body.
+pub trait Pass {
+    /// Writes the next part (the head, one item, or the tail); false once all is written.
+    fn write_next(&mut self, out: &mut dyn Write) -> serde_json::Result<bool>;
+}
+
+/// Sends `body` in pieces to `tx` as the receiver takes them (at most two ahead);
+/// returns when all are sent, or early when the receiver is gone.
+pub async fn send_to(body: &dyn Source<'_>, tx: mpsc::Sender<Bytes>) -> serde_json::Result<()> {
+    let mut pass = body.pass();
+    loop {
+        let mut piece = Vec::with_capacity(PIECE + PIECE / 8);
+        while piece.len() < PIECE && pass.write_next(&mut piece)? {}
+        if piece.is_empty() || tx.send(Bytes::from(piece)).await.is_err() {
+            return Ok(());
+        }
+    }
+}
+
 /// A JSON object: the fields of `rest`, then the array `key` of the items `items()` yields
 /// (called again for each pass over the body; every call must yield the same items).
 pub struct JsonBody<F> {
-    /// `{…rest…,"key":[`
-    head: Vec<u8>,
+    /// `{…rest…,"key":[` (shared by every pass)
+    head: Bytes,
     items: F,
 }
 
@@ -46,84 +104,45 @@ where
         }
         serde_json::to_writer(&mut head, key)?;
         head.extend_from_slice(b":[");
-        Ok(JsonBody { head, items })
+        Ok(JsonBody {
+            head: Bytes::from(head),
+            items,
+        })
     }
+}
 
-    /// The exact length in bytes (one pass that only counts).
-    pub fn byte_count(&self) -> serde_json::Result<u64> {
-        let mut count = Count(0);
-        self.pieces().write_rest(&mut count)?;
-        Ok(count.0)
-    }
-
-    /// The whole body in one buffer.
-    pub fn to_vec(&self) -> serde_json::Result<Vec<u8>> {
-        let mut out = Vec::new();
-        self.pieces().write_rest(&mut out)?;
-        Ok(out)
-    }
-
-    /// The whole body in one buffer if it is at most `limit` bytes (written once, the
-    /// usual case); `None` as soon as it would pass `limit`. Each part is written aside
-    /// first, so the buffer never grows past `limit` for a body that turns out large.
-    pub fn small(&self, limit: usize) -> serde_json::Result<Option<Vec<u8>>> {
-        let mut pieces = self.pieces();
-        let (mut out, mut part) = (Vec::new(), Vec::new());
-        while pieces.write_next(&mut part)? {
-            if out.len() + part.len() > limit {
-                return Ok(None);
-            }
-            out.append(&mut part);
-        }
-        Ok(Some(out))
-    }
-
-    /// The body from its start, piece by piece.
-    fn pieces(&self) -> Pieces<'_, I> {
-        Pieces {
-            head: Some(&self.head),
+impl<'a, F, I> Source<'a> for JsonBody<F>
+where
+    F: Fn() -> I + Send + Sync,
+    I: Iterator + Send + 'a,
+    I::Item: Serialize,
+{
+    fn pass(&self) -> Box<dyn Pass + Send + 'a> {
+        Box::new(Pieces {
+            head: Some(self.head.clone()),
             items: (self.items)(),
             first: true,
             done: false,
-        }
-    }
-
-    /// Sends the pieces to `tx` as the receiver takes them (at most two ahead); returns
-    /// when all are sent, or early when the receiver is gone.
-    pub async fn send_to(&self, tx: mpsc::Sender<Bytes>) -> serde_json::Result<()> {
-        let mut pieces = self.pieces();
-        while let Some(piece) = pieces.next_piece(PIECE)? {
-            if tx.send(Bytes::from(piece)).await.is_err() {
-                break;
-            }
-        }
-        Ok(())
+        })
     }
 }
 
 /// Where the writing stands.
-struct Pieces<'b, I> {
-    head: Option<&'b [u8]>,
+struct Pieces<I> {
+    head: Option<Bytes>,
     items: I,
     first: bool,
     done: bool,
 }
 
-impl<I> Pieces<'_, I>
+impl<I> Pass for Pieces<I>
 where
     I: Iterator,
     I::Item: Serialize,
 {
-    /// Writes whatever is left.
-    fn write_rest(&mut self, out: &mut impl Write) -> serde_json::Result<()> {
-        while self.write_next(out)? {}
-        Ok(())
-    }
-
-    /// Writes the next part (the head, one item, or the tail); false once all is written.
-    fn write_next(&mut self, out: &mut impl Write) -> serde_json::Result<bool> {
+    fn write_next(&mut self, out: &mut dyn Write) -> serde_json::Result<bool> {
         if let Some(head) = self.head.take() {
-            out.write_all(head).map_err(serde_json::Error::io)?;
+            out.write_all(&head).map_err(serde_json::Error::io)?;
             return Ok(true);
         }
         if self.done {
@@ -142,13 +161,6 @@ where
             }
         }
         Ok(true)
-    }
-
-    /// The next piece of at least `size` bytes (the last may be shorter); `None` at the end.
-    fn next_piece(&mut self, size: usize) -> serde_json::Result<Option<Vec<u8>>> {
-        let mut out = Vec::with_capacity(size + size / 8);
-        while out.len() < size && self.write_next(&mut out)? {}
-        Ok((!out.is_empty()).then_some(out))
     }
 }
 
@@ -237,7 +249,7 @@ mod tests {
         let b = body(20_000);
         assert!(b.byte_count().unwrap() > 8 * PIECE as u64);
         let (tx, mut rx) = mpsc::channel(2);
-        let send = b.send_to(tx);
+        let send = send_to(&b, tx);
         let collect = async {
             let mut all = Vec::new();
             let mut pieces = 0;

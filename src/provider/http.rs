@@ -1,5 +1,7 @@
-//! HTTP plumbing shared by providers: the client, status → `ProviderError` mapping,
-//! Retry-After, and an SSE `data:` stream with an idle timeout. Knows no wire format.
+//! HTTP plumbing shared by providers: the client, sending with the key and a bounded
+//! wait for the headers (a request body written while it is sent), Retry-After, bounded
+//! body reads, and an SSE `data:` stream with an idle timeout. Knows no wire format and
+//! maps no vendor error (`status` does).
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -8,25 +10,12 @@ use std::time::Duration;
 use futures_util::{Stream, StreamExt};
 use reqwest::Response;
 use reqwest::header::HeaderMap;
-use serde_json::Value;
-
-use super::body::JsonBody;
+use super::body::Source;
 use super::sse::SseDecoder;
 use super::{ProviderError, Spec};
 
 /// The SSE `data:` payloads of a response, in order; an `Err` ends it.
 pub type DataStream = Pin<Box<dyn Stream<Item = Result<String, ProviderError>> + Send>>;
-
-/// What an error message may name (never the key itself).
-#[derive(Clone, Debug)]
-pub struct ErrorContext {
-    pub model: String,
-    pub url: String,
-    pub api_key_env: String,
-    pub key_set: bool,
-    /// Scrubbed from any server message that echoes it.
-    pub secret: Option<String>,
-}
 
 /// A client tuned for streaming: connect timeout, no overall timeout, no Nagle.
 pub fn client(connect_timeout: Duration) -> Result<reqwest::Client, ProviderError> {
@@ -88,11 +77,12 @@ pub enum KeyHeader {
     Named(&'static str),
 }
 
-/// Applies the key and the configured extra headers to a request.
+/// Applies the key, the format's own headers and the configured extra headers.
 pub fn authorize(
     mut builder: reqwest::RequestBuilder,
     spec: &Spec,
     key: KeyHeader,
+    headers: &[(&str, &str)],
 ) -> reqwest::RequestBuilder {
     if let Some(k) = &spec.api_key {
         builder = match key {
@@ -100,50 +90,26 @@ pub fn authorize(
             KeyHeader::Named(name) => builder.header(name, k.expose()),
         };
     }
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
     for (name, value) in &spec.headers {
         builder = builder.header(name, value);
     }
     builder
 }
 
-/// POSTs a JSON body to `spec.url(path)` expecting a stream; refuses to send when the key
-/// is missing, waits at most the idle timeout for the headers, and maps non-2xx answers.
-pub async fn post(
-    client: &reqwest::Client,
-    spec: &Spec,
-    path: &str,
-    model: &str,
-    body: impl Into<reqwest::Body>,
-    key: KeyHeader,
-) -> Result<Response, ProviderError> {
-    if spec.missing_key() {
-        return Err(ProviderError::MissingKey {
-            env_var: spec.api_key_env.clone(),
-        });
+/// Sends a request, waiting at most `idle` for the answer's headers; `shown` is the
+/// endpoint as an error may name it (passwords hidden). Any status is an answer.
+pub async fn send(builder: reqwest::RequestBuilder, shown: &str, idle: Duration) -> Result<Response, ProviderError> {
+    match tokio::time::timeout(idle, builder.send()).await {
+        Err(_) => Err(ProviderError::Connect {
+            url: shown.to_string(),
+            message: format!("no response within {} s", idle.as_secs()),
+        }),
+        Ok(Err(e)) => Err(send_error(shown, &e)),
+        Ok(Ok(resp)) => Ok(resp),
     }
-    let url = spec.url(path);
-    let builder = client
-        .post(&url)
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .header(reqwest::header::ACCEPT, "text/event-stream")
-        .body(body);
-    let builder = authorize(builder, spec, key);
-    let shown = crate::config::redact_url(&spec.base_url);
-    let resp = match tokio::time::timeout(spec.idle, builder.send()).await {
-        Err(_) => {
-            return Err(ProviderError::Connect {
-                url: shown,
-                message: format!("no response within {} s", spec.idle.as_secs()),
-            });
-        }
-        Ok(Err(e)) => return Err(send_error(&shown, &e)),
-        Ok(Ok(resp)) => resp,
-    };
-    if !resp.status().is_success() {
-        let ctx = spec.error_context(model, &crate::config::redact_url(&url));
-        return Err(error_from_response(resp, &ctx, spec.idle).await);
-    }
-    Ok(resp)
 }
 
 /// A request body that could not be encoded (a provider's own fault: never retried).
@@ -154,29 +120,21 @@ pub fn encode_error(e: serde_json::Error) -> ProviderError {
     }
 }
 
-/// `post` for a `JsonBody`: a small one goes as one buffer, written once; a large one is
+/// Sends `body` with `request`: a small one as one buffer, written once; a large one is
 /// counted, then encoded piece by piece while the connection sends it (with its exact
-/// `Content-Length`), and the encoding stops as soon as the server answers, even before
-/// it read the whole body.
-pub async fn post_json<F, I>(
-    client: &reqwest::Client,
-    spec: &Spec,
-    path: &str,
-    model: &str,
-    body: &JsonBody<F>,
-    key: KeyHeader,
-) -> Result<Response, ProviderError>
+/// `Content-Length`), and the encoding stops as soon as `request` has its answer, even
+/// before the server read the whole body. `request` sends what it is given.
+pub async fn with_body<F, Fut>(body: &dyn Source<'_>, request: F) -> Result<Response, ProviderError>
 where
-    F: Fn() -> I,
-    I: Iterator,
-    I::Item: serde::Serialize,
+    F: FnOnce(reqwest::Body) -> Fut,
+    Fut: std::future::Future<Output = Result<Response, ProviderError>>,
 {
     if let Some(bytes) = body.small(super::body::WHOLE_UP_TO).map_err(encode_error)? {
-        return post(client, spec, path, model, bytes, key).await;
+        return request(bytes.into()).await;
     }
     let (tx, received) = super::body::Received::channel(body.byte_count().map_err(encode_error)?);
-    let send = post(client, spec, path, model, reqwest::Body::wrap(received), key);
-    let encode = body.send_to(tx);
+    let send = request(reqwest::Body::wrap(received));
+    let encode = super::body::send_to(body, tx);
     tokio::pin!(send, encode);
     let mut encoded = false;
     loop {
@@ -187,106 +145,6 @@ where
                 encoded = true;
             }
         }
-    }
-}
-
-/// `GET /models` of an OpenAI-style endpoint: the ids of `data[]`, sorted.
-pub async fn list_models(client: &reqwest::Client, spec: &Spec) -> Result<Vec<String>, ProviderError> {
-    if spec.missing_key() {
-        return Err(ProviderError::MissingKey {
-            env_var: spec.api_key_env.clone(),
-        });
-    }
-    let url = spec.url("/models");
-    let shown = crate::config::redact_url(&spec.base_url);
-    let builder = authorize(client.get(&url), spec, KeyHeader::Bearer);
-    let resp = match tokio::time::timeout(spec.idle, builder.send()).await {
-        Err(_) => {
-            return Err(ProviderError::Connect {
-                url: shown,
-                message: format!("no response within {} s", spec.idle.as_secs()),
-            });
-        }
-        Ok(Err(e)) => return Err(send_error(&shown, &e)),
-        Ok(Ok(resp)) => resp,
-    };
-    if !resp.status().is_success() {
-        let ctx = spec.error_context(&spec.model, &crate::config::redact_url(&url));
-        return Err(error_from_response(resp, &ctx, spec.idle).await);
-    }
-    let body = read_capped(resp, 4 * 1024 * 1024, spec.idle).await;
-    let v: Value =
-        serde_json::from_str(&body).map_err(|e| ProviderError::Stream(format!("bad model list: {e}")))?;
-    let mut ids: Vec<String> = v["data"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m["id"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    ids.sort();
-    Ok(ids)
-}
-
-/// Maps a non-2xx response to an error, reading at most 64 KiB of its body.
-pub async fn error_from_response(resp: Response, ctx: &ErrorContext, idle: Duration) -> ProviderError {
-    let status = resp.status().as_u16();
-    let retry = retry_after(resp.headers());
-    let body = read_capped(resp, 64 * 1024, idle).await;
-    let message = scrub(&server_message(&body), ctx.secret.as_deref());
-    let detail = if message.is_empty() {
-        String::new()
-    } else {
-        format!(": {message}")
-    };
-    match classify(Some(status), &message, &error_code(&body), &ctx.model) {
-        // Say where the model was looked for, as a plain 404 does.
-        Some(ProviderError::UnknownModel { model, detail }) => {
-            return ProviderError::UnknownModel {
-                model,
-                detail: format!("{detail} (endpoint {})", ctx.url),
-            };
-        }
-        Some(e) => return e,
-        None => {}
-    }
-    match status {
-        401 | 403 => ProviderError::Auth {
-            status,
-            env_var: ctx.api_key_env.clone(),
-            detail: if ctx.key_set {
-                detail
-            } else {
-                format!(" (it is not set){detail}")
-            },
-        },
-        404 => ProviderError::NotFound {
-            model: ctx.model.clone(),
-            url: ctx.url.clone(),
-            detail,
-        },
-        429 => ProviderError::RateLimited {
-            retry_after: retry,
-            detail,
-        },
-        500..=599 => ProviderError::Server {
-            status,
-            message: if message.is_empty() {
-                "no message".to_string()
-            } else {
-                message
-            },
-            retry_after: retry,
-        },
-        _ => ProviderError::Rejected {
-            status,
-            message: if message.is_empty() {
-                "no message".to_string()
-            } else {
-                message
-            },
-        },
     }
 }
 
@@ -322,105 +180,6 @@ pub async fn read_capped(resp: Response, cap: usize, idle: Duration) -> String {
     }
     body.truncate(cap);
     String::from_utf8_lossy(&body).into_owned()
-}
-
-/// The machine-readable kind of an error body, lowercased: `error.code`, else
-/// `error.type`, else `error.status` (Gemini), else empty.
-pub fn error_code(body: &str) -> String {
-    let Ok(v) = serde_json::from_str::<Value>(body.trim()) else {
-        return String::new();
-    };
-    let err = v.get("error").unwrap_or(&v);
-    ["code", "type", "status"]
-        .iter()
-        .filter_map(|k| err.get(*k).and_then(Value::as_str))
-        .map(str::to_ascii_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The error kinds every vendor shares, told apart by status, code and message: context
-/// length exceeded, unknown model, content filtered, quota exhausted. `None` leaves the
-/// plain status mapping.
-pub fn classify(status: Option<u16>, message: &str, code: &str, model: &str) -> Option<ProviderError> {
-    let m = message.to_ascii_lowercase();
-    let detail = if message.is_empty() {
-        String::new()
-    } else {
-        format!(": {message}")
-    };
-    let any = |needles: &[&str]| needles.iter().any(|n| m.contains(n) || code.contains(n));
-    if any(&[
-        "context_length_exceeded",
-        "maximum context length",
-        "context window",
-        "prompt is too long",
-        "too many tokens",
-        "input is too long",
-        "exceeds the context",
-        "string_above_max_length",
-    ]) {
-        return Some(ProviderError::ContextLength { detail });
-    }
-    // Not "quota" alone: Gemini's retryable RESOURCE_EXHAUSTED says "exceeded your quota".
-    if status == Some(402) || any(&["insufficient_quota", "credit balance"]) {
-        return Some(ProviderError::QuotaExhausted { detail });
-    }
-    if any(&[
-        "content_filter",
-        "content_policy",
-        "content management policy",
-        "safety system",
-    ]) {
-        return Some(ProviderError::ContentFiltered { detail });
-    }
-    let model_missing = any(&["model_not_found"])
-        || (m.contains("model") && (m.contains("does not exist") || m.contains("not found")));
-    if model_missing && matches!(status, None | Some(400) | Some(404)) {
-        return Some(ProviderError::UnknownModel {
-            model: model.to_string(),
-            detail,
-        });
-    }
-    None
-}
-
-/// The human part of an error body: `{"error": {"message": …}}`, `{"error": "…"}`,
-/// `{"message": …}`, or the text itself.
-pub fn server_message(body: &str) -> String {
-    let trimmed = body.trim();
-    if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
-        let err = v.get("error").unwrap_or(&v);
-        if let Some(s) = err.as_str() {
-            return s.to_string();
-        }
-        if let Some(s) = err.get("message").and_then(Value::as_str) {
-            return s.to_string();
-        }
-        if let Some(s) = v.get("detail").and_then(Value::as_str) {
-            return s.to_string();
-        }
-    }
-    let line: String = trimmed.chars().take(300).collect();
-    line.replace('\n', " ")
-}
-
-/// Removes the key, and anything that looks like one, from text shown to the user.
-pub fn scrub(text: &str, secret: Option<&str>) -> String {
-    let mut s = text.to_string();
-    if let Some(key) = secret.filter(|k| k.len() >= 4) {
-        s = s.replace(key, "[redacted]");
-    }
-    s.split(' ')
-        .map(|w| {
-            if w.starts_with("sk-") && w.len() > 8 {
-                "sk-[redacted]"
-            } else {
-                w
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The `data:` payloads of an SSE body; stalls longer than `idle`, broken bodies and
@@ -496,64 +255,6 @@ fn stream_error<E: std::error::Error + 'static>(e: &E) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn server_messages_are_extracted() {
-        assert_eq!(
-            server_message(r#"{"error":{"message":"bad model","type":"x"}}"#),
-            "bad model"
-        );
-        assert_eq!(server_message(r#"{"error":"nope"}"#), "nope");
-        assert_eq!(server_message("plain\ntext"), "plain text");
-    }
-
-    #[test]
-    fn vendor_errors_become_distinct_kinds() {
-        let openai_ctx = r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
-        let c =
-            |status, body: &str| classify(Some(status), &server_message(body), &error_code(body), "gpt-x");
-        assert!(matches!(
-            c(400, openai_ctx),
-            Some(ProviderError::ContextLength { .. })
-        ));
-        let quota = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
-        assert!(matches!(
-            c(429, quota),
-            Some(ProviderError::QuotaExhausted { .. })
-        ));
-        let model = r#"{"error":{"message":"The model `gpt-x` does not exist or you do not have access to it.","type":"invalid_request_error","code":"model_not_found"}}"#;
-        match c(404, model) {
-            Some(e @ ProviderError::UnknownModel { .. }) => assert!(e.to_string().contains("gpt-x"), "{e}"),
-            other => panic!("{other:?}"),
-        }
-        let filtered = r#"{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"code":"content_filter"}}"#;
-        assert!(matches!(
-            c(400, filtered),
-            Some(ProviderError::ContentFiltered { .. })
-        ));
-        assert_eq!(
-            c(
-                429,
-                r#"{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}"#
-            ),
-            None
-        );
-        assert_eq!(c(500, "oops"), None);
-        assert!(
-            !ProviderError::ContextLength {
-                detail: String::new()
-            }
-            .is_retryable()
-        );
-    }
-
-    #[test]
-    fn keys_are_scrubbed() {
-        let s = scrub("Incorrect API key provided: sk-proj-abcdef123. See docs", None);
-        assert!(!s.contains("abcdef123"), "{s}");
-        let s = scrub("key=mysecretkey", Some("mysecretkey"));
-        assert_eq!(s, "key=[redacted]");
-    }
 
     #[test]
     fn retry_after_reads_seconds_and_ms() {

@@ -60,6 +60,11 @@ pub fn bounded(inner: EventStream, max_bytes: usize, timeout: Duration, started:
     }))
 }
 
+/// `inner` bounded by `spec`'s size cap and deadline, counted from `started`.
+pub fn bounded_by(inner: EventStream, spec: &super::Spec, started: Instant) -> EventStream {
+    bounded(inner, spec.max_response_bytes, spec.response_timeout, started)
+}
+
 /// The error for a response past `max_bytes`.
 pub fn too_large(max_bytes: usize) -> ProviderError {
     ProviderError::TooLarge(format!("it passed {max_bytes} bytes of text and tool arguments"))

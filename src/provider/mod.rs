@@ -1,25 +1,40 @@
-//! Model providers behind one trait: one wire format per file; nothing else knows a
-//! wire format. A provider turns canonical messages into a request and a response
-//! stream back into `StreamEvent`s.
+//! Model providers behind one trait. The public face: `Provider`, the request and the
+//! stream events; `resolve` (settings → `Spec`, from the one table in `presets`) and
+//! `build` (`Spec` → provider); `describe` and the setup hint. Every HTTP wire format is
+//! one `Wire` (what differs: paths, key header, body, decoder, error reading, model list)
+//! under one generic `HttpProvider`; `history` is the one pass a conversation goes
+//! through before any wire format writes it. Nothing outside this folder knows a wire
+//! format.
 
 pub mod anthropic;
 pub mod body;
+pub mod build;
 pub mod decode;
 pub mod early;
-pub mod factory;
+pub mod error;
 pub mod google;
+pub mod help;
+pub mod history;
 pub mod http;
 pub mod limits;
 #[cfg(feature = "local")]
 pub mod local;
 pub mod openai;
 pub mod presets;
+pub mod resolve;
 pub mod responses;
+pub mod spec;
 pub mod sse;
+pub mod status;
 pub mod text_protocol;
 pub mod window;
+pub mod wire;
 
-pub use factory::{SetupError, Spec, build, resolve};
+pub use build::build;
+pub use error::ProviderError;
+pub use help::{describe, setup_hint};
+pub use resolve::{Resolved, env_key, key_vars, names, resolve, spec_for, split_model};
+pub use spec::{LOCAL, SetupError, Spec, ToolMode};
 
 use std::pin::Pin;
 
@@ -50,8 +65,9 @@ pub enum FinishReason {
     /// The output token limit cut the response off: text may be truncated and a tool
     /// call in progress is incomplete.
     Length,
-    /// The vendor's safety filter stopped the response.
-    ContentFilter,
+    /// The vendor's content filter stopped the response; the vendor's reason (`SAFETY`,
+    /// `RECITATION`, `refusal`, `content_filter`…).
+    ContentFilter(String),
     /// Anything else, as the vendor named it.
     Other(String),
 }
@@ -63,9 +79,8 @@ impl FinishReason {
             "stop" | "end_turn" | "stop_sequence" | "completed" => FinishReason::Stop,
             "tool_calls" | "tool_use" | "function_call" => FinishReason::ToolCalls,
             "length" | "max_tokens" | "max_output_tokens" => FinishReason::Length,
-            "content_filter" | "safety" | "refusal" | "recitation" | "blocklist" | "prohibited_content" => {
-                FinishReason::ContentFilter
-            }
+            "content_filter" | "safety" | "refusal" | "recitation" | "blocklist" | "prohibited_content"
+            | "spii" | "image_safety" => FinishReason::ContentFilter(raw.to_string()),
             _ => FinishReason::Other(raw.to_string()),
         }
     }
@@ -76,7 +91,7 @@ impl FinishReason {
             FinishReason::Stop => "stop",
             FinishReason::ToolCalls => "tool_calls",
             FinishReason::Length => "length",
-            FinishReason::ContentFilter => "content_filter",
+            FinishReason::ContentFilter(_) => "content_filter",
             FinishReason::Other(s) => s,
         }
     }
@@ -119,96 +134,6 @@ pub enum StreamEvent {
 /// The response stream; an `Err` item ends it.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
 
-/// A provider failure. `is_retryable` says which ones the agent retries.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum ProviderError {
-    /// No key is configured for an endpoint that needs one; nothing was sent. Not retryable.
-    #[error("no API key in ${env_var}")]
-    MissingKey { env_var: String },
-    /// 401/403. Not retryable.
-    #[error("authentication failed ({status}): check the API key in ${env_var}{detail}")]
-    Auth {
-        status: u16,
-        env_var: String,
-        detail: String,
-    },
-    /// 404. Not retryable.
-    #[error("not found (404): model `{model}` or endpoint {url} does not exist{detail}")]
-    NotFound {
-        model: String,
-        url: String,
-        detail: String,
-    },
-    /// 400 and other 4xx: the server's own message. Not retryable.
-    #[error("request rejected ({status}): {message}")]
-    Rejected { status: u16, message: String },
-    /// 429. Retryable, after `retry_after` seconds when the server said so.
-    #[error("rate limited (429){detail}")]
-    RateLimited {
-        retry_after: Option<f64>,
-        detail: String,
-    },
-    /// 5xx. Retryable.
-    #[error("server error ({status}): {message}")]
-    Server {
-        status: u16,
-        message: String,
-        retry_after: Option<f64>,
-    },
-    /// No connection could be made. Retryable.
-    #[error("cannot connect to {url}: {message}")]
-    Connect { url: String, message: String },
-    /// The stream broke after it began. Not retryable (the partial answer is kept).
-    #[error("the response stream broke: {0}")]
-    Stream(String),
-    /// Nothing arrived for the idle timeout. Not retryable.
-    #[error("the response stalled: nothing received for {0} s")]
-    Idle(u64),
-    /// The server sent an error inside the stream. Not retryable.
-    #[error("the provider reported an error: {0}")]
-    Api(String),
-    /// The response passed `max_response_bytes`; the stream was cut and what arrived is
-    /// kept. Not retryable.
-    #[error("the response was cut off: {0} (max_response_bytes)")]
-    TooLarge(String),
-    /// The response passed `response_timeout_secs`; the stream was cut and what arrived is
-    /// kept. Not retryable.
-    #[error("the response was cut off: it took longer than {0} s (response_timeout_secs)")]
-    Deadline(u64),
-    /// The conversation no longer fits the model's context window. Not retryable as is:
-    /// the agent may compact the history and try once more.
-    #[error("the conversation is too long for the model's context window{detail}")]
-    ContextLength { detail: String },
-    /// The model or endpoint does not exist. Not retryable.
-    #[error("unknown model `{model}`{detail}")]
-    UnknownModel { model: String, detail: String },
-    /// The vendor's safety filter refused the request. Not retryable.
-    #[error("the provider's content filter refused the request{detail}")]
-    ContentFiltered { detail: String },
-    /// The account has no credit or quota left. Not retryable.
-    #[error("the account's quota is exhausted (billing){detail}")]
-    QuotaExhausted { detail: String },
-}
-
-impl ProviderError {
-    pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            ProviderError::RateLimited { .. } | ProviderError::Server { .. } | ProviderError::Connect { .. }
-        )
-    }
-
-    /// Seconds the server asked us to wait, if any.
-    pub fn retry_after(&self) -> Option<f64> {
-        match self {
-            ProviderError::RateLimited { retry_after, .. } | ProviderError::Server { retry_after, .. } => {
-                *retry_after
-            }
-            _ => None,
-        }
-    }
-}
-
 /// A model vendor's wire protocol. Each kind (openai-chat, openai-responses, anthropic,
 /// google…) implements `spec` and `stream`; the rest has defaults built on the `Spec`.
 #[async_trait]
@@ -225,12 +150,12 @@ pub trait Provider: Send + Sync {
     /// Lines telling the user how to set this provider up when nothing could be sent
     /// (no key for an endpoint that needs one); empty when ready.
     fn setup_hint(&self) -> Vec<String> {
-        self.spec().setup_hint()
+        help::setup_hint(self.spec())
     }
 
     /// The error as the user should read it, with what to do about it.
     fn describe(&self, e: &ProviderError) -> String {
-        self.spec().describe(e)
+        help::describe_error(self.spec(), e)
     }
 
     /// Notices about the provider's own state while it gets ready, for the status line

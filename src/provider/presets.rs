@@ -1,45 +1,9 @@
-//! The built-in provider presets: for each name, the wire kind, base URL, key variable,
-//! default model and context window. Data only; `factory.rs` merges them with the config.
+//! The one table of built-in providers: for each name, the wire kind, base URL, key
+//! variable, default model, context window and what kind of server it is. Data only;
+//! everything that knows about vendors (resolution, the key variables kept from tools,
+//! the setup hint, the default provider) reads it from here.
 
-/// The wire protocols ikigai speaks. Each has its own folder under `src/provider/`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WireKind {
-    /// Chat Completions (`/chat/completions`): OpenAI and every compatible server.
-    OpenAiChat,
-    /// The Responses API (`/responses`).
-    OpenAiResponses,
-    /// Anthropic Messages (`/messages`).
-    Anthropic,
-    /// Gemini `streamGenerateContent`.
-    Google,
-    /// The in-process llama.cpp engine (`provider/local/`, cargo feature `local`).
-    Local,
-}
-
-impl WireKind {
-    pub const ALL: [WireKind; 5] = [
-        WireKind::OpenAiChat,
-        WireKind::OpenAiResponses,
-        WireKind::Anthropic,
-        WireKind::Google,
-        WireKind::Local,
-    ];
-
-    /// The name used in `kind = "…"` of a `[providers.NAME]` section.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WireKind::OpenAiChat => "openai-chat",
-            WireKind::OpenAiResponses => "openai-responses",
-            WireKind::Anthropic => "anthropic",
-            WireKind::Google => "google",
-            WireKind::Local => "local",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<WireKind> {
-        WireKind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-}
+pub use crate::config::WireKind;
 
 /// One built-in provider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,12 +13,21 @@ pub struct Preset {
     pub base_url: &'static str,
     /// The variable holding the key; empty for local servers that need none.
     pub api_key_env: &'static str,
+    /// Other variables that commonly hold this vendor's key: never passed to a tool and
+    /// scrubbed like the key (ikigai itself reads only `api_key_env`).
+    pub other_key_vars: &'static [&'static str],
     pub model: &'static str,
     /// Tokens; 0 when it depends on how the local server was started.
     pub context_window: u64,
+    /// A server on this machine: no key, and small models that often write tool calls as
+    /// text (recovery of such calls is on by default).
+    pub local: bool,
+    /// The server continues a final assistant message, so the text protocol gives a
+    /// command's output back by prefill.
+    pub prefill: bool,
 }
 
-const fn p(
+const fn vendor(
     name: &'static str,
     kind: WireKind,
     base_url: &'static str,
@@ -67,16 +40,33 @@ const fn p(
         kind,
         base_url,
         api_key_env,
+        other_key_vars: &[],
         model,
         context_window,
+        local: false,
+        prefill: false,
+    }
+}
+
+const fn server(name: &'static str, base_url: &'static str, model: &'static str, prefill: bool) -> Preset {
+    Preset {
+        name,
+        kind: WireKind::OpenAiChat,
+        base_url,
+        api_key_env: "",
+        other_key_vars: &[],
+        model,
+        context_window: 0,
+        local: true,
+        prefill,
     }
 }
 
 use WireKind::{Anthropic, Google, OpenAiChat, OpenAiResponses};
 
-/// Every built-in preset; `openai` is the default provider.
+/// Every built-in preset; `DEFAULT` is the default provider.
 pub const PRESETS: &[Preset] = &[
-    p(
+    vendor(
         "openai",
         OpenAiChat,
         "https://api.openai.com/v1",
@@ -84,7 +74,7 @@ pub const PRESETS: &[Preset] = &[
         "gpt-5-mini",
         400_000,
     ),
-    p(
+    vendor(
         "openai-responses",
         OpenAiResponses,
         "https://api.openai.com/v1",
@@ -92,23 +82,29 @@ pub const PRESETS: &[Preset] = &[
         "gpt-5-mini",
         400_000,
     ),
-    p(
-        "anthropic",
-        Anthropic,
-        "https://api.anthropic.com/v1",
-        "ANTHROPIC_API_KEY",
-        "claude-sonnet-4-5",
-        200_000,
-    ),
-    p(
-        "google",
-        Google,
-        "https://generativelanguage.googleapis.com/v1beta",
-        "GEMINI_API_KEY",
-        "gemini-2.5-flash",
-        1_048_576,
-    ),
-    p(
+    Preset {
+        prefill: true,
+        ..vendor(
+            "anthropic",
+            Anthropic,
+            "https://api.anthropic.com/v1",
+            "ANTHROPIC_API_KEY",
+            "claude-sonnet-4-5",
+            200_000,
+        )
+    },
+    Preset {
+        other_key_vars: &["GOOGLE_API_KEY"],
+        ..vendor(
+            "google",
+            Google,
+            "https://generativelanguage.googleapis.com/v1beta",
+            "GEMINI_API_KEY",
+            "gemini-2.5-flash",
+            1_048_576,
+        )
+    },
+    vendor(
         "xai",
         OpenAiChat,
         "https://api.x.ai/v1",
@@ -116,7 +112,7 @@ pub const PRESETS: &[Preset] = &[
         "grok-4",
         256_000,
     ),
-    p(
+    vendor(
         "deepseek",
         OpenAiChat,
         "https://api.deepseek.com/v1",
@@ -124,7 +120,7 @@ pub const PRESETS: &[Preset] = &[
         "deepseek-chat",
         128_000,
     ),
-    p(
+    vendor(
         "openrouter",
         OpenAiChat,
         "https://openrouter.ai/api/v1",
@@ -132,7 +128,7 @@ pub const PRESETS: &[Preset] = &[
         "openai/gpt-5-mini",
         400_000,
     ),
-    p(
+    vendor(
         "groq",
         OpenAiChat,
         "https://api.groq.com/openai/v1",
@@ -140,7 +136,7 @@ pub const PRESETS: &[Preset] = &[
         "openai/gpt-oss-120b",
         131_072,
     ),
-    p(
+    vendor(
         "mistral",
         OpenAiChat,
         "https://api.mistral.ai/v1",
@@ -148,26 +144,40 @@ pub const PRESETS: &[Preset] = &[
         "mistral-medium-latest",
         128_000,
     ),
-    p(
-        "ollama",
-        OpenAiChat,
-        "http://127.0.0.1:11434/v1",
-        "",
-        "qwen2.5-coder",
-        0,
-    ),
-    p("llamacpp", OpenAiChat, "http://127.0.0.1:8080/v1", "", "local", 0),
-    p("vllm", OpenAiChat, "http://127.0.0.1:8000/v1", "", "local", 0),
-    p("lmstudio", OpenAiChat, "http://127.0.0.1:1234/v1", "", "local", 0),
+    server("ollama", "http://127.0.0.1:11434/v1", "qwen2.5-coder", true),
+    server("llamacpp", "http://127.0.0.1:8080/v1", "local", true),
+    server("vllm", "http://127.0.0.1:8000/v1", "local", false),
+    server("lmstudio", "http://127.0.0.1:1234/v1", "local", false),
 ];
+
+/// The default provider's name.
+pub const DEFAULT: &str = "openai";
 
 /// The preset called `name`.
 pub fn find(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name == name)
 }
 
-/// The default provider's name.
-pub const DEFAULT: &str = "openai";
+/// The default provider's preset.
+pub fn default_preset() -> &'static Preset {
+    // The table's first row is the default; a test checks they agree.
+    find(DEFAULT).unwrap_or(&PRESETS[0])
+}
+
+/// Every variable that holds a preset's key, in table order, without duplicates.
+pub fn key_vars() -> impl Iterator<Item = &'static str> {
+    let mut seen: Vec<&'static str> = Vec::new();
+    PRESETS
+        .iter()
+        .flat_map(|p| std::iter::once(p.api_key_env).chain(p.other_key_vars.iter().copied()))
+        .filter(move |v| {
+            let new = !v.is_empty() && !seen.contains(v);
+            if new {
+                seen.push(v);
+            }
+            new
+        })
+}
 
 #[cfg(test)]
 mod tests {
@@ -187,12 +197,34 @@ mod tests {
                 "{}: local servers need no key",
                 p.name
             );
+            assert_eq!(local, p.local, "{}", p.name);
         }
         assert_eq!(find(DEFAULT).unwrap().kind, WireKind::OpenAiChat);
+        assert_eq!(default_preset().name, DEFAULT);
+        assert_eq!(PRESETS[0].name, DEFAULT);
         assert_eq!(
             WireKind::parse("openai-responses"),
             Some(WireKind::OpenAiResponses)
         );
         assert_eq!(WireKind::parse("nope"), None);
+    }
+
+    #[test]
+    fn the_key_variables_are_every_vendors_once() {
+        let vars: Vec<&str> = key_vars().collect();
+        assert_eq!(
+            vars,
+            [
+                "OPENAI_API_KEY",
+                "ANTHROPIC_API_KEY",
+                "GEMINI_API_KEY",
+                "GOOGLE_API_KEY",
+                "XAI_API_KEY",
+                "DEEPSEEK_API_KEY",
+                "OPENROUTER_API_KEY",
+                "GROQ_API_KEY",
+                "MISTRAL_API_KEY",
+            ]
+        );
     }
 }

@@ -54,7 +54,7 @@ pub struct DiscoverySpec {
 
 impl DiscoverySpec {
     /// The folders a config asks for, run from `cwd`.
-    pub fn from_config(config: &Config, cwd: &Path) -> Self {
+    pub fn from_config(config: &Config, cwd: &Path, key_vars: Vec<String>) -> Self {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
@@ -71,7 +71,7 @@ impl DiscoverySpec {
         DiscoverySpec {
             dirs,
             cwd: cwd.to_path_buf(),
-            env: Arc::new(EnvPolicy::from_config(config)),
+            env: Arc::new(EnvPolicy::from_config(config, key_vars)),
             home,
             schema_timeout: Duration::from_millis(config.tool_schema_timeout_ms),
         }

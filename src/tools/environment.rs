@@ -6,7 +6,7 @@ use std::ffi::{OsStr, OsString};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::config::{Config, VENDOR_KEY_VARS};
+use crate::config::Config;
 
 /// Name fragments that mark a variable as secret by default (matched case-insensitively).
 pub const SECRET_WORDS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
@@ -17,7 +17,8 @@ pub const DATABASE_URL_VAR: &str = "IKIGAI_DATABASE_URL";
 /// Which variables of ikigai's environment reach a tool process.
 #[derive(Clone, Debug)]
 pub struct EnvPolicy {
-    /// Never passed, whatever `pass` says: provider key variables.
+    /// Never passed, whatever `pass` says: provider key variables (which ones is the
+    /// provider's business; the caller hands them over).
     always_removed: Vec<String>,
     /// Passed although the default rules or `exclude` would remove them.
     pass: Vec<String>,
@@ -26,10 +27,11 @@ pub struct EnvPolicy {
 }
 
 impl Default for EnvPolicy {
-    /// The default rules with the well-known vendor key variables.
+    /// The default rules alone (every vendor's key variable has a secret word in its
+    /// name, so none gets through unless passed).
     fn default() -> Self {
         EnvPolicy {
-            always_removed: VENDOR_KEY_VARS.iter().map(|s| s.to_string()).collect(),
+            always_removed: Vec::new(),
             pass: Vec::new(),
             exclude: GlobSet::empty(),
         }
@@ -37,14 +39,11 @@ impl Default for EnvPolicy {
 }
 
 impl EnvPolicy {
-    /// The policy of a loaded config. Patterns were validated when it was loaded; one that
-    /// still fails to build removes every variable rather than none.
-    pub fn from_config(config: &Config) -> Self {
-        Self::new(
-            config.provider_key_vars(),
-            config.tool_env_pass.clone(),
-            &config.tool_env_exclude,
-        )
+    /// The policy of a loaded config, keeping `key_vars` (the provider key variables,
+    /// `provider::key_vars`) from every tool. Patterns were validated when the config was
+    /// loaded; one that still fails to build removes every variable rather than none.
+    pub fn from_config(config: &Config, key_vars: Vec<String>) -> Self {
+        Self::new(key_vars, config.tool_env_pass.clone(), &config.tool_env_exclude)
     }
 
     pub fn new(always_removed: Vec<String>, pass: Vec<String>, exclude: &[String]) -> Self {
@@ -131,7 +130,7 @@ mod tests {
     #[test]
     fn pass_lets_named_variables_through_but_never_a_provider_key() {
         let cfg = Config {
-            api_key_env: "MY_VENDOR_CRED".into(),
+            api_key_env: Some("MY_VENDOR_CRED".into()),
             tool_env_pass: vec![
                 "GITHUB_TOKEN".into(),
                 "OPENAI_API_KEY".into(),
@@ -141,7 +140,9 @@ mod tests {
             tool_env_exclude: vec!["aws_*".into(), "*_CREDENTIALS".into()],
             ..Config::default()
         };
-        let p = EnvPolicy::from_config(&cfg);
+        // What `provider::key_vars` gives for this config, in part.
+        let keys = vec!["MY_VENDOR_CRED".to_string(), "OPENAI_API_KEY".to_string()];
+        let p = EnvPolicy::from_config(&cfg, keys);
         let kept = names(
             &p,
             &[

@@ -55,13 +55,14 @@ impl ToolContext {
         }
     }
 
-    /// The context a config asks for.
-    pub fn from_config(cwd: PathBuf, config: &crate::config::Config) -> Self {
+    /// The context a config asks for, keeping `key_vars` (`provider::key_vars`) from
+    /// every tool.
+    pub fn from_config(cwd: PathBuf, config: &crate::config::Config, key_vars: Vec<String>) -> Self {
         ToolContext {
             cwd,
             max_output_size: config.max_output_size,
             timeout: Duration::from_secs(config.tool_timeout_secs),
-            env: Arc::new(EnvPolicy::from_config(config)),
+            env: Arc::new(EnvPolicy::from_config(config, key_vars)),
         }
     }
 }

@@ -29,7 +29,7 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
     let registry = Registry::builtin();
     let cwd = std::env::current_dir()?;
     registry
-        .discover_now(DiscoverySpec::from_config(config, &cwd))
+        .discover_now(DiscoverySpec::from_config(config, &cwd, crate::provider::key_vars(config)))
         .await;
     if args.list {
         if args.name.is_some() {
@@ -76,7 +76,7 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
             .read_to_string(&mut input)
             .map_err(|e| ToolCmdError::Usage(format!("cannot read the tool's arguments from stdin: {e}")))?;
     }
-    let ctx = ToolContext::from_config(cwd, config);
+    let ctx = ToolContext::from_config(cwd, config, crate::provider::key_vars(config));
     let outcome = match parse_arguments(&input) {
         Ok(args) => tool.call(args, &ctx).await,
         Err(e) => Err(e),

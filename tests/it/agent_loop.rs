@@ -50,6 +50,7 @@ async fn a_text_turn_streams_and_the_request_is_well_formed() {
     assert!(events.contains(&Event::Usage {
         input: 10,
         output: 5,
+        cached: 0,
         context_pct: Some(0),
     }));
     assert_eq!(turn_end(&events), Some(TurnEndReason::Done));
@@ -339,7 +340,7 @@ async fn connection_refused_names_the_base_url() {
     let dir = project();
     let fake = FakeProvider::start();
     let mut cfg = config_for(&fake);
-    cfg.base_url = format!("http://127.0.0.1:{port}/v1");
+    cfg.base_url = Some(format!("http://127.0.0.1:{port}/v1"));
     cfg.max_retries = 2;
     let mut agent = TestAgent::start(cfg, dir.path());
     let events = agent.turn("hi").await;
@@ -562,8 +563,8 @@ async fn without_a_key_for_openai_a_turn_explains_the_setup_at_once() {
     let mut cfg = config_for(&fake);
     cfg.api_key = None;
     // OpenAI's own endpoint, with a key variable that is surely unset in the test run.
-    cfg.base_url = "https://api.openai.com/v1".to_string();
-    cfg.api_key_env = "IKIGAI_TEST_UNSET_OPENAI_KEY".to_string();
+    cfg.base_url = Some("https://api.openai.com/v1".to_string());
+    cfg.api_key_env = Some("IKIGAI_TEST_UNSET_OPENAI_KEY".to_string());
     let mut agent = TestAgent::start(cfg, dir.path());
     let events = agent.turn("hello").await;
     assert_eq!(turn_end(&events), Some(TurnEndReason::Error));

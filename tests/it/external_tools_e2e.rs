@@ -165,7 +165,8 @@ async fn refresh_makes_a_new_tool_appear_in_the_next_request() {
     config.tool_dirs.system = Some(dir.path().join("no-system"));
     config.tool_dirs.user = Some(dir.path().join("no-user"));
     let registry = Registry::builtin();
-    registry.start_discovery(DiscoverySpec::from_config(&config, dir.path()));
+    let keys = ikigai::provider::key_vars(&config);
+    registry.start_discovery(DiscoverySpec::from_config(&config, dir.path(), keys));
     let (tx, events) = unbounded_channel();
     let setup = ikigai::agent::AgentSetup {
         provider: Arc::new(OpenAiChat::new(&config).unwrap()),

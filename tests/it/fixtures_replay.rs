@@ -16,7 +16,7 @@ pub async fn replay(name: &str) -> (Vec<StreamEvent>, Option<ProviderError>) {
     let fake = FakeProvider::start();
     fake.push(Reply::fixture(name));
     let config = Config {
-        base_url: fake.base_url.clone(),
+        base_url: Some(fake.base_url.clone()),
         api_key: Some(Secret::new("test-key")),
         ..Config::default()
     };
@@ -365,7 +365,7 @@ async fn a_body_cut_before_finish_is_reported_not_silently_accepted() {
     // The role chunk and a few words, then the body ends cleanly with no finish reason.
     fake.push(Reply::text("one two three four").truncated(3));
     let config = Config {
-        base_url: fake.base_url.clone(),
+        base_url: Some(fake.base_url.clone()),
         ..Config::default()
     };
     let provider = OpenAiChat::new(&config).unwrap();
@@ -393,7 +393,7 @@ async fn malformed_chunks_end_the_stream_with_a_clear_error() {
         "{this is not json".to_string(),
     ]));
     let config = Config {
-        base_url: fake.base_url.clone(),
+        base_url: Some(fake.base_url.clone()),
         ..Config::default()
     };
     let provider = OpenAiChat::new(&config).unwrap();

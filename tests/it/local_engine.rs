@@ -155,7 +155,7 @@ async fn a_full_context_is_the_distinct_context_length_error_and_the_engine_goes
     };
     let events: Vec<_> = provider.stream(req).await.unwrap().collect().await;
     assert!(
-        matches!(events.last(), Some(Err(ProviderError::ContextLength { detail })) if detail.contains("context length exceeded")),
+        matches!(events.last(), Some(Err(ProviderError::ContextLength { detail, requested: Some(_), window: Some(512) })) if detail.contains("context length exceeded")),
         "{events:?}"
     );
     // A prompt that fits with a few tokens to spare: the answer fills the window.

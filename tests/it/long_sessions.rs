@@ -95,12 +95,12 @@ fn notices(events: &[Event]) -> String {
 
 fn config(vendor: &WindowVendor, window: u64) -> Config {
     Config {
-        base_url: vendor.base_url.clone(),
+        base_url: Some(vendor.base_url.clone()),
         api_key: Some(Secret::new("test-key")),
-        model: "fake-model".into(),
+        model: Some("fake-model".into()),
         retry_base_delay_ms: 10,
         max_tool_turns: 1000,
-        context_window: window,
+        providers: window_section(window),
         ..Config::default()
     }
 }
@@ -439,4 +439,13 @@ async fn a_server_that_refuses_everything_ends_the_turn_without_looping() {
     assert!(text.contains("/new"), "{text}");
     assert!(vendor.seen().len() <= 4, "{} requests", vendor.seen().len());
     agent.shutdown().await;
+}
+
+/// `[providers.openai] context_window = window`.
+fn window_section(window: u64) -> std::collections::BTreeMap<String, ikigai::config::ProviderSection> {
+    let section = ikigai::config::ProviderSection {
+        context_window: Some(window),
+        ..Default::default()
+    };
+    [("openai".to_string(), section)].into()
 }

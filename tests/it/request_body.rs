@@ -46,9 +46,9 @@ async fn read_head(r: &mut BufReader<TcpStream>) -> Vec<(String, String)> {
 
 fn provider(url: &str) -> OpenAi {
     let config = Config {
-        base_url: url.to_string(),
+        base_url: Some(url.to_string()),
         api_key: Some(Secret::new("k")),
-        model: "m".into(),
+        model: Some("m".into()),
         ..Config::default()
     };
     ikigai::provider::openai::OpenAiChat::new(&config).unwrap()
@@ -175,13 +175,23 @@ async fn a_refusal_before_the_body_is_read_is_reported_not_a_hang() {
     let Err(e) = answer else {
         panic!("a refused request streamed")
     };
-    // The server's own words, which the agent reads as "compact and retry".
-    assert!(matches!(e, ProviderError::Rejected { status: 400, .. }), "{e:?}");
+    // The typed refusal the agent reads as "compact and retry", with the counts the
+    // server gave and its own words for the user.
+    assert!(
+        matches!(
+            e,
+            ProviderError::ContextLength {
+                requested: Some(600_000),
+                window: Some(8192),
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     assert!(
         e.to_string()
             .contains("exceeds the available context size (8192 tokens)"),
         "{e}"
     );
-    assert!(ikigai::agent::budget::is_context_error(&e));
     server.abort();
 }

@@ -16,16 +16,15 @@ use serde_json::{Value, json};
 
 fn config(fake: &FakeProvider) -> Config {
     Config {
-        provider: "openai-responses".into(),
-        kind: "openai-responses".into(),
-        model: "gpt-5-mini".into(),
+        provider: Some("openai-responses".into()),
+        model: Some("gpt-5-mini".into()),
         retry_base_delay_ms: 10,
         ..config_for(fake)
     }
 }
 
 fn provider(cfg: &Config) -> std::sync::Arc<dyn Provider> {
-    ikigai::provider::build(cfg).unwrap()
+    crate::common::provider(&cfg)
 }
 
 async fn replay(name: &str) -> (Vec<StreamEvent>, Option<ProviderError>) {
@@ -292,10 +291,10 @@ async fn reasoning_from_another_provider_is_not_sent() {
 #[tokio::test]
 async fn a_key_is_required_on_openai_itself_and_named() {
     let cfg = Config {
-        provider: "openai-responses".into(),
-        api_key_env: "IKIGAI_TEST_UNSET_RESPONSES_KEY".into(),
+        provider: Some("openai-responses".into()),
+        api_key_env: Some("IKIGAI_TEST_UNSET_RESPONSES_KEY".into()),
         api_key: None,
-        ..Config::unresolved()
+        ..Config::default()
     };
     let p = provider(&cfg);
     let hint = p.setup_hint().join("\n");

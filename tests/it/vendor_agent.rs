@@ -16,17 +16,17 @@ use serde_json::{Value, json};
 
 fn config(fake: &FakeVendor, provider: &str, model: &str) -> Config {
     Config {
-        provider: provider.into(),
-        base_url: fake.base_url.clone(),
+        provider: Some(provider.into()),
+        base_url: Some(fake.base_url.clone()),
         api_key: Some(Secret::new("vendor-key")),
-        model: model.into(),
+        model: Some(model.into()),
         retry_base_delay_ms: 10,
         ..Config::default()
     }
 }
 
 fn agent(config: Config, cwd: &std::path::Path) -> TestAgent {
-    let provider: Arc<dyn Provider> = ikigai::provider::build(&config).unwrap();
+    let provider: Arc<dyn Provider> = crate::common::provider(&config);
     TestAgent::start_with(config, provider, cwd)
 }
 

@@ -26,12 +26,12 @@ fn google_at(fake: &FakeProvider) -> Arc<dyn Provider> {
 
 fn preset_at(fake: &FakeProvider, name: &str, key: &str) -> Arc<dyn Provider> {
     let config = Config {
-        provider: name.into(),
-        base_url: fake.base_url.clone(),
+        provider: Some(name.into()),
+        base_url: Some(fake.base_url.clone()),
         api_key: Some(Secret::new(key)),
-        ..Config::unresolved()
+        ..Config::default()
     };
-    ikigai::provider::build(&config).unwrap()
+    crate::common::provider(&config)
 }
 
 /// Events of one reply, and the error that ended it (or that `stream` returned).
@@ -455,13 +455,13 @@ async fn tool_arguments_past_max_response_bytes_end_the_stream() {
         let fake = FakeProvider::start();
         fake.push(Reply::fixture(fixture));
         let config = Config {
-            provider: name.into(),
-            base_url: fake.base_url.clone(),
+            provider: Some(name.into()),
+            base_url: Some(fake.base_url.clone()),
             api_key: Some(Secret::new("k")),
             max_response_bytes: 2,
-            ..Config::unresolved()
+            ..Config::default()
         };
-        let p = ikigai::provider::build(&config).unwrap();
+        let p = crate::common::provider(&config);
         let (ev, err) = run(&*p, model).await;
         assert!(calls(&ev).len() <= 1, "{name}: {ev:?}");
         assert!(matches!(err, Some(ProviderError::TooLarge(_))), "{name}: {err:?}");

@@ -17,13 +17,13 @@ use serde_json::{Value, json};
 
 fn build(name: &str, base_url: &str, model: &str) -> Arc<dyn Provider> {
     let config = Config {
-        provider: name.into(),
-        base_url: base_url.into(),
+        provider: Some(name.into()),
+        base_url: Some(base_url.into()),
         api_key: Some(Secret::new("k")),
-        model: model.into(),
-        ..Config::unresolved()
+        model: Some(model.into()),
+        ..Config::default()
     };
-    ikigai::provider::build(&config).unwrap()
+    crate::common::provider(&config)
 }
 
 async fn events(p: &dyn Provider, model: &str, history: &[Message]) -> Vec<StreamEvent> {
@@ -281,11 +281,11 @@ async fn switching_to_anthropic_with_thinking_in_the_middle_of_a_tool_loop_is_ac
     fake.push(anthropic_reply(None, "Monday.", &[]));
     fake.push(anthropic_reply(None, "Monday.", &[]));
     let mut config = Config {
-        provider: "anthropic".into(),
-        base_url: fake.base_url.clone(),
+        provider: Some("anthropic".into()),
+        base_url: Some(fake.base_url.clone()),
         api_key: Some(Secret::new("k")),
-        model: "claude-sonnet-4-5".into(),
-        ..Config::unresolved()
+        model: Some("claude-sonnet-4-5".into()),
+        ..Config::default()
     };
     config.providers.insert(
         "anthropic".into(),
@@ -294,7 +294,7 @@ async fn switching_to_anthropic_with_thinking_in_the_middle_of_a_tool_loop_is_ac
             ..Default::default()
         },
     );
-    let p = ikigai::provider::build(&config).unwrap();
+    let p = crate::common::provider(&config);
     events(&*p, "claude-sonnet-4-5", &history).await;
     // A fresh question after the loop: thinking is on again.
     history.push(Message::assistant("It is Monday."));

@@ -1,132 +1,66 @@
-//! Anthropic error bodies (`{"type":"error","error":{"type":…,"message":…}}`), over HTTP
-//! and inside the stream, as `ProviderError`s with clear messages. Knows nothing else.
+//! How Anthropic words a failure (`{"type":"error","error":{"type":…,"message":…}}`),
+//! over HTTP and inside the stream. Reading only: `status` turns it into a
+//! `ProviderError`.
 
-use std::time::Duration;
-
-use reqwest::Response;
 use serde_json::Value;
 
 use crate::provider::ProviderError;
-use crate::provider::http::{self, ErrorContext};
+use crate::provider::status::{self, Kind, VendorError};
 
 /// HTTP status Anthropic uses for `overloaded_error`.
 pub const OVERLOADED: u16 = 529;
 
-fn parts(error: &Value) -> (String, String) {
-    let kind = error
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+/// An error object (`{"type", "message"}`).
+fn object(error: &Value) -> VendorError {
+    let code = error.get("type").and_then(Value::as_str).unwrap_or("").to_string();
     let message = error
         .get("message")
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_else(|| error.to_string());
-    (kind, message)
+    let kind = match code.as_str() {
+        "authentication_error" | "permission_error" => Some(Kind::Auth),
+        "not_found_error" => Some(Kind::NotFound),
+        "rate_limit_error" => Some(Kind::RateLimited),
+        "request_too_large" => Some(Kind::ContextLength),
+        "overloaded_error" | "api_error" => Some(Kind::Server),
+        _ => None,
+    };
+    VendorError {
+        status: Some(if code == "overloaded_error" { OVERLOADED } else { 500 }),
+        message,
+        code,
+        kind,
+        ..Default::default()
+    }
 }
 
-fn is_context_length(message: &str) -> bool {
-    let m = message.to_ascii_lowercase();
-    m.contains("prompt is too long") || m.contains("context window") || m.contains("too many total tokens")
-}
-
-fn is_quota(message: &str) -> bool {
-    let m = message.to_ascii_lowercase();
-    m.contains("credit balance") || m.contains("billing") || m.contains("usage limit")
+/// An error body.
+pub fn read(body: &str) -> VendorError {
+    let parsed: Option<Value> = serde_json::from_str(body.trim()).ok();
+    match parsed.as_ref().and_then(|v| v.get("error")) {
+        Some(e) => object(e),
+        None => VendorError {
+            message: status::server_message(body),
+            ..Default::default()
+        },
+    }
 }
 
 /// An `error` event inside the stream. Overload and server errors before any output
 /// are retryable (returned as `Server`); after output, the partial answer is kept.
 pub fn stream_error(error: &Value, produced: bool) -> ProviderError {
-    let (kind, message) = parts(error);
-    match kind.as_str() {
-        "overloaded_error" | "api_error" if !produced => ProviderError::Server {
-            status: if kind == "overloaded_error" {
-                OVERLOADED
-            } else {
-                500
-            },
-            message: format!("{message} ({kind})"),
-            retry_after: None,
-        },
-        "invalid_request_error" if is_context_length(&message) => ProviderError::ContextLength {
-            detail: format!(": {message}"),
-        },
-        _ if kind.is_empty() => ProviderError::Api(message),
-        _ => ProviderError::Api(format!("{message} ({kind})")),
-    }
-}
-
-/// Maps a non-2xx response to an error, reading at most 64 KiB of its body.
-pub async fn from_response(resp: Response, ctx: &ErrorContext, idle: Duration) -> ProviderError {
-    let status = resp.status().as_u16();
-    let retry_after = http::retry_after(resp.headers());
-    let body = http::read_capped(resp, 64 * 1024, idle).await;
-    from_body(status, retry_after, &body, ctx)
-}
-
-/// The error for `status` with `body` (pure, for tests).
-pub fn from_body(status: u16, retry_after: Option<f64>, body: &str, ctx: &ErrorContext) -> ProviderError {
-    let parsed: Option<Value> = serde_json::from_str(body.trim()).ok();
-    let (kind, message) = match parsed.as_ref().and_then(|v| v.get("error")) {
-        Some(e) => parts(e),
-        None => (String::new(), http::server_message(body)),
-    };
-    let message = http::scrub(&message, ctx.secret.as_deref());
-    let detail = if message.is_empty() {
-        String::new()
-    } else {
-        format!(": {message}")
-    };
-    match (status, kind.as_str()) {
-        (_, "authentication_error") | (401, _) | (403, _) | (_, "permission_error") => ProviderError::Auth {
-            status,
-            env_var: ctx.api_key_env.clone(),
-            detail: if ctx.key_set {
-                detail
-            } else {
-                format!(" (it is not set){detail}")
-            },
-        },
-        (_, "not_found_error") | (404, _) if message.contains("model") => ProviderError::UnknownModel {
-            model: ctx.model.clone(),
-            detail,
-        },
-        (_, "not_found_error") | (404, _) => ProviderError::NotFound {
-            model: ctx.model.clone(),
-            url: ctx.url.clone(),
-            detail,
-        },
-        (_, "rate_limit_error") | (429, _) => ProviderError::RateLimited { retry_after, detail },
-        (413, _) | (_, "request_too_large") => ProviderError::ContextLength { detail },
-        (400, _) if is_context_length(&message) => ProviderError::ContextLength { detail },
-        (400, _) if is_quota(&message) => ProviderError::QuotaExhausted {
-            detail: format!(" for the key in ${}{detail}", ctx.api_key_env),
-        },
-        (500..=599, _) | (_, "overloaded_error") | (_, "api_error") => ProviderError::Server {
-            status,
-            message: if kind.is_empty() {
-                or_none(message)
-            } else {
-                format!("{} ({kind})", or_none(message))
-            },
-            retry_after,
-        },
-        _ => ProviderError::Rejected {
-            status,
-            message: or_none(message),
-        },
-    }
-}
-
-fn or_none(m: String) -> String {
-    if m.is_empty() { "no message".to_string() } else { m }
+    status::in_stream(&object(error), produced)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::status::ErrorContext;
+
+    fn from_body(code: u16, retry_after: Option<f64>, body: &str, ctx: &ErrorContext) -> ProviderError {
+        status::from_status(code, retry_after, &read(body), ctx)
+    }
 
     fn ctx() -> ErrorContext {
         ErrorContext {
@@ -169,6 +103,8 @@ mod tests {
         assert_eq!(
             e,
             ProviderError::ContextLength {
+                requested: Some(208_310),
+                window: Some(200_000),
                 detail: ": prompt is too long: 208310 tokens > 200000 maximum".into()
             }
         );

@@ -1,11 +1,16 @@
-//! The Anthropic Messages request body: canonical history → `system`, `messages` with
-//! `tool_use` / `tool_result` / `thinking` blocks in strict user/assistant alternation,
-//! `tools`, and `cache_control` breakpoints. Pure: no IO.
+//! The Anthropic Messages request body: the options, `system` and `tools` (with
+//! `cache_control` breakpoints), then `messages` in strict user/assistant alternation
+//! with `tool_use` / `tool_result` / `thinking` blocks, made one at a time from the
+//! normalised history as the body is written. Pure: no IO.
 
-use serde_json::{Value, json};
+use std::borrow::Cow;
 
-use crate::message::{Kind, Message};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
 use crate::provider::Request;
+use crate::provider::body::JsonBody;
+use crate::provider::history::{Arguments, History, Item, system_prompt};
 
 /// Settings of one request body that are not in the history.
 #[derive(Clone, Debug)]
@@ -18,26 +23,21 @@ pub struct Options<'a> {
     pub temperature: Option<f64>,
 }
 
-/// The whole request body.
-pub fn body(req: &Request<'_>, opts: &Options<'_>) -> Value {
-    let mut system = req.system.to_string();
-    for m in req.messages.iter().filter(|m| m.kind == Kind::System) {
-        if !system.is_empty() {
-            system.push_str("\n\n");
-        }
-        system.push_str(&m.content);
-    }
-    let mut body = json!({
-        "model": req.model,
-        "max_tokens": opts.max_tokens,
-        "stream": true,
-        "messages": messages(req.messages, opts.name),
-    });
+/// Everything but the `messages`.
+pub fn rest(req: &Request<'_>, opts: &Options<'_>) -> Map<String, Value> {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model));
+    body.insert("max_tokens".into(), json!(opts.max_tokens));
+    body.insert("stream".into(), json!(true));
     if !req.stop.is_empty() {
-        body["stop_sequences"] = json!(req.stop);
+        body.insert("stop_sequences".into(), json!(req.stop));
     }
+    let system = system_prompt(req.system, req.messages);
     if !system.is_empty() {
-        body["system"] = json!([{"type": "text", "text": system, "cache_control": ephemeral()}]);
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": system, "cache_control": ephemeral()}]),
+        );
     }
     if !req.tools.is_empty() {
         let mut tools: Vec<Value> = req
@@ -50,62 +50,191 @@ pub fn body(req: &Request<'_>, opts: &Options<'_>) -> Value {
         if let Some(last) = tools.last_mut() {
             last["cache_control"] = ephemeral();
         }
-        body["tools"] = Value::Array(tools);
+        body.insert("tools".into(), Value::Array(tools));
     }
     // Mid tool loop, a final assistant message must start with a thinking block when
     // thinking is on; one written by another provider (or before thinking was on) has
     // none, so this request goes without thinking.
-    let thinking = opts
-        .thinking_budget
-        .filter(|_| last_assistant_may_think(&body["messages"]));
-    match thinking {
+    match opts.thinking_budget.filter(|_| last_assistant_may_think(req.messages, opts.name)) {
         Some(budget) => {
-            body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
-            body["max_tokens"] = json!(opts.max_tokens.max(budget.saturating_add(1024)));
+            body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
+            body.insert(
+                "max_tokens".into(),
+                json!(opts.max_tokens.max(budget.saturating_add(1024))),
+            );
         }
         None => {
             if let Some(t) = opts.temperature {
-                body["temperature"] = json!(t);
+                body.insert("temperature".into(), json!(t));
             }
         }
     }
     body
 }
 
+/// The whole request body.
+pub fn body<'a>(
+    req: Request<'a>,
+    opts: &Options<'a>,
+) -> serde_json::Result<JsonBody<impl Fn() -> Messages<'a> + Send + Sync + use<'a>>> {
+    let (messages, name) = (req.messages, opts.name);
+    JsonBody::new(&rest(&req, opts), "messages", move || Messages::new(messages, name))
+}
+
+/// The body as a JSON value (tests and callers that inspect it).
+pub fn body_value(req: Request<'_>, opts: &Options<'_>) -> Value {
+    use crate::provider::body::Source;
+    body(req, opts)
+        .and_then(|b| b.to_vec())
+        .and_then(|bytes| serde_json::from_slice(&bytes))
+        .unwrap_or(Value::Null)
+}
+
 /// False when the last assistant message calls tools without starting with thinking.
-fn last_assistant_may_think(messages: &Value) -> bool {
-    let Some(last) = messages
-        .as_array()
-        .and_then(|m| m.iter().rev().find(|m| m["role"] == "assistant"))
-    else {
-        return true;
-    };
-    let blocks = last["content"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let calls = blocks.iter().any(|b| b["type"] == "tool_use");
-    !calls
-        || blocks
-            .first()
-            .is_some_and(|b| matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
+fn last_assistant_may_think(messages: &[crate::message::Message], name: &str) -> bool {
+    let (mut calls, mut thinking, mut in_assistant) = (false, false, false);
+    for item in History::new(messages, name, any_valid_id) {
+        match side(&item) {
+            Some(Side::User) => in_assistant = false,
+            Some(Side::Assistant { call, thought }) => {
+                if !in_assistant {
+                    (calls, thinking, in_assistant) = (false, false, true);
+                }
+                calls |= call;
+                thinking |= thought;
+            }
+            None => {}
+        }
+    }
+    !calls || thinking
+}
+
+/// Which message an item goes to, and what it is there.
+enum Side {
+    User,
+    Assistant { call: bool, thought: bool },
+}
+
+fn side(item: &Item<'_>) -> Option<Side> {
+    match item {
+        Item::System(_) => None,
+        Item::User(_) | Item::Result { .. } => Some(Side::User),
+        Item::Assistant(t) => (!t.trim().is_empty()).then_some(Side::Assistant {
+            call: false,
+            thought: false,
+        }),
+        Item::Reasoning { opaque, .. } => reasoning_block("", opaque).map(|_| Side::Assistant {
+            call: false,
+            thought: true,
+        }),
+        Item::Call { .. } => Some(Side::Assistant {
+            call: true,
+            thought: false,
+        }),
+    }
+}
+
+fn any_valid_id(id: &str) -> Cow<'_, str> {
+    Cow::Borrowed(id)
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+struct Ephemeral {
+    #[serde(rename = "type")]
+    kind: &'static str,
 }
 
 fn ephemeral() -> Value {
     json!({"type": "ephemeral"})
 }
 
+/// One content block.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: Cow<'a, str>,
+        name: &'a str,
+        input: Arguments<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+    ToolResult {
+        tool_use_id: Cow<'a, str>,
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+}
+
+impl Block<'_> {
+    fn is_thinking(&self) -> bool {
+        matches!(self, Block::Thinking { .. } | Block::RedactedThinking { .. })
+    }
+
+    /// Puts a cache breakpoint on this block; false for blocks that take none.
+    fn mark(&mut self) -> bool {
+        match self {
+            Block::Text { cache_control, .. }
+            | Block::ToolUse { cache_control, .. }
+            | Block::ToolResult { cache_control, .. } => {
+                *cache_control = Some(Ephemeral { kind: "ephemeral" });
+                true
+            }
+            Block::Thinking { .. } | Block::RedactedThinking { .. } => false,
+        }
+    }
+}
+
+/// A thinking block from this provider's own reasoning payload, when it can go back.
+fn reasoning_block<'a>(text: &'a str, opaque: &'a Value) -> Option<Block<'a>> {
+    let str_of = |k: &str| opaque.get(k).and_then(Value::as_str);
+    match str_of("type") {
+        Some("redacted_thinking") => str_of("data").map(|data| Block::RedactedThinking { data }),
+        _ => str_of("signature")
+            .filter(|s| !s.is_empty())
+            .map(|signature| Block::Thinking {
+                thinking: text,
+                signature,
+            }),
+    }
+}
+
+/// One wire message.
+#[derive(Serialize)]
+pub struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
 /// A tool-call id as Anthropic accepts it (`^[a-zA-Z0-9_-]+$`, at most 64 bytes). Valid
 /// ids pass unchanged; others are cleaned and given a hash of the original, so one
 /// history always serialises the same way and distinct ids stay distinct.
-pub fn tool_id(id: &str) -> String {
+pub fn tool_id(id: &str) -> Cow<'_, str> {
     let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     if !id.is_empty() && id.len() <= 64 && id.chars().all(valid) {
-        return id.to_string();
+        return Cow::Borrowed(id);
     }
     let clean: String = id
         .chars()
         .map(|c| if valid(c) { c } else { '_' })
         .take(40)
         .collect();
-    format!("{clean}_{:016x}", fnv1a(id.as_bytes()))
+    Cow::Owned(format!("{clean}_{:016x}", fnv1a(id.as_bytes())))
 }
 
 /// FNV-1a 64: a tiny hash that never changes between builds.
@@ -116,174 +245,142 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Wire messages in strict alternation, starting with `user`: consecutive blocks of one
-/// role share a message, every `tool_use` gets its `tool_result` in the next user
-/// message, and a result with no matching call becomes plain text.
-pub fn messages(history: &[Message], name: &str) -> Vec<Value> {
-    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    let mut push = |role: &'static str, block: Value| match turns.last_mut() {
-        Some((r, blocks)) if *r == role => blocks.push(block),
-        _ => turns.push((role, vec![block])),
-    };
-    for m in history {
-        match m.kind {
-            Kind::System => {}
-            Kind::Compaction => push(
+/// role share a message (thinking first in an assistant message, results first in a user
+/// message), and the last block of the last message carries a cache breakpoint, so the
+/// next request reads the whole history from the cache. Made one at a time.
+pub struct Messages<'a> {
+    items: History<'a>,
+    /// A block that belongs to the message after the one being gathered.
+    stash: Option<(&'static str, Block<'a>)>,
+    /// The message after the one going out (to know which one is last).
+    ahead: Option<WireMessage<'a>>,
+    started: bool,
+}
+
+impl<'a> Messages<'a> {
+    pub fn new(history: &'a [crate::message::Message], name: &'a str) -> Self {
+        Messages {
+            items: History::new(history, name, tool_id),
+            stash: None,
+            ahead: None,
+            started: false,
+        }
+    }
+
+    fn block(item: Item<'a>) -> Option<(&'static str, Block<'a>)> {
+        let block = match item {
+            Item::System(_) => return None,
+            Item::User(text) => (
                 "user",
-                json!({"type": "text", "text": crate::message::compaction_text(&m.content)}),
+                Block::Text {
+                    text,
+                    cache_control: None,
+                },
             ),
-            Kind::User => {
-                if !m.content.is_empty() {
-                    push("user", json!({"type": "text", "text": m.content}));
-                }
-            }
-            Kind::Assistant => {
-                if !m.content.trim().is_empty() {
-                    push("assistant", json!({"type": "text", "text": m.content}));
-                }
-            }
-            Kind::Reasoning => {
-                let Some(r) = m.as_reasoning() else { continue };
-                if r.provider != name {
-                    continue;
-                }
-                match r.opaque.get("type").and_then(Value::as_str) {
-                    Some("redacted_thinking") => {
-                        if let Some(data) = r.opaque.get("data").and_then(Value::as_str) {
-                            push("assistant", json!({"type": "redacted_thinking", "data": data}));
-                        }
-                    }
-                    _ => {
-                        if let Some(sig) = r.opaque.get("signature").and_then(Value::as_str)
-                            && !sig.is_empty()
-                        {
-                            push(
-                                "assistant",
-                                json!({"type": "thinking", "thinking": m.content, "signature": sig}),
-                            );
-                        }
-                    }
-                }
-            }
-            Kind::ToolCall => {
-                let Some(c) = m.as_tool_call() else { continue };
-                push(
-                    "assistant",
-                    json!({"type": "tool_use", "id": tool_id(&c.id), "name": c.function.name,
-                        "input": c.function.wire_arguments_value()}),
-                );
-            }
-            Kind::ToolResult => {
-                let Some(r) = m.as_tool_result() else { continue };
-                let mut block = json!({"type": "tool_result", "tool_use_id": tool_id(&r.tool_call_id),
-                    "content": r.output});
-                if !r.success {
-                    block["is_error"] = json!(true);
-                }
-                push("user", block);
-            }
-        }
+            Item::Assistant(t) if t.trim().is_empty() => return None,
+            Item::Assistant(t) => (
+                "assistant",
+                Block::Text {
+                    text: Cow::Borrowed(t),
+                    cache_control: None,
+                },
+            ),
+            Item::Reasoning { text, opaque } => ("assistant", reasoning_block(text, opaque)?),
+            Item::Call { id, function } => (
+                "assistant",
+                Block::ToolUse {
+                    id,
+                    name: &function.name,
+                    input: Arguments::of(function),
+                    cache_control: None,
+                },
+            ),
+            Item::Result {
+                id, output, success, ..
+            } => (
+                "user",
+                Block::ToolResult {
+                    tool_use_id: id,
+                    content: output,
+                    is_error: !success,
+                    cache_control: None,
+                },
+            ),
+        };
+        Some(block)
     }
-    let turns = pair_tool_blocks(turns);
-    let mut out: Vec<Value> = Vec::with_capacity(turns.len() + 1);
-    for (role, mut blocks) in turns {
-        if role == "assistant" {
-            // Thinking comes first in an assistant message.
-            blocks.sort_by_key(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")));
-        } else {
-            // Results come first in a user message.
-            blocks.sort_by_key(|b| b["type"] != "tool_result");
-        }
-        if out.is_empty() && role == "assistant" {
-            out.push(json!({"role": "user", "content": [{"type": "text", "text": "(continued)"}]}));
-        }
-        out.push(json!({"role": role, "content": blocks}));
-    }
-    mark_last_for_cache(&mut out);
-    out
-}
 
-/// Every `tool_use` answered by a `tool_result` in the next user message (an error result
-/// is added when the history lost it), and every `tool_result` answering a `tool_use` of
-/// the assistant message right before it (others become text). Re-merges roles.
-fn pair_tool_blocks(turns: Vec<(&'static str, Vec<Value>)>) -> Vec<(&'static str, Vec<Value>)> {
-    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::with_capacity(turns.len());
-    let mut open: Vec<String> = Vec::new();
-    let mut iter = turns.into_iter().peekable();
-    while let Some((role, blocks)) = iter.next() {
-        if role == "assistant" {
-            open = blocks
-                .iter()
-                .filter(|b| b["type"] == "tool_use")
-                .filter_map(|b| b["id"].as_str().map(str::to_string))
-                .collect();
-            out.push((role, blocks));
-            if !open.is_empty() && iter.peek().is_none_or(|(r, _)| *r != "user") {
-                out.push(("user", missing_results(&mut open)));
-            }
-            continue;
-        }
-        let mut kept = Vec::with_capacity(blocks.len());
-        for b in blocks {
-            if b["type"] != "tool_result" {
-                kept.push(b);
+    /// The next message: consecutive blocks of one role.
+    fn gather(&mut self) -> Option<WireMessage<'a>> {
+        let (role, first) = match self.stash.take() {
+            Some(b) => b,
+            None => loop {
+                if let Some(b) = Self::block(self.items.next()?) {
+                    break b;
+                }
+            },
+        };
+        let mut content = vec![first];
+        for item in self.items.by_ref() {
+            let Some((r, b)) = Self::block(item) else {
                 continue;
+            };
+            if r != role {
+                self.stash = Some((r, b));
+                break;
             }
-            let id = b["tool_use_id"].as_str().unwrap_or("");
-            if let Some(pos) = open.iter().position(|o| o == id) {
-                open.remove(pos);
-                kept.push(b);
-            } else {
-                let text = format!(
-                    "(result of an earlier tool call {id}) {}",
-                    b["content"].as_str().unwrap_or("")
-                );
-                kept.push(json!({"type": "text", "text": text}));
-            }
+            content.push(b);
         }
-        kept.extend(missing_results(&mut open));
-        if kept.is_empty() {
-            continue;
+        if role == "assistant" {
+            content.sort_by_key(|b| !b.is_thinking());
+        } else {
+            content.sort_by_key(|b| !matches!(b, Block::ToolResult { .. }));
         }
-        match out.last_mut() {
-            Some((r, prev)) if *r == "user" => prev.extend(kept),
-            _ => out.push(("user", kept)),
-        }
+        Some(WireMessage { role, content })
     }
-    out
 }
 
-fn missing_results(open: &mut Vec<String>) -> Vec<Value> {
-    open.drain(..)
-        .map(|id| {
-            json!({"type": "tool_result", "tool_use_id": id, "is_error": true,
-                "content": crate::message::INTERRUPTED_TOOL_ERROR})
-        })
-        .collect()
-}
+impl<'a> Iterator for Messages<'a> {
+    type Item = WireMessage<'a>;
 
-/// A breakpoint on the last block of the last message, so the next request reads the
-/// whole history from the cache.
-fn mark_last_for_cache(out: &mut [Value]) {
-    let Some(last) = out.last_mut() else { return };
-    let Some(blocks) = last["content"].as_array_mut() else {
-        return;
-    };
-    if let Some(b) = blocks
-        .iter_mut()
-        .rev()
-        .find(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
-    {
-        b["cache_control"] = ephemeral();
+    fn next(&mut self) -> Option<WireMessage<'a>> {
+        if !self.started {
+            self.started = true;
+            self.ahead = self.gather();
+            if self.ahead.as_ref().is_some_and(|m| m.role == "assistant") {
+                return Some(WireMessage {
+                    role: "user",
+                    content: vec![Block::Text {
+                        text: Cow::Borrowed("(continued)"),
+                        cache_control: None,
+                    }],
+                });
+            }
+        }
+        let mut current = self.ahead.take()?;
+        self.ahead = self.gather();
+        if self.ahead.is_none()
+            && let Some(b) = current.content.iter_mut().rev().find(|b| !b.is_thinking())
+        {
+            b.mark();
+        }
+        Some(current)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::Message;
+
+    fn messages(h: &[Message], name: &str) -> Vec<Value> {
+        Messages::new(h, name).map(|m| serde_json::to_value(m).unwrap()).collect()
+    }
 
     #[test]
     fn tool_ids_are_adapted_stably_and_stay_distinct() {
         assert_eq!(tool_id("toolu_01A-b"), "toolu_01A-b");
+        assert!(matches!(tool_id("toolu_01A-b"), Cow::Borrowed(_)));
         let a = tool_id("functions.glob:0");
         let b = tool_id("functions.glob:1");
         assert_eq!(a, tool_id("functions.glob:0"));
@@ -316,8 +413,8 @@ mod tests {
         };
         let mut h = vec![Message::user("go")];
         let req = |h: &[Message]| {
-            body(
-                &Request {
+            body_value(
+                Request {
                     model: "m",
                     system: "",
                     messages: h,

@@ -337,7 +337,7 @@ pub fn finish_reason(r: &str) -> FinishReason {
         "end_turn" | "stop_sequence" => FinishReason::Stop,
         "tool_use" => FinishReason::ToolCalls,
         "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
-        "refusal" => FinishReason::ContentFilter,
+        "refusal" => FinishReason::ContentFilter(r.to_string()),
         other => FinishReason::Other(other.to_string()),
     }
 }

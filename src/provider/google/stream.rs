@@ -318,6 +318,10 @@ impl Decoder {
         }
         let reason = self.finish.as_deref().map(|r| match finish_reason(r) {
             FinishReason::Stop if self.calls > 0 => FinishReason::ToolCalls,
+            // The categories that blocked the answer say more than the reason alone.
+            FinishReason::ContentFilter(r) if !self.blocked.is_empty() => {
+                FinishReason::ContentFilter(format!("{r}: {}", self.blocked.join(", ")))
+            }
             other => other,
         });
         out.push(StreamEvent::Finished { reason });
@@ -331,7 +335,7 @@ pub fn finish_reason(r: &str) -> FinishReason {
         "STOP" => FinishReason::Stop,
         "MAX_TOKENS" => FinishReason::Length,
         "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => {
-            FinishReason::ContentFilter
+            FinishReason::ContentFilter(r.to_string())
         }
         other => FinishReason::Other(other.to_string()),
     }
@@ -475,7 +479,9 @@ mod tests {
         assert_eq!(
             d.finish().last(),
             Some(&StreamEvent::Finished {
-                reason: Some(FinishReason::ContentFilter)
+                reason: Some(FinishReason::ContentFilter(
+                    "SAFETY: HARM_CATEGORY_HARASSMENT".into()
+                ))
             })
         );
     }

@@ -20,11 +20,13 @@
 //!
 //! Files: `settings` (defaults), `load` (checks and clear load errors), `render`
 //! (conversation → template turns), `tag` (the tiny closing-tag matcher the engine uses;
-//! the provider-wide text-protocol wrapper of issue 12 is separate), `engine` (the handle,
-//! channels, counters), `worker` (the thread: prefix cache, prefill, sampling).
+//! the provider-wide text-protocol wrapper of issue 12 is separate), `messages` (what the
+//! handle and the thread exchange), `engine` (the handle, channels), `worker` (the
+//! thread: prefix cache, prefill, sampling).
 
 pub mod engine;
 pub mod load;
+pub mod messages;
 pub mod render;
 pub mod settings;
 pub mod tag;
@@ -41,7 +43,6 @@ pub use settings::LocalSettings;
 pub use worker::CHATML_NOTICE;
 
 use super::{EventStream, FinishReason, Provider, ProviderError, Request, SetupError, Spec, StreamEvent};
-use crate::config::ProviderSection;
 use crate::protocol::NoticeLevel;
 use crate::tools::ToolSchema;
 use engine::CancelOnDrop;
@@ -55,25 +56,27 @@ pub struct LocalProvider {
 
 impl LocalProvider {
     /// Checks the file now (a clear error naming it) and starts loading the model in the
-    /// background; returns at once.
-    pub fn from_spec(spec: Spec, section: &ProviderSection) -> Result<Self, SetupError> {
-        let mut s = LocalSettings::new(&spec.model);
-        if let Some(v) = section.ctx {
+    /// background; returns at once. The spec's engine options and its temperature and
+    /// output cap override the defaults.
+    pub fn from_spec(spec: Spec) -> Result<Self, SetupError> {
+        let mut s = LocalSettings::new(spec.model_path());
+        let o = &spec.engine;
+        if let Some(v) = o.ctx {
             s.ctx = v;
         }
-        if let Some(v) = section.threads {
+        if let Some(v) = o.threads {
             s.threads = v.max(1);
         }
-        if let Some(v) = section.gpu_layers {
+        if let Some(v) = o.gpu_layers {
             s.gpu_layers = v;
         }
         if let Some(v) = spec.temperature {
             s.temperature = v as f32;
         }
-        if let Some(v) = section.top_p {
+        if let Some(v) = o.top_p {
             s.top_p = v as f32;
         }
-        if let Some(v) = section.seed {
+        if let Some(v) = o.seed {
             s.seed = v;
         }
         if let Some(v) = spec.max_output_tokens {
@@ -93,26 +96,9 @@ impl LocalProvider {
 
     /// An engine with these settings, for tests and benches (no file check up front).
     pub fn new(settings: LocalSettings) -> Result<Self, ProviderError> {
-        let spec = Spec {
-            name: crate::provider::factory::LOCAL.into(),
-            kind: crate::provider::presets::WireKind::Local,
-            base_url: String::new(),
-            model: settings.model_path.display().to_string(),
-            api_key_env: String::new(),
-            api_key: None,
-            key_required: false,
-            headers: Vec::new(),
-            query: Vec::new(),
-            context_window: u64::from(settings.ctx),
-            temperature: Some(f64::from(settings.temperature)),
-            reasoning_effort: None,
-            max_output_tokens: Some(u64::from(settings.max_output_tokens)),
-            connect_timeout: std::time::Duration::ZERO,
-            idle: std::time::Duration::ZERO,
-            max_response_bytes: usize::MAX,
-            response_timeout: std::time::Duration::ZERO,
-            tool_mode: Default::default(),
-        };
+        let mut spec = Spec::local(&settings.model_path, u64::from(settings.ctx));
+        spec.temperature = Some(f64::from(settings.temperature));
+        spec.max_output_tokens = Some(u64::from(settings.max_output_tokens));
         let engine = Engine::spawn(settings).map_err(|e| ProviderError::Api(e.to_string()))?;
         Ok(LocalProvider {
             engine: Arc::new(engine),
@@ -127,7 +113,9 @@ impl LocalProvider {
 
 fn provider_error(e: EngineError) -> ProviderError {
     match e {
-        EngineError::ContextFull { .. } => ProviderError::ContextLength {
+        EngineError::ContextFull { needed, n_ctx } => ProviderError::ContextLength {
+            requested: Some(u64::from(needed)),
+            window: Some(u64::from(n_ctx)),
             detail: format!(": {e}"),
         },
         other => ProviderError::Api(other.to_string()),

@@ -17,7 +17,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::watch;
 
-use super::engine::{Counters, EngineError, EngineEvent, Finish, Job, Status};
+use super::messages::{Counters, EngineError, EngineEvent, Finish, Job, Status};
 use super::load::{LoadError, backend, load_model};
 use super::render::ChatPrompt;
 use super::settings::LocalSettings;

@@ -19,7 +19,7 @@ pub fn events(body: &str, max_bytes: usize) -> Vec<Result<StreamEvent, ProviderE
         }
     };
     if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        return vec![Err(super::stream::api_error(err))];
+        return vec![Err(super::error::in_stream(err))];
     }
     let Some(choices) = v.get("choices").and_then(Value::as_array) else {
         return vec![Err(ProviderError::Stream(format!(

@@ -1,98 +1,76 @@
-//! OpenAI Chat Completions (and every OpenAI-compatible server): sends the request,
-//! maps HTTP failures, and decodes the SSE stream into `StreamEvent`s.
+//! OpenAI Chat Completions (and every OpenAI-compatible server) as a `Wire`: the body
+//! (`request`), the stream decoder (`stream`), a whole JSON answer from a server that
+//! ignored `stream: true` (`completion`), and how its error bodies read (`error`).
 
 pub mod completion;
+pub mod error;
 pub mod request;
 pub mod stream;
 
 use async_trait::async_trait;
+use futures_util::StreamExt;
+use reqwest::Response;
 
-use serde_json::json;
-
-use super::http::{self, DataStream};
-use super::{EventStream, Provider, ProviderError, Request, Spec};
+use super::http::{self, DataStream, KeyHeader};
+use super::status::VendorError;
+use super::wire::{Body, HttpProvider, Wire, sse_events};
+use super::{EventStream, ProviderError, Request, Spec};
 use crate::config::Config;
 use stream::Accumulator;
 
+/// The Chat Completions wire format (`/chat/completions`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Chat;
+
 /// A Chat Completions endpoint.
-pub struct OpenAiChat {
-    client: reqwest::Client,
-    spec: Spec,
-}
+pub type OpenAiChat = HttpProvider<Chat>;
 
 impl OpenAiChat {
-    /// The provider the config selects, as a Chat Completions endpoint (whatever its kind).
+    /// The provider the config selects, spoken as Chat Completions (whatever its kind),
+    /// its key read from the environment.
     pub fn new(config: &Config) -> Result<Self, ProviderError> {
-        let name = if config.provider.is_empty() {
-            super::presets::DEFAULT.to_string()
-        } else {
-            config.provider.clone()
-        };
-        let spec =
-            super::factory::spec_for(config, &name, None, &|k| std::env::var(k).ok()).map_err(|e| {
-                ProviderError::Rejected {
-                    status: 0,
-                    message: e.to_string(),
-                }
-            })?;
-        Self::from_spec(spec)
-    }
-
-    pub fn from_spec(spec: Spec) -> Result<Self, ProviderError> {
-        Ok(OpenAiChat {
-            client: http::client(spec.connect_timeout)?,
-            spec,
-        })
-    }
-
-    /// Everything but the messages, with this endpoint's options (temperature, output
-    /// cap, effort).
-    fn rest<'a>(&self, request: &Request<'a>) -> request::Rest<'a> {
-        let mut body = request::rest(request);
-        if let Some(t) = self.spec.temperature {
-            body.extra.insert("temperature".into(), json!(t));
-        }
-        if let Some(n) = self.spec.max_output_tokens {
-            body.extra.insert("max_completion_tokens".into(), json!(n));
-        }
-        if let Some(e) = &self.spec.reasoning_effort {
-            body.extra.insert("reasoning_effort".into(), json!(e));
-        }
-        body
+        let spec = super::resolve(config, &super::env_key)
+            .map_err(|e| ProviderError::Rejected {
+                status: 0,
+                message: e.to_string(),
+            })?
+            .spec;
+        HttpProvider::speaking(Chat, spec)
     }
 }
 
 #[async_trait]
-impl Provider for OpenAiChat {
-    fn spec(&self) -> &Spec {
-        &self.spec
+impl Wire for Chat {
+    type Decoder = Accumulator;
+
+    fn key_header(&self) -> KeyHeader {
+        KeyHeader::Bearer
     }
 
-    async fn models(&self) -> Result<Vec<String>, ProviderError> {
-        http::list_models(&self.client, &self.spec).await
+    fn stream_path(&self, _: &Spec, _: &str) -> String {
+        "/chat/completions".to_string()
     }
 
-    async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let body = request::body(&request, &self.rest(&request)).map_err(http::encode_error)?;
-        let started = tokio::time::Instant::now();
-        let resp = http::post_json(
-            &self.client,
-            &self.spec,
-            "/chat/completions",
-            request.model,
-            &body,
-            http::KeyHeader::Bearer,
-        )
-        .await?;
-        let max = self.spec.max_response_bytes;
-        let events = if is_json(&resp) {
-            // A server that ignored `stream: true` and answered with one chat.completion.
-            let body = http::read_body(resp, max.saturating_mul(2), self.spec.idle).await?;
-            Box::pin(futures_util::stream::iter(completion::events(&body, max))) as EventStream
-        } else {
-            decode_with_limit(http::sse_data(resp, self.spec.idle, max.saturating_mul(2)), max)
-        };
-        Ok(self.spec.bounded(events, started))
+    fn body<'a>(&self, spec: &'a Spec, req: Request<'a>) -> serde_json::Result<Body<'a>> {
+        Ok(Box::new(request::body(&req, &request::rest_for(spec, &req))?))
+    }
+
+    fn decoder(&self, max_bytes: usize) -> Accumulator {
+        Accumulator::with_limit(max_bytes)
+    }
+
+    async fn events(&self, resp: Response, spec: &Spec) -> Result<EventStream, ProviderError> {
+        if !is_json(&resp) {
+            return Ok(sse_events(resp, spec, self.decoder(spec.max_response_bytes)));
+        }
+        // A server that ignored `stream: true` and answered with one chat.completion.
+        let max = spec.max_response_bytes;
+        let body = http::read_body(resp, max.saturating_mul(2), spec.idle).await?;
+        Ok(futures_util::stream::iter(completion::events(&body, max)).boxed())
+    }
+
+    fn error(&self, body: &str) -> VendorError {
+        error::read(body)
     }
 }
 

@@ -1,16 +1,17 @@
 //! Canonical conversation → Chat Completions request body. Pure: no IO. The body borrows
 //! the conversation and its messages are made and encoded one at a time as the body is
-//! written (`provider::body`): a 10,000-message request is never a second copy of the
-//! conversation, as a JSON tree or as bytes.
+//! written (`provider::body`), from the normalised history (`provider::history`): a
+//! 10,000-message request is never a second copy of the conversation, as a JSON tree or
+//! as bytes.
 
 use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::message::{Kind, Message, compaction_text};
-use crate::provider::Request;
-use crate::provider::body::JsonBody;
+use crate::provider::body::{JsonBody, Source};
+use crate::provider::history::{History, Item, any_id};
+use crate::provider::{Request, Spec};
 
 /// Everything in a streaming `/chat/completions` request but its `messages`; `extra`
 /// carries the endpoint's options (temperature, output cap, effort).
@@ -42,7 +43,7 @@ pub struct WireMessage<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_call_id: Option<&'a str>,
+    tool_call_id: Option<Cow<'a, str>>,
 }
 
 /// Message content: text, an explicit `null`, or no field at all.
@@ -62,7 +63,7 @@ impl Serialize for Content<'_> {
 
 #[derive(Serialize)]
 struct WireCall<'a> {
-    id: &'a str,
+    id: Cow<'a, str>,
     #[serde(rename = "type")]
     call_type: &'static str,
     function: WireFunction<'a>,
@@ -109,29 +110,45 @@ pub fn rest<'a>(req: &Request<'a>) -> Rest<'a> {
     }
 }
 
+/// Everything but the messages, with the endpoint's options (temperature, output cap,
+/// effort).
+pub fn rest_for<'a>(spec: &Spec, req: &Request<'a>) -> Rest<'a> {
+    let mut body = rest(req);
+    if let Some(t) = spec.temperature {
+        body.extra.insert("temperature".into(), json!(t));
+    }
+    if let Some(n) = spec.max_output_tokens {
+        body.extra.insert("max_completion_tokens".into(), json!(n));
+    }
+    if let Some(e) = &spec.reasoning_effort {
+        body.extra.insert("reasoning_effort".into(), json!(e));
+    }
+    body
+}
+
 /// The whole body: `rest`, then the wire messages of `req`.
 pub fn body<'a>(
     req: &Request<'a>,
     rest: &Rest<'a>,
-) -> serde_json::Result<JsonBody<impl Fn() -> WireMessages<'a> + use<'a>>> {
+) -> serde_json::Result<JsonBody<impl Fn() -> WireMessages<'a> + Send + Sync + use<'a>>> {
     let (system, messages) = (req.system, req.messages);
     JsonBody::new(rest, "messages", move || WireMessages::new(system, messages))
 }
 
 /// Wire messages: the system prompt first; an assistant text and the tool calls that
 /// follow it become one message with a `tool_calls` array; results become `role: tool`.
-/// Made one at a time, as the body is written.
+/// Made one at a time, as the body is written. Chat Completions takes no reasoning back.
 pub struct WireMessages<'a> {
     /// The last wire message, still open to the tool calls that follow it.
     open: Option<WireMessage<'a>>,
-    rest: std::slice::Iter<'a, Message>,
+    items: History<'a>,
 }
 
 impl<'a> WireMessages<'a> {
-    fn new(system: &'a str, messages: &'a [Message]) -> Self {
+    fn new(system: &'a str, messages: &'a [crate::message::Message]) -> Self {
         WireMessages {
             open: (!system.is_empty()).then(|| WireMessage::text("system", system)),
-            rest: messages.iter(),
+            items: History::new(messages, "", any_id),
         }
     }
 }
@@ -140,20 +157,19 @@ impl<'a> Iterator for WireMessages<'a> {
     type Item = WireMessage<'a>;
 
     fn next(&mut self) -> Option<WireMessage<'a>> {
-        for m in self.rest.by_ref() {
-            let next = match m.kind {
-                Kind::System => WireMessage::text("system", m.content.as_str()),
-                Kind::User => WireMessage::text("user", m.content.as_str()),
-                Kind::Compaction => WireMessage::text("user", compaction_text(&m.content)),
-                Kind::Assistant => WireMessage::text("assistant", m.content.as_str()),
-                Kind::ToolCall => {
-                    let Some(call) = m.as_tool_call() else { continue };
+        for item in self.items.by_ref() {
+            let next = match item {
+                Item::System(t) => WireMessage::text("system", t),
+                Item::User(t) => WireMessage::text("user", t),
+                Item::Assistant(t) => WireMessage::text("assistant", t),
+                Item::Reasoning { .. } => continue,
+                Item::Call { id, function } => {
                     let wire_call = WireCall {
-                        id: &call.id,
+                        id,
                         call_type: "function",
                         function: WireFunction {
-                            name: &call.function.name,
-                            arguments: call.function.wire_arguments_text(),
+                            name: &function.name,
+                            arguments: function.wire_arguments_text(),
                         },
                     };
                     match self.open.as_mut() {
@@ -172,17 +188,12 @@ impl<'a> Iterator for WireMessages<'a> {
                         },
                     }
                 }
-                // Chat Completions takes no reasoning back; another provider's is never sent.
-                Kind::Reasoning => continue,
-                Kind::ToolResult => {
-                    let Some(r) = m.as_tool_result() else { continue };
-                    WireMessage {
-                        role: "tool",
-                        content: Content::Text(Cow::Borrowed(&r.output)),
-                        tool_calls: Vec::new(),
-                        tool_call_id: Some(&r.tool_call_id),
-                    }
-                }
+                Item::Result { id, output, .. } => WireMessage {
+                    role: "tool",
+                    content: Content::Text(Cow::Borrowed(output)),
+                    tool_calls: Vec::new(),
+                    tool_call_id: Some(id),
+                },
             };
             if let Some(done) = self.open.replace(next) {
                 return Some(done);

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 use crate::text::shorten;
@@ -137,7 +137,7 @@ impl Accumulator {
         let chunk: Chunk = serde_json::from_str(data)
             .map_err(|e| ProviderError::Stream(format!("malformed chunk ({e}): {}", shorten(data, 200))))?;
         if let Some(err) = chunk.error {
-            return Err(api_error(&err));
+            return Err(super::error::in_stream(&err));
         }
         if let Some(u) = chunk.usage {
             let cached = u
@@ -253,28 +253,6 @@ impl Accumulator {
             reason: self.finish_reason.take(),
         });
         out
-    }
-}
-
-/// An error object inside a stream, as its distinct kind when it is one.
-pub fn api_error(err: &Value) -> ProviderError {
-    let text = error_text(err);
-    let code = crate::provider::http::error_code(&json!({ "error": err }).to_string());
-    crate::provider::http::classify(None, &text, &code, "").unwrap_or(ProviderError::Api(text))
-}
-
-/// The human message of an API error object (`{"message": …}` or a bare string).
-pub fn error_text(err: &Value) -> String {
-    let msg = err
-        .get("message")
-        .and_then(Value::as_str)
-        .or_else(|| err.as_str())
-        .map(str::to_string)
-        .unwrap_or_else(|| err.to_string());
-    match err.get("code").or_else(|| err.get("type")) {
-        Some(Value::String(code)) if !msg.contains(code.as_str()) => format!("{msg} ({code})"),
-        Some(Value::Number(code)) => format!("{msg} ({code})"),
-        _ => msg,
     }
 }
 

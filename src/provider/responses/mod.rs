@@ -1,56 +1,45 @@
-//! OpenAI Responses API (`/responses`): stateless requests (`store: false`) with function
-//! tools, reasoning items sent back with their encrypted content, and the `response.*`
-//! stream decoded into `StreamEvent`s.
+//! The OpenAI Responses API (`/responses`) as a `Wire`: stateless requests
+//! (`store: false`) with function tools, reasoning items sent back with their encrypted
+//! content (`request`), and the `response.*` stream decoded into `StreamEvent`s
+//! (`stream`). Errors read as OpenAI's.
 
 pub mod request;
 pub mod stream;
 
-use async_trait::async_trait;
-
-use super::http;
-use super::{EventStream, Provider, ProviderError, Request, Spec};
+use super::http::KeyHeader;
+use super::status::VendorError;
+use super::wire::{Body, HttpProvider, Wire};
+use super::{Request, Spec};
 use stream::ResponsesDecoder;
 
+/// The Responses wire format.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Responses;
+
 /// A Responses API endpoint.
-pub struct OpenAiResponses {
-    client: reqwest::Client,
-    spec: Spec,
-}
+pub type OpenAiResponses = HttpProvider<Responses>;
 
-impl OpenAiResponses {
-    pub fn from_spec(spec: Spec) -> Result<Self, ProviderError> {
-        Ok(OpenAiResponses {
-            client: http::client(spec.connect_timeout)?,
-            spec,
-        })
-    }
-}
+#[async_trait::async_trait]
+impl Wire for Responses {
+    type Decoder = ResponsesDecoder;
 
-#[async_trait]
-impl Provider for OpenAiResponses {
-    fn spec(&self) -> &Spec {
-        &self.spec
+    fn key_header(&self) -> KeyHeader {
+        KeyHeader::Bearer
     }
 
-    async fn models(&self) -> Result<Vec<String>, ProviderError> {
-        http::list_models(&self.client, &self.spec).await
+    fn stream_path(&self, _: &Spec, _: &str) -> String {
+        "/responses".to_string()
     }
 
-    async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let body = serde_json::to_vec(&request::body(&request, &self.spec)).map_err(http::encode_error)?;
-        let started = tokio::time::Instant::now();
-        let resp = http::post(
-            &self.client,
-            &self.spec,
-            "/responses",
-            request.model,
-            body,
-            http::KeyHeader::Bearer,
-        )
-        .await?;
-        let max = self.spec.max_response_bytes;
-        let data = http::sse_data(resp, self.spec.idle, max.saturating_mul(2));
-        let events = super::decode::decode(data, ResponsesDecoder::new(max));
-        Ok(self.spec.bounded(events, started))
+    fn body<'a>(&self, spec: &'a Spec, req: Request<'a>) -> serde_json::Result<Body<'a>> {
+        Ok(Box::new(request::body(req, spec)?))
+    }
+
+    fn decoder(&self, max_bytes: usize) -> ResponsesDecoder {
+        ResponsesDecoder::new(max_bytes)
+    }
+
+    fn error(&self, body: &str) -> VendorError {
+        super::openai::error::read(body)
     }
 }

@@ -1,9 +1,15 @@
-//! Canonical conversation → Responses API request body (`input` items). Pure: no IO.
-//! Reasoning goes back only when this provider produced it; arguments are always JSON.
+//! Canonical conversation → Responses API request body: the options, then the `input`
+//! items made one at a time from the normalised history as the body is written. Pure:
+//! no IO. Reasoning goes back only when this provider produced it; arguments are always
+//! JSON.
 
-use serde_json::{Value, json};
+use std::borrow::Cow;
 
-use crate::message::Kind;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::provider::body::JsonBody;
+use crate::provider::history::{History, Item, any_id};
 use crate::provider::{Request, Spec};
 
 /// True for models that reason (and accept the `reasoning` parameter).
@@ -16,16 +22,15 @@ pub fn is_reasoning_model(model: &str) -> bool {
         || m.starts_with("codex")
 }
 
-/// The JSON body of a streaming `/responses` request (stateless: `store: false`).
-pub fn body(req: &Request<'_>, spec: &Spec) -> Value {
-    let mut body = json!({
-        "model": req.model,
-        "input": input(req, &spec.name),
-        "stream": true,
-        "store": false,
-    });
+/// Everything in a streaming `/responses` request but its `input` (stateless:
+/// `store: false`).
+pub fn rest(req: &Request<'_>, spec: &Spec) -> Map<String, Value> {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model));
+    body.insert("stream".into(), json!(true));
+    body.insert("store".into(), json!(false));
     if !req.system.is_empty() {
-        body["instructions"] = json!(req.system);
+        body.insert("instructions".into(), json!(req.system));
     }
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req
@@ -36,59 +41,96 @@ pub fn body(req: &Request<'_>, spec: &Spec) -> Value {
                     "parameters": t.to_json_schema(), "strict": false})
             })
             .collect();
-        body["tools"] = Value::Array(tools);
-        body["tool_choice"] = json!("auto");
+        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tool_choice".into(), json!("auto"));
     }
     if is_reasoning_model(req.model) || spec.reasoning_effort.is_some() {
         let mut reasoning = json!({"summary": "auto"});
         if let Some(e) = &spec.reasoning_effort {
             reasoning["effort"] = json!(e);
         }
-        body["reasoning"] = reasoning;
+        body.insert("reasoning".into(), reasoning);
         // With store:false the reasoning comes back encrypted, to be sent on later turns.
-        body["include"] = json!(["reasoning.encrypted_content"]);
+        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }
     if let Some(t) = spec.temperature {
-        body["temperature"] = json!(t);
+        body.insert("temperature".into(), json!(t));
     }
     if let Some(n) = spec.max_output_tokens {
-        body["max_output_tokens"] = json!(n);
+        body.insert("max_output_tokens".into(), json!(n));
     }
     body
 }
 
+/// The whole body of a streaming `/responses` request.
+pub fn body<'a>(
+    req: Request<'a>,
+    spec: &'a Spec,
+) -> serde_json::Result<JsonBody<impl Fn() -> InputItems<'a> + Send + Sync + use<'a>>> {
+    let (messages, name) = (req.messages, spec.name.as_str());
+    JsonBody::new(&rest(&req, spec), "input", move || InputItems {
+        items: History::new(messages, name, any_id),
+    })
+}
+
+/// One `input` item.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum InputItem<'a> {
+    Message {
+        role: &'static str,
+        content: Cow<'a, str>,
+    },
+    Call {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        call_id: Cow<'a, str>,
+        name: &'a str,
+        arguments: Cow<'a, str>,
+    },
+    Output {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        call_id: Cow<'a, str>,
+        output: &'a str,
+    },
+    /// A reasoning item as this provider returned it.
+    Reasoning(&'a Value),
+}
+
 /// The `input` items: messages, `function_call` / `function_call_output`, and this
-/// provider's own reasoning items (with their encrypted content).
-pub fn input(req: &Request<'_>, provider: &str) -> Vec<Value> {
-    let mut out = Vec::with_capacity(req.messages.len());
-    for m in req.messages {
-        match m.kind {
-            Kind::System => out.push(json!({"role": "system", "content": m.content})),
-            Kind::User => out.push(json!({"role": "user", "content": m.content})),
-            Kind::Compaction => {
-                out.push(json!({"role": "user", "content": crate::message::compaction_text(&m.content)}))
-            }
-            Kind::Assistant => out.push(json!({"role": "assistant", "content": m.content})),
-            Kind::Reasoning => {
-                let Some(r) = m.as_reasoning() else { continue };
-                if r.provider == provider && r.opaque.get("encrypted_content").is_some() {
-                    out.push(r.opaque.clone());
+/// provider's own reasoning items (with their encrypted content), made one at a time.
+pub struct InputItems<'a> {
+    items: History<'a>,
+}
+
+impl<'a> Iterator for InputItems<'a> {
+    type Item = InputItem<'a>;
+
+    fn next(&mut self) -> Option<InputItem<'a>> {
+        let message = |role, content| InputItem::Message { role, content };
+        for item in self.items.by_ref() {
+            return Some(match item {
+                Item::System(t) => message("system", Cow::Borrowed(t)),
+                Item::User(t) => message("user", t),
+                Item::Assistant(t) => message("assistant", Cow::Borrowed(t)),
+                Item::Reasoning { opaque, .. } if opaque.get("encrypted_content").is_some() => {
+                    InputItem::Reasoning(opaque)
                 }
-            }
-            Kind::ToolCall => {
-                let Some(c) = m.as_tool_call() else { continue };
-                out.push(
-                    json!({"type": "function_call", "call_id": c.id, "name": c.function.name,
-                    "arguments": c.function.wire_arguments()}),
-                );
-            }
-            Kind::ToolResult => {
-                let Some(r) = m.as_tool_result() else { continue };
-                out.push(
-                    json!({"type": "function_call_output", "call_id": r.tool_call_id, "output": r.output}),
-                );
-            }
+                Item::Reasoning { .. } => continue,
+                Item::Call { id, function } => InputItem::Call {
+                    kind: "function_call",
+                    call_id: id,
+                    name: &function.name,
+                    arguments: function.wire_arguments_text(),
+                },
+                Item::Result { id, output, .. } => InputItem::Output {
+                    kind: "function_call_output",
+                    call_id: id,
+                    output,
+                },
+            });
         }
+        None
     }
-    out
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::provider::decode::Decoder;
 use crate::provider::limits::too_large;
-use crate::provider::openai::stream::api_error;
+use crate::provider::openai::error::in_stream as api_error;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 use crate::text::shorten;
 

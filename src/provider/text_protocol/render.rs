@@ -9,27 +9,8 @@ use super::tags::{exec_block, output_block};
 use crate::message::{Kind, Message};
 use crate::tools::ToolSchema;
 
-/// How the model sees a command's output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Continuation {
-    /// The request ends with the assistant message so far (exec and output blocks
-    /// appended); the server continues it (llama.cpp server, Ollama).
-    #[default]
-    Prefill,
-    /// The output block is the next user message (vendors that do not continue a final
-    /// assistant message).
-    User,
-}
-
-impl Continuation {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "prefill" => Some(Continuation::Prefill),
-            "user" => Some(Continuation::User),
-            _ => None,
-        }
-    }
-}
+/// How the model sees a command's output (`text_protocol_continue`).
+pub use crate::config::Continuation;
 
 /// The tag instructions appended to the system prompt in place of native tool schemas.
 /// Short on purpose: a small model on a CPU pays for every token.

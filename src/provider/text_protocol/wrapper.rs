@@ -14,30 +14,11 @@ use async_trait::async_trait;
 use futures_util::StreamExt;
 
 use super::decode::{RecoveryDecoder, TextDecoder};
-use super::render::{Continuation, instructions, rewrite};
+use super::render::{instructions, rewrite};
 use super::tags::EXEC_CLOSE;
 use crate::message::Message;
+pub use crate::provider::ToolMode;
 use crate::provider::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
-
-/// How a provider profile handles tools.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ToolMode {
-    /// Start in text mode (`tool_protocol = "text"`).
-    pub text: bool,
-    pub continuation: Continuation,
-    /// Native mode: turn a whole-response JSON call into a real call.
-    pub recover: bool,
-}
-
-impl Default for ToolMode {
-    fn default() -> Self {
-        ToolMode {
-            text: false,
-            continuation: Continuation::User,
-            recover: false,
-        }
-    }
-}
 
 pub struct ToolProtocol {
     inner: Arc<dyn Provider>,

@@ -39,7 +39,10 @@ pub enum Input {
 
 /// What the scripted front end shows besides agent events (/tools, /config).
 pub struct PlainContext {
+    /// The settings, as loaded (never changed).
     pub config: Config,
+    /// The provider the run begins on.
+    pub provider: crate::provider::Spec,
     pub registry: Registry,
 }
 
@@ -140,7 +143,10 @@ fn command<O: Write, E: Write>(
             Line::Done
         }
         Slash::Config => {
-            let rows = ctx.config.describe();
+            let switched = (!r.provider.is_empty() && r.provider != ctx.provider.name)
+                .then(|| crate::provider::spec_for(&ctx.config, &r.provider, Some(&r.model), &crate::provider::env_key).ok())
+                .flatten();
+            let rows = crate::provider::describe(&ctx.config, switched.as_ref().unwrap_or(&ctx.provider), &r.model);
             let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
             let text: String = rows.iter().map(|(k, v)| format!("{k:<width$}  {v}\n")).collect();
             r.print(&text)?;
@@ -173,7 +179,7 @@ pub async fn run(
     ctx: PlainContext,
 ) -> Result<u8, PlainError> {
     let mut r = Renderer::new(std::io::stdout(), std::io::stderr(), opts);
-    r.model.clone_from(&ctx.config.model);
+    r.model.clone_from(&ctx.provider.model);
     let mut signals = Signals::new()?;
     let mut stdin = match input {
         Input::Stdin => Some(BufReader::new(tokio::io::stdin())),

@@ -28,6 +28,8 @@ pub struct Renderer<O: Write, E: Write> {
     at_line_start: bool,
     /// The model in use, from `SessionStarted` / `ModelChanged` (for `/model`).
     pub model: String,
+    /// The provider in use when `/model` switched it (empty: the one the run began on).
+    pub provider: String,
 }
 
 const CYAN: &str = "\x1b[36m";
@@ -55,6 +57,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             opts,
             at_line_start: true,
             model: String::new(),
+            provider: String::new(),
         }
     }
 
@@ -96,8 +99,10 @@ impl<O: Write, E: Write> Renderer<O, E> {
     /// Renders one event.
     pub fn render(&mut self, ev: &Event) -> std::io::Result<()> {
         match ev {
-            Event::SessionStarted { model, .. } | Event::ModelChanged { model, .. } => {
-                self.model.clone_from(model)
+            Event::SessionStarted { model, .. } => self.model.clone_from(model),
+            Event::ModelChanged { model, provider } => {
+                self.model.clone_from(model);
+                self.provider.clone_from(provider);
             }
             _ => {}
         }
@@ -198,11 +203,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 let table = crate::ui::sessions::format_sessions(sessions, home.as_deref(), &chrono::Local);
                 self.print(&table)?;
             }
-            Event::Usage { input, output, .. } if self.opts.verbose => {
+            Event::Usage {
+                input, output, cached, ..
+            } if self.opts.verbose => {
+                let cached = if *cached > 0 {
+                    format!(" ({cached} cached)")
+                } else {
+                    String::new()
+                };
                 writeln!(
                     self.err,
                     "{}",
-                    self.paint(DIM, &format!("tokens: {input} in, {output} out"))
+                    self.paint(DIM, &format!("tokens: {input} in{cached}, {output} out"))
                 )?;
             }
             Event::SessionStarted { id: Some(id), .. } if self.opts.verbose => {
@@ -346,7 +358,14 @@ mod tests {
                 Event::Usage {
                     input: 1,
                     output: 2,
+                    cached: 0,
                     context_pct: Some(15),
+                },
+                Event::Usage {
+                    input: 900,
+                    output: 2,
+                    cached: 800,
+                    context_pct: None,
                 },
             ],
             PlainOptions {
@@ -359,6 +378,10 @@ mod tests {
         assert_eq!(
             lines[1],
             serde_json::json!({"type": "usage", "input": 1, "output": 2, "context_pct": 15})
+        );
+        assert_eq!(
+            lines[2],
+            serde_json::json!({"type": "usage", "input": 900, "output": 2, "cached": 800})
         );
     }
 

@@ -65,8 +65,12 @@ pub struct App {
     pub ctx: TuiContext,
     pub cwd_display: String,
     pub session_id: Option<String>,
+    /// The provider in use (`/model PROVIDER/…` changes it); `model` is its model.
+    pub provider: crate::provider::Spec,
     pub model: String,
     pub tokens: u64,
+    /// Of the input tokens, those the vendor read from its prompt cache.
+    pub cached: u64,
     /// Context window use of the last request, in percent.
     pub context_pct: Option<u32>,
     pub tool_calls: u32,
@@ -94,13 +98,16 @@ pub struct App {
 
 impl App {
     pub fn new(ctx: TuiContext, theme: Theme, history: History, cwd_display: String) -> Self {
-        let model = ctx.config.model.clone();
+        let model = ctx.provider.model.clone();
+        let provider = ctx.provider.clone();
         let mut app = App {
             theme,
             cwd_display,
             session_id: None,
+            provider,
             model,
             tokens: 0,
+            cached: 0,
             context_pct: None,
             tool_calls: 0,
             turn: None,
@@ -256,8 +263,14 @@ impl App {
                 self.session_id = id;
             }
             Event::ModelChanged { model, provider } => {
+                if provider != self.provider.name {
+                    let env = crate::provider::env_key;
+                    match crate::provider::spec_for(&self.ctx.config, &provider, Some(&model), &env) {
+                        Ok(spec) => self.provider = spec,
+                        Err(_) => self.provider.name = provider,
+                    }
+                }
                 self.model = model;
-                self.ctx.config.provider = provider;
             }
             Event::Providers { providers } => {
                 self.push(Cell::Lines(info::providers(&providers, &self.theme)))
@@ -312,9 +325,11 @@ impl App {
             Event::Usage {
                 input,
                 output,
+                cached,
                 context_pct,
             } => {
                 self.tokens += input + output;
+                self.cached += cached;
                 self.context_pct = context_pct.or(self.context_pct);
             }
             Event::Compacted { before, after } => {
@@ -517,7 +532,7 @@ impl App {
         let cursor = self.editor.cursor();
         let cwd = self.ctx.cwd.clone();
         let sessions = self.known_sessions().to_vec();
-        let providers = crate::provider::factory::names(&self.ctx.config);
+        let providers = crate::provider::names(&self.ctx.config);
         let found = super::complete::model_provider(&text, cursor, &providers)
             .or_else(|| super::complete::complete(&text, cursor, &cwd, &sessions));
         match found {
@@ -566,7 +581,7 @@ impl App {
             Command::Exit => self.quit(),
             Command::Tools => self.push(Cell::Lines(info::tools(&self.ctx.registry, &self.theme))),
             Command::Tool(name) => self.push(info::tool(&self.ctx.registry, name.as_deref(), &self.theme)),
-            Command::Config => self.push(info::config(&self.ctx.config)),
+            Command::Config => self.push(info::config(&self.ctx.config, &self.provider, &self.model)),
             Command::Agent(op) => self.outbox.push(op),
             Command::Usage(usage) => self.push(Cell::Notice(NoticeLevel::Error, usage)),
             Command::Unknown { name, suggestion } => {

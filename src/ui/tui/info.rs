@@ -35,7 +35,7 @@ pub fn welcome(t: &Theme, ctx: &super::TuiContext, model: &str, cwd_display: &st
     ])];
     out.push(Line::from(vec![
         Span::styled("model ", t.dim),
-        Span::raw(format!("{}/{}", ctx.config.provider, model)),
+        Span::raw(format!("{}/{}", ctx.provider.name, model)),
         Span::styled("  cwd ", t.dim),
         Span::raw(cwd_display.to_string()),
     ]));
@@ -134,10 +134,11 @@ pub fn tool(registry: &Registry, name: Option<&str>, t: &Theme) -> Cell {
     }
 }
 
-pub fn config(c: &Config) -> Cell {
+/// `/config`: the settings, with the provider in use running `model`.
+pub fn config(c: &Config, provider: &crate::provider::Spec, model: &str) -> Cell {
     Cell::Columns {
         title: "Settings".into(),
-        rows: c.describe(),
+        rows: crate::provider::describe(c, provider, model),
         notes: Vec::new(),
     }
 }

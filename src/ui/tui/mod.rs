@@ -42,7 +42,11 @@ use crate::tools::Registry;
 
 /// What the TUI shows besides agent events.
 pub struct TuiContext {
+    /// The settings, as loaded (never changed).
     pub config: Config,
+    /// The provider the session starts on, with its model (the app keeps the current one
+    /// as its own state: `/model` changes it).
+    pub provider: crate::provider::Spec,
     pub registry: Registry,
     pub cwd: std::path::PathBuf,
     /// Lines to show before anything else (e.g. how to configure a provider).

@@ -52,6 +52,7 @@ pub(super) fn context(notes: &[&str]) -> TuiContext {
         Some("/home/u/.config/ikigai/tools/weather"),
     )));
     TuiContext {
+        provider: crate::provider::spec_for(&Config::default(), "openai", None, &|_| None).unwrap(),
         config: Config::default(),
         registry,
         cwd: "/work/project".into(),
@@ -221,6 +222,7 @@ fn tool_call_with_result() {
     h.ev(Event::Usage {
         input: 1200,
         output: 345,
+        cached: 0,
         context_pct: None,
     });
     h.ev(Event::TextDelta {

@@ -23,6 +23,7 @@ fn context_share_in_the_status_line_and_the_compaction_notice() {
     h.ev(Event::Usage {
         input: 1310,
         output: 40,
+        cached: 0,
         context_pct: Some(16),
     });
     h.ev(Event::TextDelta {

@@ -177,11 +177,14 @@ fn live_markdown(app: &App, cache: &mut LiveCache, width: usize, max: usize) -> 
 /// parts first when narrow.
 pub fn status_line(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
-    let model = format!("{}/{}", app.ctx.config.provider, app.model);
+    let model = format!("{}/{}", app.provider.name, app.model);
     let session = app.session_id.as_deref().map(super::app::short_id);
-    let tokens = match app.context_pct {
-        Some(p) => format!("{} tok ({p}% ctx)", human(app.tokens)),
-        None => format!("{} tok", human(app.tokens)),
+    let cached = (app.cached > 0).then(|| format!("{} cached", human(app.cached)));
+    let tokens = match (app.context_pct, cached) {
+        (Some(p), Some(c)) => format!("{} tok ({c}, {p}% ctx)", human(app.tokens)),
+        (Some(p), None) => format!("{} tok ({p}% ctx)", human(app.tokens)),
+        (None, Some(c)) => format!("{} tok ({c})", human(app.tokens)),
+        (None, None) => format!("{} tok", human(app.tokens)),
     };
     let tools = format!("tools {}/{}", app.tool_calls, app.ctx.config.max_tool_turns);
     // (text, priority: lower is dropped first)

@@ -21,9 +21,9 @@ pub struct TestAgent {
 /// A config pointing at the fake, with quick retries.
 pub fn config_for(fake: &FakeProvider) -> Config {
     Config {
-        base_url: fake.base_url.clone(),
+        base_url: Some(fake.base_url.clone()),
         api_key: Some(Secret::new("test-key")),
-        model: "fake-model".into(),
+        model: Some("fake-model".into()),
         retry_base_delay_ms: 10,
         ..Config::default()
     }

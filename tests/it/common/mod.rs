@@ -45,3 +45,10 @@ pub fn wait_for_file(p: &Path) -> String {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// The provider `config` selects, resolved with the process environment and built as the
+/// binary builds it.
+pub fn provider(config: &ikigai::config::Config) -> std::sync::Arc<dyn ikigai::provider::Provider> {
+    let resolved = ikigai::provider::resolve(config, &ikigai::provider::env_key).unwrap();
+    ikigai::provider::build(resolved.spec).unwrap()
+}

@@ -1,0 +1,246 @@
+//! The config file as written (every key optional, unknown keys rejected, choices as
+//! enums) and how it, the environment and the flags are laid over the defaults, in that
+//! order. Reads only the files and variables it is given; checks nothing but shapes
+//! (`validate` does the rest).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{Config, ConfigError, Continuation, Overrides, Protocol, Secret, WireKind};
+
+/// A `[providers.NAME]` section: adds a provider or overrides a preset's values.
+/// Which presets exist is the provider's business (`provider::presets`), not the config's.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    /// Wire protocol: `openai-chat`, `openai-responses`, `anthropic`, `google` or `local`.
+    pub kind: Option<WireKind>,
+    pub base_url: Option<String>,
+    /// The environment variable that holds the key (`""` for none).
+    pub api_key_env: Option<String>,
+    /// The default model of this provider.
+    pub model: Option<String>,
+    /// Extra HTTP headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Extra query parameters (Azure's `api-version`).
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    pub context_window: Option<u64>,
+    pub temperature: Option<f64>,
+    pub reasoning_effort: Option<String>,
+    pub max_output_tokens: Option<u64>,
+    /// `native` (default) or `text` (the SYSTEM.EXEC protocol).
+    pub tool_protocol: Option<Protocol>,
+    /// Text protocol: `prefill` (continue the assistant message) or `user`.
+    pub text_protocol_continue: Option<Continuation>,
+    /// Native mode: turn a whole-response JSON tool call written as text into a call.
+    pub recover_text_tool_calls: Option<bool>,
+    /// `[providers.local]` (the in-process engine): the GGUF file (else `model`).
+    pub model_path: Option<PathBuf>,
+    /// Context window in tokens (default 8192).
+    pub ctx: Option<u32>,
+    /// CPU threads (default: physical cores).
+    pub threads: Option<u32>,
+    /// Layers offloaded to a GPU (default 0).
+    pub gpu_layers: Option<u32>,
+    pub top_p: Option<f64>,
+    pub seed: Option<u32>,
+}
+
+/// The config file as written; every key optional, unknown keys rejected.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub provider: Option<String>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub max_tool_turns: Option<u32>,
+    pub max_output_size: Option<usize>,
+    pub tool_timeout_secs: Option<u64>,
+    pub connect_timeout_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
+    pub max_retries: Option<u32>,
+    pub retry_base_delay_ms: Option<u64>,
+    pub system_prompt: Option<String>,
+    pub system_prompt_file: Option<PathBuf>,
+    pub database_url: Option<String>,
+    pub tool_result_lines: Option<usize>,
+    pub tool_protocol: Option<Protocol>,
+    pub max_identical_calls: Option<u32>,
+    pub max_response_bytes: Option<usize>,
+    pub response_timeout_secs: Option<u64>,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderSection>,
+    pub tool_env_pass: Option<Vec<String>>,
+    pub tool_env_exclude: Option<Vec<String>>,
+    pub tool_schema_timeout_ms: Option<u64>,
+    pub tool_dirs: Option<ToolDirs>,
+    pub max_tool_result_share: Option<f64>,
+    pub auto_compact_at: Option<f64>,
+}
+
+/// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDirs {
+    /// Default: `<binary dir>/../libexec/ikigai`, then `PREFIX/libexec/ikigai`.
+    pub system: Option<PathBuf>,
+    /// Default: `~/.ikigai/tools`.
+    pub user: Option<PathBuf>,
+    /// Default: `.ikigai/tools` in the working directory (a relative path is relative to it).
+    pub project: Option<PathBuf>,
+}
+
+/// Where the config file is looked for: `$IKIGAI_CONFIG`, else
+/// `$XDG_CONFIG_HOME/ikigai/config.toml`, else `~/.config/ikigai/config.toml`.
+pub fn default_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if let Some(p) = env("IKIGAI_CONFIG").filter(|s| !s.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    xdg_dir(env, "XDG_CONFIG_HOME", ".config").map(|d| d.join("ikigai").join("config.toml"))
+}
+
+/// `$VAR` when set and absolute, else `$HOME/fallback`.
+pub fn xdg_dir(env: &dyn Fn(&str) -> Option<String>, var: &str, fallback: &str) -> Option<PathBuf> {
+    if let Some(v) = env(var).filter(|s| Path::new(s).is_absolute()) {
+        return Some(PathBuf::from(v));
+    }
+    env("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(fallback))
+}
+
+/// Defaults < file < environment < flags, not yet validated.
+pub(super) fn layered(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+    let explicit = overrides
+        .config_path
+        .clone()
+        .or_else(|| env("IKIGAI_CONFIG").filter(|s| !s.is_empty()).map(PathBuf::from));
+    let (path, required) = match explicit {
+        Some(p) => (Some(p), true),
+        None => (default_config_path(env), false),
+    };
+    let mut cfg = Config::default();
+    if let Some(path) = path {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let file: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+                    path: path.clone(),
+                    message: e.to_string().trim_end().to_string(),
+                })?;
+                apply_file(&mut cfg, file, &path)?;
+                cfg.file = Some(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {}
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        }
+    }
+    apply_env(&mut cfg, env);
+    apply_overrides(&mut cfg, overrides);
+    Ok(cfg)
+}
+
+fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigError> {
+    let given = |v: Option<String>| v.filter(|s| !s.is_empty());
+    c.provider = given(f.provider).or(c.provider.take());
+    c.base_url = given(f.base_url).or(c.base_url.take());
+    c.model = given(f.model).or(c.model.take());
+    c.api_key_env = given(f.api_key_env).or(c.api_key_env.take());
+    set(&mut c.max_tool_turns, f.max_tool_turns);
+    set(&mut c.max_output_size, f.max_output_size);
+    set(&mut c.tool_timeout_secs, f.tool_timeout_secs);
+    set(&mut c.connect_timeout_secs, f.connect_timeout_secs);
+    set(&mut c.idle_timeout_secs, f.idle_timeout_secs);
+    set(&mut c.max_retries, f.max_retries);
+    set(&mut c.retry_base_delay_ms, f.retry_base_delay_ms);
+    set(&mut c.tool_result_lines, f.tool_result_lines);
+    set(&mut c.max_identical_calls, f.max_identical_calls);
+    if f.tool_protocol.is_some() {
+        c.tool_protocol = f.tool_protocol;
+    }
+    set(&mut c.max_tool_result_share, f.max_tool_result_share);
+    set(&mut c.auto_compact_at, f.auto_compact_at);
+    set(&mut c.max_response_bytes, f.max_response_bytes);
+    set(&mut c.response_timeout_secs, f.response_timeout_secs);
+    c.providers = f.providers;
+    set(&mut c.tool_env_pass, f.tool_env_pass);
+    set(&mut c.tool_env_exclude, f.tool_env_exclude);
+    set(&mut c.tool_schema_timeout_ms, f.tool_schema_timeout_ms);
+    if let Some(mut dirs) = f.tool_dirs {
+        // Relative system and user folders are relative to the config file (`~/…`
+        // is the home folder, expanded by discovery).
+        for d in [&mut dirs.system, &mut dirs.user].into_iter().flatten() {
+            if let (true, false, Some(parent)) = (d.is_relative(), d.starts_with("~"), path.parent()) {
+                *d = parent.join(&*d);
+            }
+        }
+        c.tool_dirs = dirs;
+    }
+    if let Some(url) = f.database_url {
+        c.database_url = Some(Secret::new(url));
+    }
+    if f.system_prompt.is_some() && f.system_prompt_file.is_some() {
+        return Err(ConfigError::Invalid {
+            key: "system_prompt_file",
+            message: "set either system_prompt or system_prompt_file, not both".into(),
+        });
+    }
+    if let Some(p) = f.system_prompt_file {
+        // A relative prompt file is relative to the config file.
+        let p = match path.parent() {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p,
+        };
+        let text =
+            std::fs::read_to_string(&p).map_err(|source| ConfigError::SystemPromptFile { path: p, source })?;
+        c.system_prompt = Some(text);
+    } else if f.system_prompt.is_some() {
+        c.system_prompt = f.system_prompt;
+    }
+    Ok(())
+}
+
+fn apply_env(c: &mut Config, env: &dyn Fn(&str) -> Option<String>) {
+    let get = |k: &str| env(k).filter(|v| !v.is_empty());
+    if let Some(v) = get("OPENAI_BASE_URL") {
+        c.base_url = Some(v);
+        c.base_url_from_env = true;
+    }
+    if let Some(v) = get("IKIGAI_PROVIDER") {
+        c.provider = Some(v);
+    }
+    if let Some(v) = get("IKIGAI_MODEL") {
+        c.model = Some(v);
+    }
+    if let Some(v) = get("IKIGAI_DATABASE_URL") {
+        c.database_url = Some(Secret::new(v));
+    }
+}
+
+fn apply_overrides(c: &mut Config, o: &Overrides) {
+    let given = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+    if let Some(p) = given(&o.provider) {
+        c.provider = Some(p);
+    }
+    if let Some(m) = given(&o.model) {
+        c.model = Some(m);
+    }
+    if let Some(url) = given(&o.base_url) {
+        c.base_url = Some(url);
+        c.base_url_from_env = false;
+    }
+    set(&mut c.max_tool_turns, o.max_tool_turns);
+    if o.tool_protocol.is_some() {
+        c.tool_protocol = o.tool_protocol;
+    }
+}
+
+fn set<T>(slot: &mut T, v: Option<T>) {
+    if let Some(v) = v {
+        *slot = v;
+    }
+}

@@ -1,0 +1,440 @@
+//! The one pass every history goes through before a wire format writes it, so that every
+//! format sends what a strict vendor accepts: every tool call is answered by a result
+//! before the conversation moves on (a lost one by the canonical error envelope of an
+//! interrupted call), a result whose call is not open goes as user text, ids are adapted
+//! to what the vendor accepts, and another provider's reasoning is left out. It borrows
+//! the conversation and yields one item at a time (a long session is never copied).
+//! Knows no wire format: the formats turn its `Item`s into their own shapes.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::sync::LazyLock;
+
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::message::{FunctionCall, Kind, Message, compaction_text};
+
+/// How a wire format writes a tool-call id it was given (`Cow::Borrowed` when valid).
+pub type IdPolicy = fn(&str) -> Cow<'_, str>;
+
+/// Ids as they are (vendors that take any string).
+pub fn any_id(id: &str) -> Cow<'_, str> {
+    Cow::Borrowed(id)
+}
+
+/// One thing the conversation says, as every wire format sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item<'a> {
+    /// A system message inside the history (Chat and Responses send it in place; the
+    /// others fold it into the system prompt, see `system_prompt`).
+    System(&'a str),
+    /// Text from the user's side: a message, a compaction summary, or a result whose call
+    /// is not open any more. Never empty.
+    User(Cow<'a, str>),
+    /// The assistant's text (may be blank; formats that refuse blank text skip it).
+    Assistant(&'a str),
+    /// Reasoning this provider produced: its visible text and opaque payload.
+    Reasoning { text: &'a str, opaque: &'a Value },
+    /// A tool call; the id already adapted.
+    Call {
+        id: Cow<'a, str>,
+        function: &'a FunctionCall,
+    },
+    /// The result answering an open call (or the repair of one that never got one).
+    Result {
+        id: Cow<'a, str>,
+        name: &'a str,
+        /// The envelope sent to the model.
+        output: &'a str,
+        success: bool,
+    },
+}
+
+/// The envelope a call that never got its result is answered with: the same one the
+/// agent records for an interrupted call.
+static REPAIR: LazyLock<String> = LazyLock::new(|| {
+    crate::message::interrupted_result("", "")
+        .as_tool_result()
+        .map(|r| r.output.clone())
+        .unwrap_or_default()
+});
+
+/// The normalised history: an iterator of `Item`s over borrowed messages.
+pub struct History<'a> {
+    messages: std::slice::Iter<'a, Message>,
+    provider: &'a str,
+    ids: IdPolicy,
+    /// Calls of the current exchange still waiting for their result: (id, name).
+    open: Vec<(&'a str, &'a str)>,
+    /// A result arrived since the last call: the next assistant item starts a new exchange.
+    answering: bool,
+    /// Items ready to go (repairs go out before the item that closed their exchange).
+    ready: VecDeque<Item<'a>>,
+    ended: bool,
+}
+
+impl<'a> History<'a> {
+    /// The history of `messages` as provider `provider` (a configured name) sees it.
+    pub fn new(messages: &'a [Message], provider: &'a str, ids: IdPolicy) -> Self {
+        History {
+            messages: messages.iter(),
+            provider,
+            ids,
+            open: Vec::new(),
+            answering: false,
+            ready: VecDeque::new(),
+            ended: false,
+        }
+    }
+
+    /// Answers every call still open with the repair envelope.
+    fn close(&mut self) {
+        for (id, name) in self.open.drain(..) {
+            self.ready.push_back(Item::Result {
+                id: (self.ids)(id),
+                name,
+                output: REPAIR.as_str(),
+                success: false,
+            });
+        }
+        self.answering = false;
+    }
+
+    /// The item `m` stands for, after closing the exchange it ends.
+    fn item(&mut self, m: &'a Message) -> Option<Item<'a>> {
+        match m.kind {
+            Kind::System => Some(Item::System(&m.content)),
+            Kind::User => {
+                if m.content.is_empty() {
+                    return None;
+                }
+                self.close();
+                Some(Item::User(Cow::Borrowed(&m.content)))
+            }
+            Kind::Compaction => {
+                self.close();
+                Some(Item::User(Cow::Owned(compaction_text(&m.content))))
+            }
+            Kind::Assistant => {
+                if self.answering && !m.content.trim().is_empty() {
+                    self.close();
+                }
+                Some(Item::Assistant(&m.content))
+            }
+            Kind::Reasoning => {
+                let r = m.as_reasoning().filter(|r| r.provider == self.provider)?;
+                if self.answering {
+                    self.close();
+                }
+                Some(Item::Reasoning {
+                    text: &m.content,
+                    opaque: &r.opaque,
+                })
+            }
+            Kind::ToolCall => {
+                let c = m.as_tool_call()?;
+                if self.answering {
+                    self.close();
+                }
+                self.open.push((&c.id, &c.function.name));
+                Some(Item::Call {
+                    id: (self.ids)(&c.id),
+                    function: &c.function,
+                })
+            }
+            Kind::ToolResult => {
+                let r = m.as_tool_result()?;
+                match self.open.iter().position(|(id, _)| *id == r.tool_call_id) {
+                    Some(i) => {
+                        self.open.remove(i);
+                        self.answering = true;
+                        Some(Item::Result {
+                            id: (self.ids)(&r.tool_call_id),
+                            name: &r.name,
+                            output: &r.output,
+                            success: r.success,
+                        })
+                    }
+                    None => Some(Item::User(Cow::Owned(format!(
+                        "(result of an earlier tool call {} {}) {}",
+                        r.name, r.tool_call_id, r.output
+                    )))),
+                }
+            }
+        }
+    }
+}
+
+impl<'a> Iterator for History<'a> {
+    type Item = Item<'a>;
+
+    fn next(&mut self) -> Option<Item<'a>> {
+        loop {
+            if let Some(item) = self.ready.pop_front() {
+                return Some(item);
+            }
+            if self.ended {
+                return None;
+            }
+            match self.messages.next() {
+                Some(m) => {
+                    if let Some(item) = self.item(m) {
+                        self.ready.push_back(item);
+                    }
+                }
+                None => {
+                    self.ended = true;
+                    self.close();
+                }
+            }
+        }
+    }
+}
+
+/// The system prompt with the history's own system messages appended, for formats that
+/// take one system text (Anthropic, Gemini).
+pub fn system_prompt<'a>(system: &'a str, messages: &'a [Message]) -> Cow<'a, str> {
+    let mut inline = messages.iter().filter(|m| m.kind == Kind::System).peekable();
+    if inline.peek().is_none() {
+        return Cow::Borrowed(system);
+    }
+    let mut out = system.to_string();
+    for m in inline {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(&m.content);
+    }
+    Cow::Owned(out)
+}
+
+/// A tool call's arguments as a JSON object any strict vendor accepts, written as the
+/// model's own text when it is one (`FunctionCall::wire_arguments_value`, without
+/// building a tree).
+#[derive(Clone, Copy, Debug)]
+pub enum Arguments<'a> {
+    Object(&'a RawValue),
+    /// No arguments: `{}`.
+    Empty,
+    /// Not an object: `{"invalid_arguments": "<the raw text>"}`.
+    Invalid(&'a str),
+}
+
+impl<'a> Arguments<'a> {
+    pub fn of(f: &'a FunctionCall) -> Self {
+        if f.arguments.trim().is_empty() {
+            return Arguments::Empty;
+        }
+        match serde_json::from_str::<&RawValue>(&f.arguments) {
+            Ok(raw) if raw.get().trim_start().starts_with('{') => Arguments::Object(raw),
+            _ => Arguments::Invalid(&f.arguments),
+        }
+    }
+}
+
+impl Serialize for Arguments<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            Arguments::Object(raw) => raw.serialize(s),
+            Arguments::Empty => s.serialize_map(Some(0))?.end(),
+            Arguments::Invalid(text) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("invalid_arguments", text)?;
+                m.end()
+            }
+        }
+    }
+}
+
+/// A tool result's envelope as a JSON object (Gemini's `functionResponse.response`): the
+/// envelope itself when it is an object, else `{"output": …}` holding it.
+#[derive(Clone, Copy, Debug)]
+pub enum Envelope<'a> {
+    Object(&'a RawValue),
+    /// Valid JSON that is not an object: `{"output": <it>}`.
+    Other(&'a RawValue),
+    /// Not JSON: `{"output": "<the text>"}`.
+    Text(&'a str),
+}
+
+impl<'a> Envelope<'a> {
+    pub fn of(output: &'a str) -> Self {
+        match serde_json::from_str::<&RawValue>(output) {
+            Ok(raw) if raw.get().trim_start().starts_with('{') => Envelope::Object(raw),
+            Ok(raw) => Envelope::Other(raw),
+            Err(_) => Envelope::Text(output),
+        }
+    }
+}
+
+impl Serialize for Envelope<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            Envelope::Object(raw) => raw.serialize(s),
+            Envelope::Other(raw) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("output", raw)?;
+                m.end()
+            }
+            Envelope::Text(text) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("output", text)?;
+                m.end()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::interrupted_result;
+    use serde_json::json;
+
+    fn items(h: &[Message]) -> Vec<Item<'_>> {
+        History::new(h, "me", any_id).collect()
+    }
+
+    fn result_ids(items: &[Item<'_>]) -> Vec<String> {
+        items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Result { id, .. } => Some(id.to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_lost_result_is_repaired_with_the_canonical_envelope_before_the_conversation_moves_on() {
+        let h = vec![
+            Message::user("go"),
+            Message::tool_call("a", "glob", "{}"),
+            Message::tool_call("b", "bash", "{}"),
+            Message::tool_result("a", "glob", "", "ra", true),
+            Message::user("and now?"),
+            Message::tool_call("c", "glob", "{}"),
+        ];
+        let out = items(&h);
+        assert_eq!(result_ids(&out), ["a", "b", "c"]);
+        // b's repair comes before the user's next message; c's at the end.
+        assert!(matches!(&out[4], Item::Result { id, success: false, .. } if id == "b"));
+        assert_eq!(out[5], Item::User(Cow::Borrowed("and now?")));
+        let repair = interrupted_result("b", "bash");
+        let Item::Result { output, name, .. } = &out[4] else {
+            panic!()
+        };
+        assert_eq!(*output, repair.as_tool_result().unwrap().output);
+        assert_eq!(*name, "bash");
+        let v: Value = serde_json::from_str(output).unwrap();
+        assert_eq!(v["tool_success"], false);
+        assert_eq!(v["error_code"], "TOOL_CRASHED");
+    }
+
+    #[test]
+    fn a_result_without_an_open_call_becomes_user_text() {
+        let h = vec![
+            Message::tool_call("a", "glob", "{}"),
+            Message::tool_result("a", "glob", "", "ra", true),
+            Message::tool_result("a", "glob", "", "again", true),
+            Message::tool_result("zz", "bash", "", "lost", true),
+        ];
+        let out = items(&h);
+        assert_eq!(result_ids(&out), ["a"]);
+        assert_eq!(
+            out[2],
+            Item::User(Cow::Owned("(result of an earlier tool call glob a) again".into()))
+        );
+        assert_eq!(
+            out[3],
+            Item::User(Cow::Owned("(result of an earlier tool call bash zz) lost".into()))
+        );
+    }
+
+    #[test]
+    fn a_new_call_or_text_after_results_closes_the_exchange() {
+        let h = vec![
+            Message::tool_call("a", "glob", "{}"),
+            Message::tool_call("b", "glob", "{}"),
+            Message::tool_result("a", "glob", "", "ra", true),
+            Message::assistant("Looking further."),
+            Message::tool_result("b", "glob", "", "rb", true),
+        ];
+        let out = items(&h);
+        assert_eq!(result_ids(&out), ["a", "b"]);
+        assert!(matches!(&out[3], Item::Result { success: false, .. }));
+        assert_eq!(out[4], Item::Assistant("Looking further."));
+        assert!(matches!(&out[5], Item::User(t) if t.starts_with("(result of an earlier tool call glob b)")));
+        // Text between a call and its result stays in the exchange.
+        let h = vec![
+            Message::tool_call("a", "glob", "{}"),
+            Message::assistant("while it runs"),
+            Message::tool_result("a", "glob", "", "ra", true),
+        ];
+        assert_eq!(result_ids(&items(&h)), ["a"]);
+        assert!(items(&h).iter().all(|i| !matches!(i, Item::User(_))));
+    }
+
+    #[test]
+    fn other_providers_reasoning_and_empty_user_text_are_left_out_and_ids_adapted() {
+        let h = vec![
+            Message::user(""),
+            Message::reasoning("mine", "me", json!({"signature": "s"})),
+            Message::reasoning("theirs", "other", json!({"signature": "t"})),
+            Message::tool_call("a.1", "glob", "{}"),
+            Message::tool_result("a.1", "glob", "", "r", true),
+            Message::compaction("sum", 1, 0),
+        ];
+        let dots: IdPolicy = |id| Cow::Owned(id.replace('.', "_"));
+        let out: Vec<Item<'_>> = History::new(&h, "me", dots).collect();
+        assert_eq!(out.len(), 4, "{out:?}");
+        assert!(matches!(out[0], Item::Reasoning { text: "mine", .. }));
+        assert!(matches!(&out[1], Item::Call { id, .. } if id == "a_1"));
+        assert!(matches!(&out[2], Item::Result { id, .. } if id == "a_1"));
+        assert!(matches!(&out[3], Item::User(t) if t.contains("sum") && t.contains("compacted")));
+    }
+
+    #[test]
+    fn arguments_and_envelopes_are_objects_without_a_tree() {
+        let call = |a: &str| FunctionCall {
+            name: "f".into(),
+            arguments: a.into(),
+        };
+        let text = |v: &dyn erased::Ser| v.text();
+        let ok = call(r#" {"a": [1, {"b": 2}]}"#);
+        assert_eq!(text(&Arguments::of(&ok)), r#"{"a": [1, {"b": 2}]}"#);
+        for bad in [r#"{"a": 1"#, "[1]", "\"x\"", "{} {}"] {
+            let c = call(bad);
+            let v: Value = serde_json::from_str(&text(&Arguments::of(&c))).unwrap();
+            assert_eq!(v, json!({"invalid_arguments": bad}), "{bad}");
+            assert_eq!(v, c.wire_arguments_value(), "{bad}");
+        }
+        assert_eq!(text(&Arguments::of(&call("  "))), "{}");
+        assert_eq!(text(&Envelope::of(r#"{"tool_success":true}"#)), r#"{"tool_success":true}"#);
+        assert_eq!(text(&Envelope::of("[1,2]")), r#"{"output":[1,2]}"#);
+        assert_eq!(text(&Envelope::of("plain")), r#"{"output":"plain"}"#);
+    }
+
+    mod erased {
+        pub trait Ser {
+            fn text(&self) -> String;
+        }
+        impl<T: serde::Serialize> Ser for T {
+            fn text(&self) -> String {
+                serde_json::to_string(self).unwrap()
+            }
+        }
+    }
+
+    #[test]
+    fn system_messages_join_the_system_prompt() {
+        let h = vec![Message::system("extra"), Message::user("hi")];
+        assert_eq!(system_prompt("base", &h), "base\n\nextra");
+        assert_eq!(system_prompt("", &h), "extra");
+        assert!(matches!(system_prompt("base", &h[1..]), Cow::Borrowed("base")));
+    }
+}

@@ -90,7 +90,7 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("accumulate_only_bytes", |b| {
         b.iter(|| {
-            let mut acc = Accumulator::new();
+            let mut acc = Accumulator::default();
             let mut n = 0;
             for p in &payloads {
                 n += acc.push(p).unwrap().len();

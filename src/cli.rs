@@ -13,10 +13,8 @@ pub struct Cli {
     #[arg(short = 'p', long = "prompt", value_name = "TEXT")]
     pub prompt: Option<String>,
 
-    /// Provider: a preset (openai, openai-responses, anthropic, google, xai, deepseek,
-    /// openrouter, groq, mistral, ollama, llamacpp, vllm, lmstudio) or a [providers.NAME]
-    /// section (overrides config and IKIGAI_PROVIDER).
-    #[arg(long, value_name = "NAME")]
+    /// Provider: a preset or a [providers.NAME] section (help text: `provider_help`).
+    #[arg(long, value_name = "NAME", help = provider_help())]
     pub provider: Option<String>,
 
     /// Model name, or PROVIDER/MODEL (overrides config and IKIGAI_MODEL).
@@ -118,4 +116,12 @@ pub struct ExportArgs {
 pub enum ExportFormatArg {
     Md,
     Jsonl,
+}
+
+/// The `--provider` help, naming the presets from their one table.
+fn provider_help() -> String {
+    format!(
+        "Provider: a preset ({}) or a [providers.NAME] section (overrides config and IKIGAI_PROVIDER).",
+        crate::provider::help::preset_names()
+    )
 }

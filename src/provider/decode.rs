@@ -1,5 +1,6 @@
 //! Drives a payload decoder over an SSE data stream: the one loop every wire format's
-//! stream decoder shares (pending events, end of body, errors end the stream).
+//! stream decoder shares (pending events, end of body, errors end the stream), and the
+//! one bound on the tool arguments a decoder holds back (`Held`).
 
 use std::collections::VecDeque;
 
@@ -23,6 +24,41 @@ pub trait Decoder: Send + 'static {
     /// was cut mid-event (and is reported so), not that the vendor sent a bad event.
     fn malformed_then_end_is_cut(&self) -> bool {
         false
+    }
+}
+
+/// Bytes of tool arguments a decoder holds back until their call is complete, bounded:
+/// past the limit the response is cut (`max_response_bytes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Held {
+    limit: usize,
+    held: usize,
+}
+
+impl Default for Held {
+    /// No limit.
+    fn default() -> Self {
+        Held::new(usize::MAX)
+    }
+}
+
+impl Held {
+    pub fn new(limit: usize) -> Self {
+        Held { limit, held: 0 }
+    }
+
+    /// Counts `n` more bytes held; an error once they pass the limit.
+    pub fn add(&mut self, n: usize) -> Result<(), ProviderError> {
+        self.held = self.held.saturating_add(n);
+        if self.held > self.limit {
+            return Err(super::limits::too_large(self.limit));
+        }
+        Ok(())
+    }
+
+    /// Everything held went out.
+    pub fn release(&mut self) {
+        self.held = 0;
     }
 }
 

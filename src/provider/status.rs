@@ -269,6 +269,23 @@ pub fn in_stream(v: &VendorError, produced: bool) -> ProviderError {
     }
 }
 
+/// An error body whose error object is `{"error": …}` (or the first of an array of
+/// them, as Gemini sends), read by `object`; any other body says what its text says.
+pub fn read_body(body: &str, object: fn(&Value) -> VendorError) -> VendorError {
+    let parsed: Value = serde_json::from_str(body.trim()).unwrap_or(Value::Null);
+    let error = match &parsed {
+        Value::Array(items) => items.first().and_then(|i| i.get("error")),
+        other => other.get("error"),
+    };
+    match error {
+        Some(e) => object(e),
+        None => VendorError {
+            message: server_message(body),
+            ..Default::default()
+        },
+    }
+}
+
 /// The human part of an error body: `{"error": {"message": …}}`, `{"error": "…"}`,
 /// `{"message": …}`, `{"detail": …}`, or the text itself (one line, at most 300
 /// characters).
@@ -306,6 +323,18 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// An error context for tests of the vendors' error readings.
+#[cfg(test)]
+pub fn test_context(model: &str, url: &str, api_key_env: &str, secret: &str) -> ErrorContext {
+    ErrorContext {
+        model: model.into(),
+        url: url.into(),
+        api_key_env: api_key_env.into(),
+        key_set: true,
+        secret: Some(secret.into()),
+    }
 }
 
 #[cfg(test)]

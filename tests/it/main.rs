@@ -48,5 +48,6 @@ mod tui_e2e;
 mod tui_model_e2e;
 mod tui_resize_e2e;
 mod vendor_agent;
+mod vendor_ends;
 mod vendor_fixtures;
 mod vendor_switch;

@@ -37,14 +37,7 @@ fn object(error: &Value) -> VendorError {
 
 /// An error body.
 pub fn read(body: &str) -> VendorError {
-    let parsed: Option<Value> = serde_json::from_str(body.trim()).ok();
-    match parsed.as_ref().and_then(|v| v.get("error")) {
-        Some(e) => object(e),
-        None => VendorError {
-            message: status::server_message(body),
-            ..Default::default()
-        },
-    }
+    status::read_body(body, object)
 }
 
 /// An `error` event inside the stream. Overload and server errors before any output
@@ -56,20 +49,14 @@ pub fn stream_error(error: &Value, produced: bool) -> ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::status::ErrorContext;
+    use crate::provider::status::{ErrorContext, test_context};
 
     fn from_body(code: u16, retry_after: Option<f64>, body: &str, ctx: &ErrorContext) -> ProviderError {
         status::from_status(code, retry_after, &read(body), ctx)
     }
 
     fn ctx() -> ErrorContext {
-        ErrorContext {
-            model: "claude-x".into(),
-            url: "http://h/v1/messages".into(),
-            api_key_env: "ANTHROPIC_API_KEY".into(),
-            key_set: true,
-            secret: Some("sk-ant-secret".into()),
-        }
+        test_context("claude-x", "http://h/v1/messages", "ANTHROPIC_API_KEY", "sk-ant-secret")
     }
 
     fn body(kind: &str, msg: &str) -> String {

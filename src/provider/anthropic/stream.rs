@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::stream_error;
+use crate::provider::decode::Held;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 use crate::text::shorten;
 
@@ -120,20 +121,15 @@ pub struct Decoder {
     stopped: bool,
     /// True once anything the user sees (text, reasoning, a call) came out.
     produced: bool,
-    /// Most bytes of tool input held back at once, and how many are held.
-    limit: usize,
-    held: usize,
+    /// Bytes of tool input held back until their blocks close.
+    held: Held,
 }
 
 impl Decoder {
-    pub fn new() -> Self {
-        Self::with_limit(usize::MAX)
-    }
-
     /// A decoder that fails once more than `limit` bytes of tool input are held back.
     pub fn with_limit(limit: usize) -> Self {
         Decoder {
-            limit,
+            held: Held::new(limit),
             ..Self::default()
         }
     }
@@ -251,10 +247,7 @@ impl Decoder {
                 out.push(StreamEvent::TextDelta(text));
             }
             (Delta::InputJsonDelta { partial_json }, Block::ToolUse { json, .. }) => {
-                self.held = self.held.saturating_add(partial_json.len());
-                if self.held > self.limit {
-                    return Err(crate::provider::limits::too_large(self.limit));
-                }
+                self.held.add(partial_json.len())?;
                 json.push_str(&partial_json)
             }
             (Delta::ThinkingDelta { thinking }, b) => {

@@ -53,18 +53,7 @@ fn object(error: &Value) -> VendorError {
 
 /// An error body.
 pub fn read(body: &str) -> VendorError {
-    let parsed: Value = serde_json::from_str(body.trim()).unwrap_or(Value::Null);
-    let error = match &parsed {
-        Value::Array(items) => items.first().and_then(|i| i.get("error")),
-        other => other.get("error"),
-    };
-    match error {
-        Some(e) => object(e),
-        None => VendorError {
-            message: status::server_message(body),
-            ..Default::default()
-        },
-    }
+    status::read_body(body, object)
 }
 
 /// An `error` object inside the stream: retryable kinds before any output are returned
@@ -76,7 +65,7 @@ pub fn stream_error(error: &Value, produced: bool) -> ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::status::ErrorContext;
+    use crate::provider::status::{ErrorContext, test_context};
     use serde_json::json;
 
     fn from_body(code: u16, retry_after: Option<f64>, body: &str, ctx: &ErrorContext) -> ProviderError {
@@ -84,13 +73,8 @@ mod tests {
     }
 
     fn ctx() -> ErrorContext {
-        ErrorContext {
-            model: "gemini-x".into(),
-            url: "http://h/v1beta/models/gemini-x:streamGenerateContent".into(),
-            api_key_env: "GEMINI_API_KEY".into(),
-            key_set: true,
-            secret: Some("AIzaSecretKey".into()),
-        }
+        let url = "http://h/v1beta/models/gemini-x:streamGenerateContent";
+        test_context("gemini-x", url, "GEMINI_API_KEY", "AIzaSecretKey")
     }
 
     fn body(code: u16, status: &str, msg: &str, details: Value) -> String {

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::error;
+use crate::provider::decode::Held;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 
 #[derive(Deserialize, Default)]
@@ -133,20 +134,15 @@ pub struct Decoder {
     produced: bool,
     /// Safety categories that blocked the answer.
     blocked: Vec<String>,
-    /// Most bytes of streamed arguments held back at once, and how many are held.
-    limit: usize,
-    held: usize,
+    /// Bytes of streamed arguments held back until their calls close.
+    held: Held,
 }
 
 impl Decoder {
-    pub fn new() -> Self {
-        Self::with_limit(usize::MAX)
-    }
-
     /// A decoder that fails once more than `limit` bytes of streamed arguments are held.
     pub fn with_limit(limit: usize) -> Self {
         Decoder {
-            limit,
+            held: Held::new(limit),
             ..Self::default()
         }
     }
@@ -249,14 +245,9 @@ impl Decoder {
         if let Some(partials) = fc.partial_args {
             if let Some(open) = self.open.as_mut() {
                 for p in partials {
-                    self.held = self
-                        .held
-                        .saturating_add(p.string_value.as_ref().map_or(8, String::len));
+                    self.held.add(p.string_value.as_ref().map_or(8, String::len))?;
                     apply_partial(&mut open.args, p);
                 }
-            }
-            if self.held > self.limit {
-                return Err(crate::provider::limits::too_large(self.limit));
             }
             return Ok(());
         }
@@ -467,12 +458,12 @@ mod tests {
 
     #[test]
     fn blocked_prompt_and_safety_finish_are_reported() {
-        let mut d = Decoder::new();
+        let mut d = Decoder::default();
         let e = d
             .push(r#"{"promptFeedback":{"blockReason":"SAFETY"}}"#)
             .unwrap_err();
         assert!(e.to_string().contains("blocked the prompt (SAFETY)"), "{e}");
-        let mut d = Decoder::new();
+        let mut d = Decoder::default();
         d.push(r#"{"candidates":[{"finishReason":"SAFETY","safetyRatings":[{"category":"HARM_CATEGORY_HARASSMENT","probability":"HIGH","blocked":true}]}]}"#)
             .unwrap();
         assert_eq!(d.blocked_categories(), ["HARM_CATEGORY_HARASSMENT"]);

@@ -9,17 +9,7 @@ use crate::provider::status::{self, VendorError};
 
 /// An error body as OpenAI-style servers send it.
 pub fn read(body: &str) -> VendorError {
-    match serde_json::from_str::<Value>(body.trim()) {
-        Ok(v) => {
-            let mut e = object(v.get("error").unwrap_or(&v));
-            e.message = status::server_message(body);
-            e
-        }
-        Err(_) => VendorError {
-            message: status::server_message(body),
-            ..Default::default()
-        },
-    }
+    status::read_body(body, object)
 }
 
 /// An error object (`{"message", "type", "code"}`, or a bare string).
@@ -54,16 +44,10 @@ pub fn in_stream(err: &Value) -> ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::status::{ErrorContext, from_status};
+    use crate::provider::status::{ErrorContext, from_status, test_context};
 
     fn ctx() -> ErrorContext {
-        ErrorContext {
-            model: "gpt-x".into(),
-            url: "http://h/v1/chat/completions".into(),
-            api_key_env: "OPENAI_API_KEY".into(),
-            key_set: true,
-            secret: None,
-        }
+        test_context("gpt-x", "http://h/v1/chat/completions", "OPENAI_API_KEY", "sk-x")
     }
 
     #[test]

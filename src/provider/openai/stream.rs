@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::provider::decode::Held;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 use crate::text::shorten;
 
@@ -95,20 +96,15 @@ pub struct Accumulator {
     usage: Option<(u64, u64, u64)>,
     finish_reason: Option<FinishReason>,
     done: bool,
-    /// Bytes of tool arguments held; past `max_bytes` the response is cut.
-    held: usize,
-    max_bytes: usize,
+    /// Bytes of tool arguments held back until their calls are complete.
+    held: Held,
 }
 
 impl Accumulator {
-    pub fn new() -> Self {
-        Self::with_limit(usize::MAX)
-    }
-
     /// An accumulator that refuses to hold more than `max_bytes` of tool arguments.
     pub fn with_limit(max_bytes: usize) -> Self {
         Accumulator {
-            max_bytes,
+            held: Held::new(max_bytes),
             ..Self::default()
         }
     }
@@ -154,10 +150,7 @@ impl Accumulator {
         let mut out = Vec::new();
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
-                self.apply_delta(delta, &mut out);
-                if self.held > self.max_bytes {
-                    return Err(crate::provider::limits::too_large(self.max_bytes));
-                }
+                self.apply_delta(delta, &mut out)?;
             }
             if let Some(reason) = choice.finish_reason {
                 self.finish_reason = Some(FinishReason::parse(&reason));
@@ -167,7 +160,7 @@ impl Accumulator {
         Ok(out)
     }
 
-    fn apply_delta(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) {
+    fn apply_delta(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         for reasoning in [delta.reasoning_content, delta.reasoning].into_iter().flatten() {
             if !reasoning.is_empty() {
                 out.push(StreamEvent::ReasoningDelta(reasoning));
@@ -179,11 +172,12 @@ impl Accumulator {
             }
         }
         for call in delta.tool_calls.unwrap_or_default() {
-            self.apply_call(call);
+            self.apply_call(call)?;
         }
+        Ok(())
     }
 
-    fn apply_call(&mut self, call: ToolCallDelta) {
+    fn apply_call(&mut self, call: ToolCallDelta) -> Result<(), ProviderError> {
         let id = call.id.filter(|s| !s.is_empty());
         let index = match call.index {
             Some(i) => i,
@@ -212,10 +206,11 @@ impl Accumulator {
                 slot.name = name;
             }
             if let Some(args) = f.arguments {
-                self.held += args.len();
+                self.held.add(args.len())?;
                 slot.arguments.push_str(&args);
             }
         }
+        Ok(())
     }
 
     fn drain_calls(&mut self, out: &mut Vec<StreamEvent>) {
@@ -235,7 +230,7 @@ impl Accumulator {
             });
         }
         self.last_index = None;
-        self.held = 0;
+        self.held.release();
     }
 
     /// Ends the response: any calls not yet finalised, the usage, and `Finished`.
@@ -276,7 +271,7 @@ mod tests {
     use super::*;
 
     fn run(payloads: &[&str]) -> Vec<StreamEvent> {
-        let mut acc = Accumulator::new();
+        let mut acc = Accumulator::default();
         let mut out = Vec::new();
         for p in payloads {
             out.extend(acc.push(p).unwrap());
@@ -382,7 +377,7 @@ mod tests {
 
     #[test]
     fn malformed_json_and_error_objects_are_errors() {
-        let mut acc = Accumulator::new();
+        let mut acc = Accumulator::default();
         let e = acc.push("{not json").unwrap_err();
         assert!(
             matches!(e, ProviderError::Stream(ref m) if m.contains("malformed chunk")),

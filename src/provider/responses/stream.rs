@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::provider::decode::Decoder;
-use crate::provider::limits::too_large;
+use crate::provider::decode::{Decoder, Held};
 use crate::provider::openai::error::in_stream as api_error;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 use crate::text::shorten;
@@ -28,14 +27,15 @@ pub struct ResponsesDecoder {
     summaries: BTreeMap<String, String>,
     saw_call: bool,
     done: bool,
-    held: usize,
-    max_bytes: usize,
+    /// Bytes of streamed arguments held back until their calls are done.
+    held: Held,
 }
 
 impl ResponsesDecoder {
+    /// A decoder that fails once more than `max_bytes` of arguments are held back.
     pub fn new(max_bytes: usize) -> Self {
         ResponsesDecoder {
-            max_bytes,
+            held: Held::new(max_bytes),
             ..Default::default()
         }
     }
@@ -146,10 +146,7 @@ impl Decoder for ResponsesDecoder {
             "response.output_item.added" => self.item_added(&v["item"]),
             "response.function_call_arguments.delta" => {
                 let d = Self::str_of(&v, "delta");
-                self.held += d.len();
-                if self.held > self.max_bytes {
-                    return Err(too_large(self.max_bytes));
-                }
+                self.held.add(d.len())?;
                 let item = Self::str_of(&v, "item_id").to_string();
                 self.calls.entry(item).or_default().arguments.push_str(d);
             }

@@ -37,3 +37,38 @@ fn context_share_in_the_status_line_and_the_compaction_notice() {
     assert!(text.contains("(16% ctx)"), "{text}");
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn cached_input_tokens_show_in_the_status_line() {
+    let mut h = Harness::new(100, 12, &[]);
+    h.ev(Event::SessionStarted {
+        id: Some("0193f2a4-aaaa-bbbb".into()),
+        model: "claude-sonnet-4-5".into(),
+        history: vec![].into(),
+        tokens: 0,
+        interrupted: vec![],
+    });
+    h.typed("hello").enter();
+    h.ev(Event::TurnStarted);
+    h.ev(Event::Usage {
+        input: 12_000,
+        output: 300,
+        cached: 11_500,
+        context_pct: Some(6),
+    });
+    h.ev(Event::TurnEnded {
+        reason: TurnEndReason::Done,
+    });
+    h.draw();
+    let text = h.text();
+    assert!(text.contains("12.3k tok (11.5k cached, 6% ctx)"), "{text}");
+    // Without a context share the cached part still shows.
+    h.ev(Event::Usage {
+        input: 1000,
+        output: 0,
+        cached: 500,
+        context_pct: None,
+    });
+    h.draw();
+    assert!(h.text().contains("13.3k tok (12.0k cached, 6% ctx)"), "{}", h.text());
+}

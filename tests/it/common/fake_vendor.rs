@@ -250,7 +250,7 @@ async fn handle(
     }
 }
 
-fn anthropic_event(data: Value) -> String {
+pub fn anthropic_event(data: Value) -> String {
     format!(
         "event: {}\ndata: {data}\n\n",
         data["type"].as_str().unwrap_or("message")
@@ -302,7 +302,7 @@ pub fn anthropic_reply(thinking: Option<(&str, &str)>, text: &str, calls: &[(&st
     Reply::events(ev)
 }
 
-fn gemini_chunk(parts: Value, finish: Option<&str>) -> String {
+pub fn gemini_chunk(parts: Value, finish: Option<&str>) -> String {
     let mut cand = json!({"content": {"role": "model", "parts": parts}, "index": 0});
     if let Some(f) = finish {
         cand["finishReason"] = json!(f);

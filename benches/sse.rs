@@ -7,6 +7,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
 use ikigai::provider::StreamEvent;
+use ikigai::provider::decode::Decoder as _;
 use ikigai::provider::http::sse_data_from;
 use ikigai::provider::openai::decode;
 use ikigai::provider::openai::stream::Accumulator;

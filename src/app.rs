@@ -9,8 +9,8 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use crate::agent::{AgentSetup, Resume, Resumed};
 use crate::config::{Config, ConfigError};
-use crate::provider::{Resolved, SetupError, Spec};
 use crate::protocol::{Event, NoticeLevel, Op};
+use crate::provider::{Resolved, SetupError, Spec};
 use crate::store::{Sessions, StoreError};
 use crate::tools::Registry;
 use crate::ui::plain::{Input, PlainError, PlainOptions};
@@ -98,7 +98,10 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
         model: cli.model.clone(),
         base_url: cli.base_url.clone(),
         max_tool_turns: cli.max_tool_turns,
-        tool_protocol: cli.tool_protocol.as_deref().and_then(crate::config::Protocol::parse),
+        tool_protocol: cli
+            .tool_protocol
+            .as_deref()
+            .and_then(crate::config::Protocol::parse),
     };
     let config = crate::config::Config::load(&overrides)?;
     let resolved = crate::provider::resolve(&config, &crate::provider::env_key)?;
@@ -172,7 +175,9 @@ async fn chat(cli: &crate::cli::Cli, config: Config, resolved: Resolved) -> Resu
     }
     let registry = Registry::builtin();
     // External tools are found in the background; a request waits for them ≤ 1.5 s.
-    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd, key_vars));
+    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(
+        &config, &cwd, key_vars,
+    ));
     if let Some(mut notices) = provider.notices() {
         let tx = events_tx.clone();
         tokio::spawn(async move {
@@ -331,7 +336,8 @@ fn resumed_provider(r: &Resumed, config: &Config, spec: &Spec) -> Option<Arc<dyn
     if name == spec.name {
         return None;
     }
-    let other = crate::provider::spec_for(config, name, r.model.as_deref(), &crate::provider::env_key).ok()?;
+    let other =
+        crate::provider::spec_for(config, name, r.model.as_deref(), &crate::provider::env_key).ok()?;
     let p = crate::provider::build(other).ok()?;
     p.setup_hint().is_empty().then_some(p)
 }

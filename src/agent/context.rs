@@ -44,7 +44,11 @@ pub async fn request(st: &mut AgentState) -> Result<EventStream, Failure> {
         };
         match result {
             Ok(s) => return Ok(s),
-            Err(e @ ProviderError::ContextLength { requested, window, .. }) => {
+            Err(
+                e @ ProviderError::ContextLength {
+                    requested, window, ..
+                },
+            ) => {
                 st.budget.refused(requested);
                 // The server knows its window better than any table.
                 if let Some(w) = window.filter(|w| *w < st.budget.window && *w >= 1024) {

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::state::AgentState;
-use crate::protocol::{Event, KeyState, NoticeLevel, ProviderInfo};
 use crate::config::WireKind;
+use crate::protocol::{Event, KeyState, NoticeLevel, ProviderInfo};
 use crate::provider::{self as factory, Provider, ProviderError, Spec};
 use crate::store::MarkerKind;
 
@@ -53,7 +53,8 @@ pub fn set_model(st: &mut AgentState, arg: &str) {
 /// Builds provider `name` with `model` and makes it current; on failure (unknown
 /// provider, no key, bad section) the current provider stays and the error says why.
 pub fn switch_provider(st: &mut AgentState, name: &str, model: &str) -> Result<(), String> {
-    let spec = factory::spec_for(&st.config, name, Some(model), &factory::env_key).map_err(|e| e.to_string())?;
+    let spec =
+        factory::spec_for(&st.config, name, Some(model), &factory::env_key).map_err(|e| e.to_string())?;
     let provider = factory::build(spec).map_err(|e| e.to_string())?;
     let hint = provider.setup_hint();
     if !hint.is_empty() {

@@ -99,7 +99,11 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     calls.push(Call { id, name, arguments });
                 }
                 Ok(StreamEvent::Notice(text)) => st.notice(NoticeLevel::Warning, text),
-                Ok(StreamEvent::Usage { input, output, cached }) => {
+                Ok(StreamEvent::Usage {
+                    input,
+                    output,
+                    cached,
+                }) => {
                     st.usage.0 += input;
                     st.usage.1 += output;
                     let context_pct = st.budget.observe(input);

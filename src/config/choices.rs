@@ -74,7 +74,9 @@ impl Protocol {
 
     /// `native` or `text` (the `--tool-protocol` flag).
     pub fn parse(s: &str) -> Option<Protocol> {
-        [Protocol::Native, Protocol::Text].into_iter().find(|p| p.as_str() == s)
+        [Protocol::Native, Protocol::Text]
+            .into_iter()
+            .find(|p| p.as_str() == s)
     }
 }
 
@@ -111,10 +113,17 @@ mod tests {
             assert_eq!(WireKind::parse(k.as_str()), Some(k));
         }
         let e = toml::from_str::<One>("kind = \"soap\"").unwrap_err().to_string();
-        assert!(e.contains("soap") && e.contains("openai-responses") && e.contains("google"), "{e}");
-        let e = toml::from_str::<One>("tool_protocol = \"txt\"").unwrap_err().to_string();
+        assert!(
+            e.contains("soap") && e.contains("openai-responses") && e.contains("google"),
+            "{e}"
+        );
+        let e = toml::from_str::<One>("tool_protocol = \"txt\"")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`native`") && e.contains("`text`"), "{e}");
-        let e = toml::from_str::<One>("text_protocol_continue = \"pre\"").unwrap_err().to_string();
+        let e = toml::from_str::<One>("text_protocol_continue = \"pre\"")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`prefill`") && e.contains("`user`"), "{e}");
         assert_eq!(Protocol::parse("text"), Some(Protocol::Text));
         assert_eq!(Protocol::parse("TEXT"), None);

@@ -29,9 +29,7 @@ impl Config {
         } else {
             "default"
         };
-        let tool_protocol = self
-            .tool_protocol
-            .map_or("provider default", |p| p.as_str());
+        let tool_protocol = self.tool_protocol.map_or("provider default", |p| p.as_str());
         [
             ("config file", file),
             ("max_response_bytes", self.max_response_bytes.to_string()),

@@ -115,7 +115,10 @@ pub fn xdg_dir(env: &dyn Fn(&str) -> Option<String>, var: &str, fallback: &str) 
 }
 
 /// Defaults < file < environment < flags, not yet validated.
-pub(super) fn layered(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+pub(super) fn layered(
+    overrides: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
     let explicit = overrides
         .config_path
         .clone()
@@ -195,8 +198,8 @@ fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigEr
             Some(dir) if p.is_relative() => dir.join(p),
             _ => p,
         };
-        let text =
-            std::fs::read_to_string(&p).map_err(|source| ConfigError::SystemPromptFile { path: p, source })?;
+        let text = std::fs::read_to_string(&p)
+            .map_err(|source| ConfigError::SystemPromptFile { path: p, source })?;
         c.system_prompt = Some(text);
     } else if f.system_prompt.is_some() {
         c.system_prompt = f.system_prompt;

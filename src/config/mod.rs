@@ -290,7 +290,11 @@ mod tests {
             ..Default::default()
         };
         let cfg = Config::load_with(&o, &env_of(&[("IKIGAI_PROVIDER", "ignored-by-flag")])).unwrap();
-        assert_eq!(cfg.provider.as_deref(), Some("ignored-by-flag"), "env wins over the file");
+        assert_eq!(
+            cfg.provider.as_deref(),
+            Some("ignored-by-flag"),
+            "env wins over the file"
+        );
         let s = &cfg.providers["azure"];
         assert_eq!(s.kind, Some(WireKind::OpenAiChat));
         assert_eq!(s.query["api-version"], "preview");
@@ -328,7 +332,11 @@ mod tests {
         for (text, bad, valid) in [
             ("[providers.x]\nkind = \"soap\"\n", "soap", "openai-responses"),
             ("tool_protocol = \"txt\"\n", "txt", "`native`"),
-            ("[providers.y]\ntext_protocol_continue = \"pre\"\n", "pre", "`prefill`"),
+            (
+                "[providers.y]\ntext_protocol_continue = \"pre\"\n",
+                "pre",
+                "`prefill`",
+            ),
         ] {
             let p = write(&dir, text);
             let o = Overrides {
@@ -337,7 +345,10 @@ mod tests {
             };
             let err = Config::load_with(&o, &env_of(&[])).unwrap_err().to_string();
             assert!(err.contains(p.to_str().unwrap()), "{err}");
-            assert!(err.contains("line ") && err.contains(bad) && err.contains(valid), "{err}");
+            assert!(
+                err.contains("line ") && err.contains(bad) && err.contains(valid),
+                "{err}"
+            );
         }
     }
 

@@ -10,7 +10,16 @@ use super::http::DataStream;
 use super::{EventStream, ProviderError, StreamEvent};
 
 /// One wire format's stream decoder, fed one `data:` payload at a time.
-pub trait Decoder: Send + 'static {
+pub trait Decoder: Default + Send + 'static {
+    /// The bound on the tool arguments it holds back.
+    fn held(&mut self) -> &mut Held;
+    /// A decoder that holds at most `max_bytes` of tool arguments back (`default()`:
+    /// no bound).
+    fn with_limit(max_bytes: usize) -> Self {
+        let mut d = Self::default();
+        *d.held() = Held::new(max_bytes);
+        d
+    }
     /// Decodes one payload into the events it completes.
     fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError>;
     /// True once the response is complete; later payloads are not read.

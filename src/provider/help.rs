@@ -2,8 +2,9 @@
 //! do about an error, and the provider's rows of `/config`. The vendors named come from
 //! `presets`. Pure text; never shows a key.
 
+use super::error::ProviderError;
 use super::presets::{self, PRESETS};
-use super::{ProviderError, Spec};
+use super::spec::Spec;
 use crate::config::{Config, redact_url};
 
 /// Longest line of the hint (it must fit an 80-column terminal).
@@ -33,11 +34,21 @@ pub fn setup_hint(spec: &Spec) -> Vec<String> {
         &vendors,
         " (each reads its own key variable)",
     ));
-    out.extend(choices("  Local server:  ikigai --provider ", &servers, " (no key), or"));
+    out.extend(choices(
+        "  Local server:  ikigai --provider ",
+        &servers,
+        " (no key), or",
+    ));
     out.extend([
-        format!("{}--base-url http://127.0.0.1:8080/v1 for any compatible server", " ".repeat(INDENT)),
+        format!(
+            "{}--base-url http://127.0.0.1:8080/v1 for any compatible server",
+            " ".repeat(INDENT)
+        ),
         "  Config file:   $XDG_CONFIG_HOME/ikigai/config.toml or ~/.config/ikigai/".to_string(),
-        format!("{}config.toml, [providers.NAME] (see config.example.toml)", " ".repeat(INDENT)),
+        format!(
+            "{}config.toml, [providers.NAME] (see config.example.toml)",
+            " ".repeat(INDENT)
+        ),
     ]);
     out
 }
@@ -48,7 +59,11 @@ fn choices(first: &str, names: &[&str], tail: &str) -> Vec<String> {
     let mut line = first.to_string();
     let last = names.len().saturating_sub(1);
     for (i, name) in names.iter().enumerate() {
-        let word = if i == last { name.to_string() } else { format!("{name}|") };
+        let word = if i == last {
+            name.to_string()
+        } else {
+            format!("{name}|")
+        };
         if line.len() + word.len() > WIDTH && line.len() > INDENT {
             lines.push(std::mem::replace(&mut line, " ".repeat(INDENT)));
         }
@@ -114,7 +129,11 @@ pub fn describe(config: &Config, spec: &Spec, model: &str) -> Vec<(String, Strin
 
 /// The names `--provider` takes, for the command line's help.
 pub fn preset_names() -> String {
-    presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+    presets::PRESETS
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -155,7 +174,10 @@ mod tests {
         let spec = spec_for(&c, "openai", None, &|_| None).unwrap();
         let rows = describe(&c, &spec, "gpt-5");
         let shown = format!("{rows:?}");
-        assert!(!shown.contains("sk-very-secret") && !shown.contains(":pw@"), "{shown}");
+        assert!(
+            !shown.contains("sk-very-secret") && !shown.contains(":pw@"),
+            "{shown}"
+        );
         assert_eq!(rows[0].0, "config file");
         assert_eq!(rows[1], ("provider".to_string(), "openai".to_string()));
         assert_eq!(rows[4], ("model".to_string(), "gpt-5".to_string()));

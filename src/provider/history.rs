@@ -414,7 +414,10 @@ mod tests {
             assert_eq!(v, c.wire_arguments_value(), "{bad}");
         }
         assert_eq!(text(&Arguments::of(&call("  "))), "{}");
-        assert_eq!(text(&Envelope::of(r#"{"tool_success":true}"#)), r#"{"tool_success":true}"#);
+        assert_eq!(
+            text(&Envelope::of(r#"{"tool_success":true}"#)),
+            r#"{"tool_success":true}"#
+        );
         assert_eq!(text(&Envelope::of("[1,2]")), r#"{"output":[1,2]}"#);
         assert_eq!(text(&Envelope::of("plain")), r#"{"output":"plain"}"#);
     }

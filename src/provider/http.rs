@@ -7,12 +7,12 @@ use std::collections::VecDeque;
 use std::pin::Pin;
 use std::time::Duration;
 
-use futures_util::{Stream, StreamExt};
-use reqwest::Response;
-use reqwest::header::HeaderMap;
 use super::body::Source;
 use super::sse::SseDecoder;
 use super::{ProviderError, Spec};
+use futures_util::{Stream, StreamExt};
+use reqwest::Response;
+use reqwest::header::HeaderMap;
 
 /// The SSE `data:` payloads of a response, in order; an `Err` ends it.
 pub type DataStream = Pin<Box<dyn Stream<Item = Result<String, ProviderError>> + Send>>;
@@ -101,7 +101,11 @@ pub fn authorize(
 
 /// Sends a request, waiting at most `idle` for the answer's headers; `shown` is the
 /// endpoint as an error may name it (passwords hidden). Any status is an answer.
-pub async fn send(builder: reqwest::RequestBuilder, shown: &str, idle: Duration) -> Result<Response, ProviderError> {
+pub async fn send(
+    builder: reqwest::RequestBuilder,
+    shown: &str,
+    idle: Duration,
+) -> Result<Response, ProviderError> {
     match tokio::time::timeout(idle, builder.send()).await {
         Err(_) => Err(ProviderError::Connect {
             url: shown.to_string(),

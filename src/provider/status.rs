@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::ProviderError;
+use super::error::ProviderError;
 
 /// What an error message may name about the endpoint (never the key itself).
 #[derive(Clone, Debug)]
@@ -95,7 +95,8 @@ fn kind_of_words(message: &str, code: &str, status: Option<u16>) -> Option<Kind>
     let m = message.to_ascii_lowercase();
     let c = code.to_ascii_lowercase();
     let any = |words: &[&str]| words.iter().any(|w| m.contains(w) || c.contains(w));
-    let token_limit = m.contains("token") && (m.contains("exceeds the maximum") || m.contains("exceeds the limit"));
+    let token_limit =
+        m.contains("token") && (m.contains("exceeds the maximum") || m.contains("exceeds the limit"));
     if any(CONTEXT_WORDS) || token_limit {
         return Some(Kind::ContextLength);
     }
@@ -186,7 +187,12 @@ fn with_code(message: &str, code: &str) -> String {
 
 /// The error for a non-2xx answer with status `status`, `Retry-After` `retry_after`, and
 /// the body its wire format read as `v`.
-pub fn from_status(status: u16, retry_after: Option<f64>, v: &VendorError, ctx: &ErrorContext) -> ProviderError {
+pub fn from_status(
+    status: u16,
+    retry_after: Option<f64>,
+    v: &VendorError,
+    ctx: &ErrorContext,
+) -> ProviderError {
     let message = scrub(&v.message, ctx.secret.as_deref());
     let detail = colon(&message);
     let retry_after = v.retry_after.or(retry_after);
@@ -259,8 +265,12 @@ pub fn in_stream(v: &VendorError, produced: bool) -> ProviderError {
             detail: format!(": {text}"),
         },
         Some(Kind::ContextLength) => context_length(v, &v.message),
-        Some(Kind::Quota) => ProviderError::QuotaExhausted { detail: colon(&v.message) },
-        Some(Kind::ContentFilter) => ProviderError::ContentFiltered { detail: colon(&v.message) },
+        Some(Kind::Quota) => ProviderError::QuotaExhausted {
+            detail: colon(&v.message),
+        },
+        Some(Kind::ContentFilter) => ProviderError::ContentFiltered {
+            detail: colon(&v.message),
+        },
         Some(Kind::UnknownModel) => ProviderError::UnknownModel {
             model: String::new(),
             detail: colon(&v.message),
@@ -271,7 +281,7 @@ pub fn in_stream(v: &VendorError, produced: bool) -> ProviderError {
 
 /// An error body whose error object is `{"error": …}` (or the first of an array of
 /// them, as Gemini sends), read by `object`; any other body says what its text says.
-pub fn read_body(body: &str, object: fn(&Value) -> VendorError) -> VendorError {
+pub fn read_body(body: &str, object: impl Fn(&Value) -> VendorError) -> VendorError {
     let parsed: Value = serde_json::from_str(body.trim()).unwrap_or(Value::Null);
     let error = match &parsed {
         Value::Array(items) => items.first().and_then(|i| i.get("error")),
@@ -325,16 +335,25 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
         .join(" ")
 }
 
-/// An error context for tests of the vendors' error readings.
+/// The error a vendor's error body maps to, for tests of the vendors' readings: status
+/// `code`, read by `object`, at an endpoint for `model` whose key is `api_key_env`
+/// (set, holding `secret`).
 #[cfg(test)]
-pub fn test_context(model: &str, url: &str, api_key_env: &str, secret: &str) -> ErrorContext {
-    ErrorContext {
+pub fn test_map(
+    code: u16,
+    retry_after: Option<f64>,
+    body: &str,
+    object: fn(&Value) -> VendorError,
+    (model, api_key_env, secret): (&str, &str, &str),
+) -> ProviderError {
+    let ctx = ErrorContext {
         model: model.into(),
-        url: url.into(),
+        url: format!("http://h/v1/models/{model}"),
         api_key_env: api_key_env.into(),
         key_set: true,
         secret: Some(secret.into()),
-    }
+    };
+    from_status(code, retry_after, &read_body(body, object), &ctx)
 }
 
 #[cfg(test)]
@@ -382,7 +401,12 @@ mod tests {
                 ..Default::default()
             };
             for e in [from_status(400, None, &v, &ctx), in_stream(&v, true)] {
-                let ProviderError::ContextLength { requested, window, detail } = &e else {
+                let ProviderError::ContextLength {
+                    requested,
+                    window,
+                    detail,
+                } = &e
+                else {
                     panic!("{body}: {e:?}");
                 };
                 assert_eq!(*requested, Some(n), "{body}");
@@ -395,7 +419,10 @@ mod tests {
             message: "invalid model".into(),
             ..Default::default()
         };
-        assert!(matches!(from_status(400, None, &v, &ctx), ProviderError::Rejected { .. }));
+        assert!(matches!(
+            from_status(400, None, &v, &ctx),
+            ProviderError::Rejected { .. }
+        ));
         // Counts the body gives in fields of their own win over the words.
         let v = VendorError {
             message: "the request exceeds the available context size".into(),

@@ -43,7 +43,9 @@ pub trait Wire: Send + Sync + 'static {
     fn body<'a>(&self, spec: &'a Spec, req: Request<'a>) -> serde_json::Result<Body<'a>>;
 
     /// A decoder for one response, holding at most `max_bytes` of tool arguments.
-    fn decoder(&self, max_bytes: usize) -> Self::Decoder;
+    fn decoder(&self, max_bytes: usize) -> Self::Decoder {
+        Self::Decoder::with_limit(max_bytes)
+    }
 
     /// The response's events: its SSE stream through this format's decoder (a format
     /// may read other answers too: a Chat Completions server may ignore `stream: true`).
@@ -57,8 +59,14 @@ pub trait Wire: Send + Sync + 'static {
         false
     }
 
+    /// The vendor's reading of its error object (`{"error": …}` of an error body, or an
+    /// error event in the stream).
+    fn error_object(&self, error: &Value) -> VendorError;
+
     /// The vendor's reading of an error body.
-    fn error(&self, body: &str) -> VendorError;
+    fn error(&self, body: &str) -> VendorError {
+        status::read_body(body, |e| self.error_object(e))
+    }
 
     /// The path that lists models.
     fn models_path(&self, spec: &Spec) -> String {
@@ -106,7 +114,12 @@ impl<W: Wire> HttpProvider<W> {
     }
 
     /// Sends `builder` with the key and headers; a non-2xx answer becomes its error.
-    async fn send(&self, builder: reqwest::RequestBuilder, model: &str, url: &str) -> Result<Response, ProviderError> {
+    async fn send(
+        &self,
+        builder: reqwest::RequestBuilder,
+        model: &str,
+        url: &str,
+    ) -> Result<Response, ProviderError> {
         if self.spec.missing_key() {
             return Err(ProviderError::MissingKey {
                 env_var: self.spec.api_key_env.clone(),
@@ -121,7 +134,12 @@ impl<W: Wire> HttpProvider<W> {
         let retry_after = http::retry_after(resp.headers());
         let body = http::read_capped(resp, 64 * 1024, self.spec.idle).await;
         let ctx = error_context(&self.spec, model, url);
-        Err(status::from_status(status, retry_after, &self.wire.error(&body), &ctx))
+        Err(status::from_status(
+            status,
+            retry_after,
+            &self.wire.error(&body),
+            &ctx,
+        ))
     }
 }
 

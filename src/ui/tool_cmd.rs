@@ -29,7 +29,11 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
     let registry = Registry::builtin();
     let cwd = std::env::current_dir()?;
     registry
-        .discover_now(DiscoverySpec::from_config(config, &cwd, crate::provider::key_vars(config)))
+        .discover_now(DiscoverySpec::from_config(
+            config,
+            &cwd,
+            crate::provider::key_vars(config),
+        ))
         .await;
     if args.list {
         if args.name.is_some() {

@@ -46,14 +46,22 @@ fn gemini_filtered(text: &str, reason: &str) -> Reply {
 /// An Anthropic stream: text, then `stop_reason`.
 fn anthropic_stopped(text: &str, stop_reason: &str) -> Reply {
     Reply::events(vec![
-        anthropic_event(json!({"type": "message_start", "message": {"id": "msg_f", "type": "message",
+        anthropic_event(
+            json!({"type": "message_start", "message": {"id": "msg_f", "type": "message",
             "role": "assistant", "model": "claude-fake", "content": [], "stop_reason": null,
-            "usage": {"input_tokens": 20, "cache_read_input_tokens": 100, "output_tokens": 1}}})),
-        anthropic_event(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
-        anthropic_event(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}})),
+            "usage": {"input_tokens": 20, "cache_read_input_tokens": 100, "output_tokens": 1}}}),
+        ),
+        anthropic_event(
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        anthropic_event(
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ),
         anthropic_event(json!({"type": "content_block_stop", "index": 0})),
-        anthropic_event(json!({"type": "message_delta", "delta": {"stop_reason": stop_reason},
-            "usage": {"output_tokens": 15}})),
+        anthropic_event(
+            json!({"type": "message_delta", "delta": {"stop_reason": stop_reason},
+            "usage": {"output_tokens": 15}}),
+        ),
         anthropic_event(json!({"type": "message_stop"})),
     ])
 }
@@ -81,11 +89,15 @@ fn responses_incomplete(text: &str, reason: &str) -> Reply {
     let ev = |v: Value| format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or(""));
     Reply::events(vec![
         ev(json!({"type": "response.created", "response": {"id": "resp_f", "status": "in_progress"}})),
-        ev(json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
-            "content_index": 0, "delta": text})),
-        ev(json!({"type": "response.incomplete", "response": {"id": "resp_f", "status": "incomplete",
+        ev(
+            json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
+            "content_index": 0, "delta": text}),
+        ),
+        ev(
+            json!({"type": "response.incomplete", "response": {"id": "resp_f", "status": "incomplete",
             "incomplete_details": {"reason": reason},
-            "usage": {"input_tokens": 50, "output_tokens": 3, "input_tokens_details": {"cached_tokens": 0}}}})),
+            "usage": {"input_tokens": 50, "output_tokens": 3, "input_tokens_details": {"cached_tokens": 0}}}}),
+        ),
     ])
 }
 
@@ -112,7 +124,11 @@ fn every_gemini_filter_end_keeps_the_text_and_names_its_reason() {
             &[("GEMINI_API_KEY", "goog-key")],
         );
         filtered(&out, "Here is the first half", reason);
-        assert!(s(&out.stderr).contains("HARM_CATEGORY_DANGEROUS_CONTENT"), "{}", s(&out.stderr));
+        assert!(
+            s(&out.stderr).contains("HARM_CATEGORY_DANGEROUS_CONTENT"),
+            "{}",
+            s(&out.stderr)
+        );
         assert!(fake.rejections().is_empty(), "{:?}", fake.rejections());
     }
 }
@@ -124,7 +140,14 @@ fn anthropic_refusal_and_openai_content_filter_keep_the_text_and_say_so() {
     fake.push(anthropic_stopped("I started to answer", "refusal"));
     let out = run(
         h.path(),
-        &["-p", "hi", "--provider", "anthropic", "--base-url", &fake.base_url],
+        &[
+            "-p",
+            "hi",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &fake.base_url,
+        ],
         &[("ANTHROPIC_API_KEY", "ant-key")],
     );
     filtered(&out, "I started to answer", "refusal");
@@ -172,13 +195,24 @@ fn cached_input_tokens_reach_json_and_the_verbose_token_line() {
     fake.push(anthropic_stopped("Done.", "end_turn"));
     let out = run(
         h.path(),
-        &["--json", "-p", "hi", "--provider", "anthropic", "--base-url", &fake.base_url],
+        &[
+            "--json",
+            "-p",
+            "hi",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &fake.base_url,
+        ],
         &[("ANTHROPIC_API_KEY", "ant-key")],
     );
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     let u = usage(&out);
     assert_eq!(u.len(), 1, "{}", s(&out.stdout));
-    assert_eq!((&u[0]["input"], &u[0]["output"], &u[0]["cached"]), (&json!(120), &json!(15), &json!(100)));
+    assert_eq!(
+        (&u[0]["input"], &u[0]["output"], &u[0]["cached"]),
+        (&json!(120), &json!(15), &json!(100))
+    );
 
     // Chat Completions: `prompt_tokens_details.cached_tokens`.
     let fake = FakeProvider::start();
@@ -189,14 +223,26 @@ fn cached_input_tokens_reach_json_and_the_verbose_token_line() {
         &[("OPENAI_API_KEY", "k")],
     );
     let u = usage(&out);
-    assert_eq!((&u[0]["input"], &u[0]["cached"]), (&json!(900), &json!(768)), "{u:?}");
+    assert_eq!(
+        (&u[0]["input"], &u[0]["cached"]),
+        (&json!(900), &json!(768)),
+        "{u:?}"
+    );
 
     // Gemini: `cachedContentTokenCount`; the plain front end names it under --verbose.
     let fake = FakeVendor::start(Wire::Gemini);
     fake.push(crate::common::fake_vendor::gemini_reply("", "", "Done.", &[]));
     let out = run(
         h.path(),
-        &["--verbose", "-p", "hi", "--provider", "google", "--base-url", &fake.base_url],
+        &[
+            "--verbose",
+            "-p",
+            "hi",
+            "--provider",
+            "google",
+            "--base-url",
+            &fake.base_url,
+        ],
         &[("GEMINI_API_KEY", "goog-key")],
     );
     assert!(

@@ -4,15 +4,18 @@
 
 use serde_json::Value;
 
-use crate::provider::ProviderError;
-use crate::provider::status::{self, Kind, VendorError};
+use crate::provider::status::{Kind, VendorError};
 
 /// HTTP status Anthropic uses for `overloaded_error`.
 pub const OVERLOADED: u16 = 529;
 
-/// An error object (`{"type", "message"}`).
-fn object(error: &Value) -> VendorError {
-    let code = error.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+/// An error object (`{"type", "message"}`), over HTTP or inside the stream.
+pub fn object(error: &Value) -> VendorError {
+    let code = error
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     let message = error
         .get("message")
         .and_then(Value::as_str)
@@ -27,7 +30,11 @@ fn object(error: &Value) -> VendorError {
         _ => None,
     };
     VendorError {
-        status: Some(if code == "overloaded_error" { OVERLOADED } else { 500 }),
+        status: Some(if code == "overloaded_error" {
+            OVERLOADED
+        } else {
+            500
+        }),
         message,
         code,
         kind,
@@ -35,28 +42,24 @@ fn object(error: &Value) -> VendorError {
     }
 }
 
-/// An error body.
-pub fn read(body: &str) -> VendorError {
-    status::read_body(body, object)
-}
-
-/// An `error` event inside the stream. Overload and server errors before any output
-/// are retryable (returned as `Server`); after output, the partial answer is kept.
-pub fn stream_error(error: &Value, produced: bool) -> ProviderError {
-    status::in_stream(&object(error), produced)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::status::{ErrorContext, test_context};
+    use crate::provider::ProviderError;
+    use crate::provider::status;
 
-    fn from_body(code: u16, retry_after: Option<f64>, body: &str, ctx: &ErrorContext) -> ProviderError {
-        status::from_status(code, retry_after, &read(body), ctx)
+    fn from_body(code: u16, retry_after: Option<f64>, body: &str) -> ProviderError {
+        status::test_map(
+            code,
+            retry_after,
+            body,
+            object,
+            ("claude-x", "ANTHROPIC_API_KEY", "sk-ant-secret"),
+        )
     }
 
-    fn ctx() -> ErrorContext {
-        test_context("claude-x", "http://h/v1/messages", "ANTHROPIC_API_KEY", "sk-ant-secret")
+    fn stream_error(error: &Value, produced: bool) -> ProviderError {
+        status::in_stream(&object(error), produced)
     }
 
     fn body(kind: &str, msg: &str) -> String {
@@ -65,15 +68,10 @@ mod tests {
 
     #[test]
     fn http_errors_become_clear_kinds() {
-        let e = from_body(
-            401,
-            None,
-            &body("authentication_error", "invalid x-api-key"),
-            &ctx(),
-        );
+        let e = from_body(401, None, &body("authentication_error", "invalid x-api-key"));
         assert!(e.to_string().contains("$ANTHROPIC_API_KEY"), "{e}");
         assert!(!e.is_retryable());
-        let e = from_body(404, None, &body("not_found_error", "model: claude-nope"), &ctx());
+        let e = from_body(404, None, &body("not_found_error", "model: claude-nope"));
         assert!(
             matches!(e, ProviderError::UnknownModel { .. }) && e.to_string().contains("claude-x"),
             "{e}"
@@ -85,7 +83,6 @@ mod tests {
                 "invalid_request_error",
                 "prompt is too long: 208310 tokens > 200000 maximum",
             ),
-            &ctx(),
         );
         assert_eq!(
             e,
@@ -102,25 +99,19 @@ mod tests {
                 "invalid_request_error",
                 "Your credit balance is too low to access the Anthropic API.",
             ),
-            &ctx(),
         );
         assert!(
             matches!(e, ProviderError::QuotaExhausted { .. }) && e.to_string().contains("ANTHROPIC_API_KEY"),
             "{e}"
         );
-        let e = from_body(529, None, &body("overloaded_error", "Overloaded"), &ctx());
+        let e = from_body(529, None, &body("overloaded_error", "Overloaded"));
         assert!(
             e.is_retryable() && e.to_string().contains("overloaded_error"),
             "{e}"
         );
-        let e = from_body(429, Some(3.0), &body("rate_limit_error", "slow down"), &ctx());
+        let e = from_body(429, Some(3.0), &body("rate_limit_error", "slow down"));
         assert_eq!(e.retry_after(), Some(3.0));
-        let e = from_body(
-            400,
-            None,
-            &body("invalid_request_error", "bad sk-ant-secret"),
-            &ctx(),
-        );
+        let e = from_body(400, None, &body("invalid_request_error", "bad sk-ant-secret"));
         assert!(!e.to_string().contains("sk-ant-secret"), "{e}");
     }
 

@@ -55,9 +55,15 @@ pub fn rest(req: &Request<'_>, opts: &Options<'_>) -> Map<String, Value> {
     // Mid tool loop, a final assistant message must start with a thinking block when
     // thinking is on; one written by another provider (or before thinking was on) has
     // none, so this request goes without thinking.
-    match opts.thinking_budget.filter(|_| last_assistant_may_think(req.messages, opts.name)) {
+    match opts
+        .thinking_budget
+        .filter(|_| last_assistant_may_think(req.messages, opts.name))
+    {
         Some(budget) => {
-            body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
+            body.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": budget}),
+            );
             body.insert(
                 "max_tokens".into(),
                 json!(opts.max_tokens.max(budget.saturating_add(1024))),
@@ -78,7 +84,9 @@ pub fn body<'a>(
     opts: &Options<'a>,
 ) -> serde_json::Result<JsonBody<impl Fn() -> Messages<'a> + Send + Sync + use<'a>>> {
     let (messages, name) = (req.messages, opts.name);
-    JsonBody::new(&rest(&req, opts), "messages", move || Messages::new(messages, name))
+    JsonBody::new(&rest(&req, opts), "messages", move || {
+        Messages::new(messages, name)
+    })
 }
 
 /// The body as a JSON value (tests and callers that inspect it).
@@ -374,7 +382,9 @@ mod tests {
     use crate::message::Message;
 
     fn messages(h: &[Message], name: &str) -> Vec<Value> {
-        Messages::new(h, name).map(|m| serde_json::to_value(m).unwrap()).collect()
+        Messages::new(h, name)
+            .map(|m| serde_json::to_value(m).unwrap())
+            .collect()
     }
 
     #[test]

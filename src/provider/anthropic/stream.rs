@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::error::stream_error;
-use crate::provider::decode::Held;
+use crate::provider::decode::{self, Held};
+use crate::provider::status;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 use crate::text::shorten;
 
@@ -126,65 +126,10 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// A decoder that fails once more than `limit` bytes of tool input are held back.
-    pub fn with_limit(limit: usize) -> Self {
-        Decoder {
-            held: Held::new(limit),
-            ..Self::default()
-        }
-    }
-
-    /// True once `message_stop` or a stop reason arrived.
-    pub fn is_complete(&self) -> bool {
-        self.stopped || self.stop_reason.is_some()
-    }
-
-    /// True once `message_stop` arrived (nothing more will come).
-    pub fn is_done(&self) -> bool {
-        self.stopped
-    }
-
     /// True once any text, reasoning or tool call was produced (an error after that
     /// point cannot be retried without losing what the user saw).
     pub fn produced_output(&self) -> bool {
         self.produced
-    }
-
-    /// Decodes one payload into the events it completes.
-    pub fn push(&mut self, data: &str) -> Result<Vec<StreamEvent>, ProviderError> {
-        let data = data.trim();
-        if data.is_empty() {
-            return Ok(Vec::new());
-        }
-        let payload: Payload = serde_json::from_str(data)
-            .map_err(|e| ProviderError::Stream(format!("malformed event ({e}): {}", shorten(data, 200))))?;
-        let mut out = Vec::new();
-        match payload {
-            Payload::MessageStart { message } => {
-                if let Some(u) = message.usage {
-                    self.add_usage(&u);
-                }
-            }
-            Payload::ContentBlockStart { index, content_block } => self.start(index, content_block, &mut out),
-            Payload::ContentBlockDelta { index, delta } => self.delta(index, delta, &mut out)?,
-            Payload::ContentBlockStop { index } => {
-                if let Some(block) = self.blocks.remove(&index) {
-                    self.close(block, &mut out);
-                }
-            }
-            Payload::MessageDelta { delta, usage } => {
-                if let Some(r) = delta.stop_reason {
-                    self.stop_reason = Some(r);
-                }
-                if let Some(u) = usage {
-                    self.add_usage(&u);
-                }
-            }
-            Payload::MessageStop => self.stopped = true,
-            Payload::Ping | Payload::Unknown => {}
-            Payload::Error { error } => return Err(stream_error(&error, self.produced)),
-        }
-        Ok(out)
     }
 
     fn add_usage(&mut self, u: &Usage) {
@@ -302,10 +247,73 @@ impl Decoder {
             Block::Text | Block::Other => {}
         }
     }
+}
 
+/// Anthropic's `stop_reason` in canonical terms.
+pub fn finish_reason(r: &str) -> FinishReason {
+    match r {
+        "end_turn" | "stop_sequence" => FinishReason::Stop,
+        "tool_use" => FinishReason::ToolCalls,
+        "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
+        "refusal" => FinishReason::ContentFilter(r.to_string()),
+        other => FinishReason::Other(other.to_string()),
+    }
+}
+
+impl decode::Decoder for Decoder {
+    fn held(&mut self) -> &mut Held {
+        &mut self.held
+    }
+
+    /// True once `message_stop` or a stop reason arrived.
+    fn is_complete(&self) -> bool {
+        self.stopped || self.stop_reason.is_some()
+    }
+    /// True once `message_stop` arrived (nothing more will come).
+    fn is_done(&self) -> bool {
+        self.stopped
+    }
+    /// Decodes one payload into the events it completes.
+    fn push(&mut self, data: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(Vec::new());
+        }
+        let payload: Payload = serde_json::from_str(data)
+            .map_err(|e| ProviderError::Stream(format!("malformed event ({e}): {}", shorten(data, 200))))?;
+        let mut out = Vec::new();
+        match payload {
+            Payload::MessageStart { message } => {
+                if let Some(u) = message.usage {
+                    self.add_usage(&u);
+                }
+            }
+            Payload::ContentBlockStart { index, content_block } => self.start(index, content_block, &mut out),
+            Payload::ContentBlockDelta { index, delta } => self.delta(index, delta, &mut out)?,
+            Payload::ContentBlockStop { index } => {
+                if let Some(block) = self.blocks.remove(&index) {
+                    self.close(block, &mut out);
+                }
+            }
+            Payload::MessageDelta { delta, usage } => {
+                if let Some(r) = delta.stop_reason {
+                    self.stop_reason = Some(r);
+                }
+                if let Some(u) = usage {
+                    self.add_usage(&u);
+                }
+            }
+            Payload::MessageStop => self.stopped = true,
+            Payload::Ping | Payload::Unknown => {}
+            Payload::Error { error } => {
+                return Err(status::in_stream(&super::error::object(&error), self.produced));
+            }
+        }
+        Ok(out)
+    }
     /// Ends the message: blocks never closed (a truncated tool input keeps its raw text),
     /// the usage, and `Finished`.
-    pub fn finish(&mut self) -> Vec<StreamEvent> {
+    fn finish(&mut self) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         for (_, block) in std::mem::take(&mut self.blocks) {
             self.close(block, &mut out);
@@ -322,32 +330,7 @@ impl Decoder {
         });
         out
     }
-}
 
-/// Anthropic's `stop_reason` in canonical terms.
-pub fn finish_reason(r: &str) -> FinishReason {
-    match r {
-        "end_turn" | "stop_sequence" => FinishReason::Stop,
-        "tool_use" => FinishReason::ToolCalls,
-        "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
-        "refusal" => FinishReason::ContentFilter(r.to_string()),
-        other => FinishReason::Other(other.to_string()),
-    }
-}
-
-impl crate::provider::decode::Decoder for Decoder {
-    fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError> {
-        Decoder::push(self, payload)
-    }
-    fn is_done(&self) -> bool {
-        Decoder::is_done(self)
-    }
-    fn is_complete(&self) -> bool {
-        Decoder::is_complete(self)
-    }
-    fn finish(&mut self) -> Vec<StreamEvent> {
-        Decoder::finish(self)
-    }
     fn malformed_then_end_is_cut(&self) -> bool {
         true
     }

@@ -4,8 +4,7 @@
 
 use serde_json::Value;
 
-use crate::provider::ProviderError;
-use crate::provider::status::{self, Kind, VendorError};
+use crate::provider::status::{Kind, VendorError};
 
 /// `"31s"`, `"1.5s"` → seconds.
 pub fn parse_delay(d: &str) -> Option<f64> {
@@ -15,8 +14,8 @@ pub fn parse_delay(d: &str) -> Option<f64> {
         .filter(|s| s.is_finite() && *s >= 0.0)
 }
 
-/// A Google RPC error object.
-fn object(error: &Value) -> VendorError {
+/// A Google RPC error object, over HTTP or inside the stream.
+pub fn object(error: &Value) -> VendorError {
     let details = error.get("details").and_then(Value::as_array);
     let detail = |field: &str| {
         details
@@ -25,7 +24,11 @@ fn object(error: &Value) -> VendorError {
             .find_map(|d| d.get(field).and_then(Value::as_str))
             .map(str::to_string)
     };
-    let code = error.get("status").and_then(Value::as_str).unwrap_or("").to_string();
+    let code = error
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     let reason = detail("reason").unwrap_or_default();
     let kind = match code.as_str() {
         _ if reason == "API_KEY_INVALID" => Some(Kind::Auth),
@@ -35,7 +38,10 @@ fn object(error: &Value) -> VendorError {
         "UNAVAILABLE" | "INTERNAL" | "DEADLINE_EXCEEDED" => Some(Kind::Server),
         _ => None,
     };
-    let number = error.get("code").and_then(Value::as_u64).and_then(|c| u16::try_from(c).ok());
+    let number = error
+        .get("code")
+        .and_then(Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok());
     VendorError {
         message: error
             .get("message")
@@ -51,30 +57,25 @@ fn object(error: &Value) -> VendorError {
     }
 }
 
-/// An error body.
-pub fn read(body: &str) -> VendorError {
-    status::read_body(body, object)
-}
-
-/// An `error` object inside the stream: retryable kinds before any output are returned
-/// as retryable errors; after output, the partial answer is kept.
-pub fn stream_error(error: &Value, produced: bool) -> ProviderError {
-    status::in_stream(&object(error), produced)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::status::{ErrorContext, test_context};
+    use crate::provider::ProviderError;
+    use crate::provider::status;
     use serde_json::json;
 
-    fn from_body(code: u16, retry_after: Option<f64>, body: &str, ctx: &ErrorContext) -> ProviderError {
-        status::from_status(code, retry_after, &read(body), ctx)
+    fn from_body(code: u16, retry_after: Option<f64>, body: &str) -> ProviderError {
+        status::test_map(
+            code,
+            retry_after,
+            body,
+            object,
+            ("gemini-x", "GEMINI_API_KEY", "AIzaSecretKey"),
+        )
     }
 
-    fn ctx() -> ErrorContext {
-        let url = "http://h/v1beta/models/gemini-x:streamGenerateContent";
-        test_context("gemini-x", url, "GEMINI_API_KEY", "AIzaSecretKey")
+    fn stream_error(error: &Value, produced: bool) -> ProviderError {
+        status::in_stream(&object(error), produced)
     }
 
     fn body(code: u16, status: &str, msg: &str, details: Value) -> String {
@@ -92,7 +93,6 @@ mod tests {
                 "API key not valid. Please pass a valid API key.",
                 json!([{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}]),
             ),
-            &ctx(),
         );
         assert!(
             matches!(e, ProviderError::Auth { .. }) && e.to_string().contains("$GEMINI_API_KEY"),
@@ -110,7 +110,6 @@ mod tests {
                     json!([{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "31s"}]),
                 )
             ),
-            &ctx(),
         );
         assert!(
             e.is_retryable() && e.to_string().contains("quota exhausted"),
@@ -121,7 +120,6 @@ mod tests {
             503,
             None,
             &body(503, "UNAVAILABLE", "The model is overloaded.", json!([])),
-            &ctx(),
         );
         assert!(e.is_retryable(), "{e}");
         let e = from_body(
@@ -133,7 +131,6 @@ mod tests {
                 "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
                 json!([]),
             ),
-            &ctx(),
         );
         assert!(matches!(e, ProviderError::ContextLength { .. }), "{e}");
         let e = from_body(
@@ -145,7 +142,6 @@ mod tests {
                 "models/gemini-x is not found for API version v1beta",
                 json!([]),
             ),
-            &ctx(),
         );
         assert!(matches!(e, ProviderError::UnknownModel { .. }), "{e}");
     }

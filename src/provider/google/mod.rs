@@ -80,16 +80,12 @@ impl Wire for Gemini {
         Ok(Box::new(request::body(req, &opts)?))
     }
 
-    fn decoder(&self, max_bytes: usize) -> Decoder {
-        Decoder::with_limit(max_bytes)
-    }
-
     fn errors_arrive_in_stream(&self) -> bool {
         true
     }
 
-    fn error(&self, body: &str) -> VendorError {
-        error::read(body)
+    fn error_object(&self, error: &serde_json::Value) -> VendorError {
+        error::object(error)
     }
 
     fn models_path(&self, spec: &Spec) -> String {
@@ -116,10 +112,5 @@ impl Wire for Gemini {
 /// Turns SSE payloads into events. Gemini sends no `[DONE]`: a body that ends before any
 /// finish reason was cut off, and says so.
 pub fn decode(data: DataStream) -> EventStream {
-    decode_with_limit(data, usize::MAX)
-}
-
-/// `decode`, with tool arguments held back at most `max_bytes` in total.
-pub fn decode_with_limit(data: DataStream, max_bytes: usize) -> EventStream {
-    super::decode::decode(data, Decoder::with_limit(max_bytes))
+    super::decode::decode(data, Decoder::default())
 }

@@ -85,7 +85,9 @@ pub fn body<'a>(
     opts: &Options<'a>,
 ) -> serde_json::Result<JsonBody<impl Fn() -> Contents<'a> + Send + Sync + use<'a>>> {
     let (messages, name, sign) = (req.messages, opts.name, requires_signatures(req.model));
-    JsonBody::new(&rest(&req, opts), "contents", move || Contents::new(messages, name, sign))
+    JsonBody::new(&rest(&req, opts), "contents", move || {
+        Contents::new(messages, name, sign)
+    })
 }
 
 /// The body as a JSON value (tests and callers that inspect it).
@@ -336,11 +338,20 @@ mod tests {
         let model = &c[1]["parts"];
         assert_eq!(model[0]["thoughtSignature"], "sig1");
         assert_eq!(model[0]["functionCall"]["args"], json!({"pattern": "*"}));
-        assert_eq!(model[1]["functionCall"]["args"], json!({"invalid_arguments": "{oops"}));
+        assert_eq!(
+            model[1]["functionCall"]["args"],
+            json!({"invalid_arguments": "{oops"})
+        );
         let user = c[2]["parts"].as_array().unwrap();
-        assert_eq!(user[0]["functionResponse"]["response"], json!({"tool_success": true}));
+        assert_eq!(
+            user[0]["functionResponse"]["response"],
+            json!({"tool_success": true})
+        );
         assert_eq!(user[1]["functionResponse"]["id"], "b");
-        assert_eq!(user[1]["functionResponse"]["response"]["error_code"], "TOOL_CRASHED");
+        assert_eq!(
+            user[1]["functionResponse"]["response"]["error_code"],
+            "TOOL_CRASHED"
+        );
         assert_eq!(user[2], json!({"text": "next"}));
     }
 
@@ -357,7 +368,14 @@ mod tests {
         assert_eq!(c.len(), 3, "{c:#?}");
         assert_eq!(c[0]["parts"], json!([{"text": "a"}, {"text": "b"}]));
         assert_eq!(c[1]["parts"][0]["thoughtSignature"], SKIP_SIGNATURE);
-        assert_eq!(c[2]["parts"][0]["functionResponse"]["response"], json!({"output": "plain text"}));
-        assert!(contents(&h, false)[1]["parts"][0].get("thoughtSignature").is_none());
+        assert_eq!(
+            c[2]["parts"][0]["functionResponse"]["response"],
+            json!({"output": "plain text"})
+        );
+        assert!(
+            contents(&h, false)[1]["parts"][0]
+                .get("thoughtSignature")
+                .is_none()
+        );
     }
 }

@@ -7,7 +7,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::error;
-use crate::provider::decode::Held;
+use crate::provider::decode::{self, Held};
+use crate::provider::status;
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 
 #[derive(Deserialize, Default)]
@@ -139,74 +140,9 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// A decoder that fails once more than `limit` bytes of streamed arguments are held.
-    pub fn with_limit(limit: usize) -> Self {
-        Decoder {
-            held: Held::new(limit),
-            ..Self::default()
-        }
-    }
-
-    /// True once a finish reason arrived.
-    pub fn is_complete(&self) -> bool {
-        self.finish.is_some()
-    }
-
     /// Safety categories that blocked the answer (for the notice shown to the user).
     pub fn blocked_categories(&self) -> &[String] {
         &self.blocked
-    }
-
-    /// Decodes one payload into the events it completes.
-    pub fn push(&mut self, data: &str) -> Result<Vec<StreamEvent>, ProviderError> {
-        let data = data.trim();
-        if data.is_empty() || data == "[DONE]" {
-            return Ok(Vec::new());
-        }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
-            ProviderError::Stream(format!(
-                "malformed chunk ({e}): {}",
-                crate::text::shorten(data, 200)
-            ))
-        })?;
-        if let Some(err) = chunk.error {
-            return Err(error::stream_error(&err, self.produced));
-        }
-        if self.response_id.is_none() {
-            self.response_id = chunk.response_id;
-        }
-        if let Some(u) = chunk.usage_metadata
-            && u.prompt_token_count.is_some()
-        {
-            self.usage = Some((
-                u.prompt_token_count.unwrap_or(0),
-                u.candidates_token_count.unwrap_or(0) + u.thoughts_token_count.unwrap_or(0),
-                u.cached_content_token_count.unwrap_or(0),
-            ));
-        }
-        if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
-            return Err(ProviderError::ContentFiltered {
-                detail: format!(": Gemini blocked the prompt ({reason})"),
-            });
-        }
-        let mut out = Vec::new();
-        for cand in chunk.candidates.into_iter().take(1) {
-            for part in cand.content.map(|c| c.parts).unwrap_or_default() {
-                self.part(part, &mut out)?;
-            }
-            for r in cand.safety_ratings {
-                if r.blocked == Some(true)
-                    && let Some(c) = r.category
-                {
-                    self.blocked.push(c);
-                }
-            }
-            if let Some(reason) = cand.finish_reason {
-                self.close_open(&mut out);
-                self.finish = Some(reason);
-            }
-        }
-        Ok(out)
     }
 
     fn part(&mut self, part: Part, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
@@ -293,30 +229,6 @@ impl Decoder {
             name: call.name,
             arguments: args.to_string(),
         });
-    }
-
-    /// Ends the response: a still-open call, the usage, and `Finished`. (Thought text
-    /// that no signature closed stays with the agent, which stores it unsigned.)
-    pub fn finish(&mut self) -> Vec<StreamEvent> {
-        let mut out = Vec::new();
-        self.close_open(&mut out);
-        if let Some((input, output, cached)) = self.usage.take() {
-            out.push(StreamEvent::Usage {
-                input,
-                output,
-                cached,
-            });
-        }
-        let reason = self.finish.as_deref().map(|r| match finish_reason(r) {
-            FinishReason::Stop if self.calls > 0 => FinishReason::ToolCalls,
-            // The categories that blocked the answer say more than the reason alone.
-            FinishReason::ContentFilter(r) if !self.blocked.is_empty() => {
-                FinishReason::ContentFilter(format!("{r}: {}", self.blocked.join(", ")))
-            }
-            other => other,
-        });
-        out.push(StreamEvent::Finished { reason });
-        out
     }
 }
 
@@ -405,19 +317,95 @@ fn slot_at<'v>(root: &'v mut Value, path: &str) -> Option<&'v mut Value> {
 }
 
 /// Gemini sends no end marker: the body's end is the end of the response.
-impl crate::provider::decode::Decoder for Decoder {
-    fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError> {
-        Decoder::push(self, payload)
+impl decode::Decoder for Decoder {
+    fn held(&mut self) -> &mut Held {
+        &mut self.held
     }
+
+    /// True once a finish reason arrived.
+    fn is_complete(&self) -> bool {
+        self.finish.is_some()
+    }
+    /// Decodes one payload into the events it completes.
+    fn push(&mut self, data: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        let data = data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            return Ok(Vec::new());
+        }
+        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
+            ProviderError::Stream(format!(
+                "malformed chunk ({e}): {}",
+                crate::text::shorten(data, 200)
+            ))
+        })?;
+        if let Some(err) = chunk.error {
+            return Err(status::in_stream(&error::object(&err), self.produced));
+        }
+        if self.response_id.is_none() {
+            self.response_id = chunk.response_id;
+        }
+        if let Some(u) = chunk.usage_metadata
+            && u.prompt_token_count.is_some()
+        {
+            self.usage = Some((
+                u.prompt_token_count.unwrap_or(0),
+                u.candidates_token_count.unwrap_or(0) + u.thoughts_token_count.unwrap_or(0),
+                u.cached_content_token_count.unwrap_or(0),
+            ));
+        }
+        if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
+            return Err(ProviderError::ContentFiltered {
+                detail: format!(": Gemini blocked the prompt ({reason})"),
+            });
+        }
+        let mut out = Vec::new();
+        for cand in chunk.candidates.into_iter().take(1) {
+            for part in cand.content.map(|c| c.parts).unwrap_or_default() {
+                self.part(part, &mut out)?;
+            }
+            for r in cand.safety_ratings {
+                if r.blocked == Some(true)
+                    && let Some(c) = r.category
+                {
+                    self.blocked.push(c);
+                }
+            }
+            if let Some(reason) = cand.finish_reason {
+                self.close_open(&mut out);
+                self.finish = Some(reason);
+            }
+        }
+        Ok(out)
+    }
+    /// Ends the response: a still-open call, the usage, and `Finished`. (Thought text
+    /// that no signature closed stays with the agent, which stores it unsigned.)
+    fn finish(&mut self) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        self.close_open(&mut out);
+        if let Some((input, output, cached)) = self.usage.take() {
+            out.push(StreamEvent::Usage {
+                input,
+                output,
+                cached,
+            });
+        }
+        let reason = self.finish.as_deref().map(|r| match finish_reason(r) {
+            FinishReason::Stop if self.calls > 0 => FinishReason::ToolCalls,
+            // The categories that blocked the answer say more than the reason alone.
+            FinishReason::ContentFilter(r) if !self.blocked.is_empty() => {
+                FinishReason::ContentFilter(format!("{r}: {}", self.blocked.join(", ")))
+            }
+            other => other,
+        });
+        out.push(StreamEvent::Finished { reason });
+        out
+    }
+
+    /// Gemini sends no end marker: the body's end is the end of the response.
     fn is_done(&self) -> bool {
         false
     }
-    fn is_complete(&self) -> bool {
-        Decoder::is_complete(self)
-    }
-    fn finish(&mut self) -> Vec<StreamEvent> {
-        Decoder::finish(self)
-    }
+
     fn malformed_then_end_is_cut(&self) -> bool {
         true
     }
@@ -426,6 +414,7 @@ impl crate::provider::decode::Decoder for Decoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::decode::Decoder as _;
 
     #[test]
     fn partial_paths_build_nested_arguments() {

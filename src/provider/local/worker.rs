@@ -17,8 +17,8 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::watch;
 
-use super::messages::{Counters, EngineError, EngineEvent, Finish, Job, Status};
 use super::load::{LoadError, backend, load_model};
+use super::messages::{Counters, EngineError, EngineEvent, Finish, Job, Status};
 use super::render::ChatPrompt;
 use super::settings::LocalSettings;
 use super::tag::{EXEC_CLOSE, EXEC_OPEN, ExecMatcher};

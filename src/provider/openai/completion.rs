@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::stream::Accumulator;
+use crate::provider::decode::Decoder as _;
 use crate::provider::{ProviderError, StreamEvent};
 use crate::text::shorten;
 

@@ -7,13 +7,8 @@ use serde_json::Value;
 use crate::provider::ProviderError;
 use crate::provider::status::{self, VendorError};
 
-/// An error body as OpenAI-style servers send it.
-pub fn read(body: &str) -> VendorError {
-    status::read_body(body, object)
-}
-
 /// An error object (`{"message", "type", "code"}`, or a bare string).
-fn object(err: &Value) -> VendorError {
+pub fn object(err: &Value) -> VendorError {
     let str_of = |k: &str| err.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     let message = err
         .get("message")
@@ -44,15 +39,12 @@ pub fn in_stream(err: &Value) -> ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::status::{ErrorContext, from_status, test_context};
-
-    fn ctx() -> ErrorContext {
-        test_context("gpt-x", "http://h/v1/chat/completions", "OPENAI_API_KEY", "sk-x")
-    }
 
     #[test]
     fn vendor_errors_become_distinct_kinds() {
-        let c = |status, body: &str| from_status(status, None, &read(body), &ctx());
+        let c = |code, body: &str| {
+            status::test_map(code, None, body, object, ("gpt-x", "OPENAI_API_KEY", "sk-x"))
+        };
         let openai_ctx = r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
         assert!(matches!(
             c(400, openai_ctx),
@@ -74,9 +66,15 @@ mod tests {
         // A rate limit stays a rate limit (retryable), even when it mentions billing.
         let rate = r#"{"error":{"message":"Rate limit reached. Add a payment method at https://platform.openai.com/account/billing.","code":"rate_limit_exceeded"}}"#;
         let e = c(429, rate);
-        assert!(matches!(e, ProviderError::RateLimited { .. }) && e.is_retryable(), "{e:?}");
+        assert!(
+            matches!(e, ProviderError::RateLimited { .. }) && e.is_retryable(),
+            "{e:?}"
+        );
         let e = c(500, "oops");
-        assert!(matches!(e, ProviderError::Server { status: 500, .. }) && e.is_retryable(), "{e:?}");
+        assert!(
+            matches!(e, ProviderError::Server { status: 500, .. }) && e.is_retryable(),
+            "{e:?}"
+        );
         // llama.cpp names the counts in fields of their own.
         let llama = r#"{"error":{"code":400,"type":"exceed_context_size_error","message":"request (600000 tokens) exceeds the available context size (8192 tokens)","n_prompt_tokens":600000,"n_ctx":8192}}"#;
         assert!(matches!(
@@ -92,7 +90,10 @@ mod tests {
     #[test]
     fn stream_errors_name_their_code() {
         let e = in_stream(&serde_json::json!({"message": "The server had an error", "type": "server_error"}));
-        assert_eq!(e, ProviderError::Api("The server had an error (server_error)".into()));
+        assert_eq!(
+            e,
+            ProviderError::Api("The server had an error (server_error)".into())
+        );
         let e = in_stream(&serde_json::json!({"message": "too long", "code": "context_length_exceeded"}));
         assert!(matches!(e, ProviderError::ContextLength { .. }), "{e:?}");
     }

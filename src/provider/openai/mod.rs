@@ -55,10 +55,6 @@ impl Wire for Chat {
         Ok(Box::new(request::body(&req, &request::rest_for(spec, &req))?))
     }
 
-    fn decoder(&self, max_bytes: usize) -> Accumulator {
-        Accumulator::with_limit(max_bytes)
-    }
-
     async fn events(&self, resp: Response, spec: &Spec) -> Result<EventStream, ProviderError> {
         if !is_json(&resp) {
             return Ok(sse_events(resp, spec, self.decoder(spec.max_response_bytes)));
@@ -69,8 +65,8 @@ impl Wire for Chat {
         Ok(futures_util::stream::iter(completion::events(&body, max)).boxed())
     }
 
-    fn error(&self, body: &str) -> VendorError {
-        error::read(body)
+    fn error_object(&self, error: &serde_json::Value) -> VendorError {
+        error::object(error)
     }
 }
 
@@ -85,10 +81,5 @@ fn is_json(resp: &reqwest::Response) -> bool {
 /// Turns SSE payloads into events. A body that ends with neither `[DONE]` nor a finish
 /// reason was cut off, and says so.
 pub fn decode(data: DataStream) -> EventStream {
-    decode_with_limit(data, usize::MAX)
-}
-
-/// `decode`, with tool arguments held back at most `max_bytes` in total.
-pub fn decode_with_limit(data: DataStream, max_bytes: usize) -> EventStream {
-    super::decode::decode(data, Accumulator::with_limit(max_bytes))
+    super::decode::decode(data, Accumulator::default())
 }

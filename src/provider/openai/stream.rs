@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::provider::decode::Held;
+use crate::provider::decode::{self, Held};
 use crate::provider::{FinishReason, ProviderError, StreamEvent};
 use crate::text::shorten;
 
@@ -101,63 +101,9 @@ pub struct Accumulator {
 }
 
 impl Accumulator {
-    /// An accumulator that refuses to hold more than `max_bytes` of tool arguments.
-    pub fn with_limit(max_bytes: usize) -> Self {
-        Accumulator {
-            held: Held::new(max_bytes),
-            ..Self::default()
-        }
-    }
-
     /// True once any choice carried a finish reason.
     pub fn saw_finish(&self) -> bool {
         self.finish_reason.is_some()
-    }
-
-    /// True once `[DONE]` arrived.
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
-    /// Decodes one payload. Text and reasoning deltas come out at once; tool calls come
-    /// out at `finish_reason` (or from `finish`), whole.
-    pub fn push(&mut self, data: &str) -> Result<Vec<StreamEvent>, ProviderError> {
-        let data = data.trim();
-        if data == "[DONE]" {
-            self.done = true;
-            return Ok(Vec::new());
-        }
-        if data.is_empty() {
-            return Ok(Vec::new());
-        }
-        let chunk: Chunk = serde_json::from_str(data)
-            .map_err(|e| ProviderError::Stream(format!("malformed chunk ({e}): {}", shorten(data, 200))))?;
-        if let Some(err) = chunk.error {
-            return Err(super::error::in_stream(&err));
-        }
-        if let Some(u) = chunk.usage {
-            let cached = u
-                .prompt_tokens_details
-                .and_then(|d| d.cached_tokens)
-                .or(u.prompt_cache_hit_tokens)
-                .unwrap_or(0);
-            self.usage = Some((
-                u.prompt_tokens.unwrap_or(0),
-                u.completion_tokens.unwrap_or(0),
-                cached,
-            ));
-        }
-        let mut out = Vec::new();
-        for choice in chunk.choices {
-            if let Some(delta) = choice.delta {
-                self.apply_delta(delta, &mut out)?;
-            }
-            if let Some(reason) = choice.finish_reason {
-                self.finish_reason = Some(FinishReason::parse(&reason));
-                self.drain_calls(&mut out);
-            }
-        }
-        Ok(out)
     }
 
     fn apply_delta(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
@@ -232,9 +178,59 @@ impl Accumulator {
         self.last_index = None;
         self.held.release();
     }
+}
 
+impl decode::Decoder for Accumulator {
+    fn held(&mut self) -> &mut Held {
+        &mut self.held
+    }
+
+    /// True once `[DONE]` arrived.
+    fn is_done(&self) -> bool {
+        self.done
+    }
+    /// Decodes one payload. Text and reasoning deltas come out at once; tool calls come
+    /// out at `finish_reason` (or from `finish`), whole.
+    fn push(&mut self, data: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(Vec::new());
+        }
+        if data.is_empty() {
+            return Ok(Vec::new());
+        }
+        let chunk: Chunk = serde_json::from_str(data)
+            .map_err(|e| ProviderError::Stream(format!("malformed chunk ({e}): {}", shorten(data, 200))))?;
+        if let Some(err) = chunk.error {
+            return Err(super::error::in_stream(&err));
+        }
+        if let Some(u) = chunk.usage {
+            let cached = u
+                .prompt_tokens_details
+                .and_then(|d| d.cached_tokens)
+                .or(u.prompt_cache_hit_tokens)
+                .unwrap_or(0);
+            self.usage = Some((
+                u.prompt_tokens.unwrap_or(0),
+                u.completion_tokens.unwrap_or(0),
+                cached,
+            ));
+        }
+        let mut out = Vec::new();
+        for choice in chunk.choices {
+            if let Some(delta) = choice.delta {
+                self.apply_delta(delta, &mut out)?;
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(FinishReason::parse(&reason));
+                self.drain_calls(&mut out);
+            }
+        }
+        Ok(out)
+    }
     /// Ends the response: any calls not yet finalised, the usage, and `Finished`.
-    pub fn finish(&mut self) -> Vec<StreamEvent> {
+    fn finish(&mut self) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         self.drain_calls(&mut out);
         if let Some((input, output, cached)) = self.usage.take() {
@@ -249,26 +245,16 @@ impl Accumulator {
         });
         out
     }
-}
 
-impl crate::provider::decode::Decoder for Accumulator {
-    fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError> {
-        Accumulator::push(self, payload)
-    }
-    fn is_done(&self) -> bool {
-        Accumulator::is_done(self)
-    }
     fn is_complete(&self) -> bool {
         self.saw_finish()
-    }
-    fn finish(&mut self) -> Vec<StreamEvent> {
-        Accumulator::finish(self)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::decode::Decoder as _;
 
     fn run(payloads: &[&str]) -> Vec<StreamEvent> {
         let mut acc = Accumulator::default();

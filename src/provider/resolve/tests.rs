@@ -286,7 +286,10 @@ fn a_gguf_model_or_provider_local_selects_the_in_process_engine() {
     let s = resolve(&c, &env_of(&[])).unwrap().spec;
     assert_eq!((s.model.as_str(), s.context_window), ("/m/coder.gguf", 4096));
     assert_eq!(s.engine.ctx, Some(4096));
-    let err = crate::provider::build(s).err().map(|e| e.to_string()).unwrap_or_default();
+    let err = crate::provider::build(s)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     if cfg!(feature = "local") {
         assert!(
             err.contains("/m/coder.gguf") && err.contains("does not exist"),

@@ -35,11 +35,7 @@ impl Wire for Responses {
         Ok(Box::new(request::body(req, spec)?))
     }
 
-    fn decoder(&self, max_bytes: usize) -> ResponsesDecoder {
-        ResponsesDecoder::new(max_bytes)
-    }
-
-    fn error(&self, body: &str) -> VendorError {
-        super::openai::error::read(body)
+    fn error_object(&self, error: &serde_json::Value) -> VendorError {
+        super::openai::error::object(error)
     }
 }

@@ -32,14 +32,6 @@ pub struct ResponsesDecoder {
 }
 
 impl ResponsesDecoder {
-    /// A decoder that fails once more than `max_bytes` of arguments are held back.
-    pub fn new(max_bytes: usize) -> Self {
-        ResponsesDecoder {
-            held: Held::new(max_bytes),
-            ..Default::default()
-        }
-    }
-
     fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
         v.get(key).and_then(Value::as_str).unwrap_or("")
     }
@@ -116,6 +108,10 @@ impl ResponsesDecoder {
 }
 
 impl Decoder for ResponsesDecoder {
+    fn held(&mut self) -> &mut Held {
+        &mut self.held
+    }
+
     fn push(&mut self, payload: &str) -> Result<Vec<StreamEvent>, ProviderError> {
         let payload = payload.trim();
         if payload.is_empty() || payload == "[DONE]" {

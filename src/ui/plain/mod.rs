@@ -144,9 +144,18 @@ fn command<O: Write, E: Write>(
         }
         Slash::Config => {
             let switched = (!r.provider.is_empty() && r.provider != ctx.provider.name)
-                .then(|| crate::provider::spec_for(&ctx.config, &r.provider, Some(&r.model), &crate::provider::env_key).ok())
+                .then(|| {
+                    crate::provider::spec_for(
+                        &ctx.config,
+                        &r.provider,
+                        Some(&r.model),
+                        &crate::provider::env_key,
+                    )
+                    .ok()
+                })
                 .flatten();
-            let rows = crate::provider::describe(&ctx.config, switched.as_ref().unwrap_or(&ctx.provider), &r.model);
+            let rows =
+                crate::provider::describe(&ctx.config, switched.as_ref().unwrap_or(&ctx.provider), &r.model);
             let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
             let text: String = rows.iter().map(|(k, v)| format!("{k:<width$}  {v}\n")).collect();
             r.print(&text)?;

@@ -204,7 +204,10 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 self.print(&table)?;
             }
             Event::Usage {
-                input, output, cached, ..
+                input,
+                output,
+                cached,
+                ..
             } if self.opts.verbose => {
                 let cached = if *cached > 0 {
                     format!(" ({cached} cached)")

@@ -70,5 +70,9 @@ fn cached_input_tokens_show_in_the_status_line() {
         context_pct: None,
     });
     h.draw();
-    assert!(h.text().contains("13.3k tok (12.0k cached, 6% ctx)"), "{}", h.text());
+    assert!(
+        h.text().contains("13.3k tok (12.0k cached, 6% ctx)"),
+        "{}",
+        h.text()
+    );
 }

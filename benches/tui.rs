@@ -1,5 +1,6 @@
 //! TUI rendering costs: a 1,000-message conversation, a 1 MB tool output, one frame of the
 //! live area, and streaming deltas (each applied and drawn) to find the tokens/s capacity.
+#![allow(clippy::expect_used)]
 
 use std::time::Instant;
 
@@ -22,7 +23,8 @@ const ANSWER: &str = "## Result\n\nThe function `parse` reads **each** line and 
 
 fn app() -> App {
     let ctx = TuiContext {
-        provider: ikigai::provider::spec_for(&Config::default(), "openai", None, &|_| None).unwrap(),
+        provider: ikigai::provider::spec_for(&Config::default(), "openai", None, &|_| None)
+            .expect("the default provider resolves"),
         config: Config::default(),
         registry: Registry::empty(),
         cwd: "/work/project".into(),

@@ -8,26 +8,26 @@
 
 pub mod anthropic;
 pub mod body;
-pub mod build;
+pub(crate) mod build;
 pub mod decode;
-pub mod early;
-pub mod error;
+pub(crate) mod early;
+pub(crate) mod error;
 pub mod google;
-pub mod help;
-pub mod history;
+pub(crate) mod help;
+pub(crate) mod history;
 pub mod http;
-pub mod limits;
+pub(crate) mod limits;
 #[cfg(feature = "local")]
 pub mod local;
 pub mod openai;
-pub mod presets;
-pub mod resolve;
+pub(crate) mod presets;
+pub(crate) mod resolve;
 pub mod responses;
-pub mod spec;
+pub(crate) mod spec;
 pub mod sse;
 pub mod status;
-pub mod text_protocol;
-pub mod window;
+pub(crate) mod text_protocol;
+pub(crate) mod window;
 pub mod wire;
 
 pub use build::build;

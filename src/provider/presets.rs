@@ -158,12 +158,6 @@ pub fn find(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name == name)
 }
 
-/// The default provider's preset.
-pub fn default_preset() -> &'static Preset {
-    // The table's first row is the default; a test checks they agree.
-    find(DEFAULT).unwrap_or(&PRESETS[0])
-}
-
 /// Every variable that holds a preset's key, in table order, without duplicates.
 pub fn key_vars() -> impl Iterator<Item = &'static str> {
     let mut seen: Vec<&'static str> = Vec::new();
@@ -200,7 +194,6 @@ mod tests {
             assert_eq!(local, p.local, "{}", p.name);
         }
         assert_eq!(find(DEFAULT).unwrap().kind, WireKind::OpenAiChat);
-        assert_eq!(default_preset().name, DEFAULT);
         assert_eq!(PRESETS[0].name, DEFAULT);
         assert_eq!(
             WireKind::parse("openai-responses"),

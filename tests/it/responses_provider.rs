@@ -24,7 +24,7 @@ fn config(fake: &FakeProvider) -> Config {
 }
 
 fn provider(cfg: &Config) -> std::sync::Arc<dyn Provider> {
-    crate::common::provider(&cfg)
+    crate::common::provider(cfg)
 }
 
 async fn replay(name: &str) -> (Vec<StreamEvent>, Option<ProviderError>) {

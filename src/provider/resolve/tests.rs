@@ -42,7 +42,7 @@ fn default_is_openai_chat_and_needs_its_key() {
 fn config_default_is_the_resolved_default_provider() {
     // The defaults hold no provider data: resolving them gives the table's default row.
     let r = resolve(&Config::default(), &env_of(&[])).unwrap();
-    let d = presets::default_preset();
+    let d = presets::find(presets::DEFAULT).unwrap();
     assert_eq!(
         (
             r.spec.name.as_str(),

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::state::AgentState;
 use crate::config::WireKind;
 use crate::protocol::{Event, KeyState, NoticeLevel, ProviderInfo};
-use crate::provider::{self as factory, Provider, ProviderError, Spec};
+use crate::provider::{self, Provider, ProviderError, Spec};
 use crate::store::MarkerKind;
 
 /// How long `/model` waits for one provider's model list.
@@ -28,10 +28,10 @@ pub fn set_model(st: &mut AgentState, arg: &str) {
     let current = st.provider.name().to_string();
     let provider_alone = arg
         .strip_suffix('/')
-        .filter(|name| factory::names(&st.config).iter().any(|n| n == name));
+        .filter(|name| provider::names(&st.config).iter().any(|n| n == name));
     let split = match provider_alone {
         Some(name) => Some((name, "")),
-        None => factory::split_model(&st.config, arg),
+        None => provider::split_model(&st.config, arg),
     };
     match split {
         Some((name, model)) if name != current => {
@@ -54,8 +54,8 @@ pub fn set_model(st: &mut AgentState, arg: &str) {
 /// provider, no key, bad section) the current provider stays and the error says why.
 pub fn switch_provider(st: &mut AgentState, name: &str, model: &str) -> Result<(), String> {
     let spec =
-        factory::spec_for(&st.config, name, Some(model), &factory::env_key).map_err(|e| e.to_string())?;
-    let provider = factory::build(spec).map_err(|e| e.to_string())?;
+        provider::spec_for(&st.config, name, Some(model), &provider::env_key).map_err(|e| e.to_string())?;
+    let provider = provider::build(spec).map_err(|e| e.to_string())?;
     let hint = provider.setup_hint();
     if !hint.is_empty() {
         return Err(hint.join(" "));
@@ -86,18 +86,18 @@ pub async fn list(st: &AgentState) {
     let current = st.provider.name().to_string();
     let mut rows = Vec::new();
     let mut asks = Vec::new();
-    for name in factory::names(&st.config) {
+    for name in provider::names(&st.config) {
         if name == current {
             let row = info(st.provider.spec(), &st.model, true);
             asks.push((row.key != KeyState::Missing).then(|| st.provider.clone()));
             rows.push(row);
             continue;
         }
-        match factory::spec_for(&st.config, &name, None, &factory::env_key) {
+        match provider::spec_for(&st.config, &name, None, &provider::env_key) {
             Ok(spec) => {
                 let row = info(&spec, &spec.model, false);
                 let ask = (row.key != KeyState::Missing && spec.kind != WireKind::Local)
-                    .then(|| factory::build(spec).ok())
+                    .then(|| provider::build(spec).ok())
                     .flatten();
                 rows.push(row);
                 asks.push(ask);

@@ -4,7 +4,6 @@
 //! buffer; a large one has its exact length counted first, so it too goes out with a
 //! `Content-Length`, never chunked.
 
-use std::io::Write;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -26,12 +25,16 @@ pub trait Source<'a>: Send + Sync {
     /// A fresh pass over the body.
     fn pass(&self) -> Box<dyn Pass + Send + 'a>;
 
-    /// The exact length in bytes (one pass that only counts).
+    /// The exact length in bytes (one pass that only counts: each part is written into
+    /// one scratch buffer and measured).
     fn byte_count(&self) -> serde_json::Result<u64> {
-        let mut count = Count(0);
+        let (mut count, mut part) = (0u64, Vec::new());
         let mut pass = self.pass();
-        while pass.write_next(&mut count)? {}
-        Ok(count.0)
+        while pass.write_next(&mut part)? {
+            count += part.len() as u64;
+            part.clear();
+        }
+        Ok(count)
     }
 
     /// The whole body in one buffer.
@@ -60,8 +63,9 @@ pub trait Source<'a>: Send + Sync {
 
 /// One pass over a body.
 pub trait Pass {
-    /// Writes the next part (the head, one item, or the tail); false once all is written.
-    fn write_next(&mut self, out: &mut dyn Write) -> serde_json::Result<bool>;
+    /// Appends the next part (the head, one item, or the tail) to `out`; false once all
+    /// is written.
+    fn write_next(&mut self, out: &mut Vec<u8>) -> serde_json::Result<bool>;
 }
 
 /// Sends `body` in pieces to `tx` as the receiver takes them (at most two ahead);
@@ -140,9 +144,9 @@ where
     I: Iterator,
     I::Item: Serialize,
 {
-    fn write_next(&mut self, out: &mut dyn Write) -> serde_json::Result<bool> {
+    fn write_next(&mut self, out: &mut Vec<u8>) -> serde_json::Result<bool> {
         if let Some(head) = self.head.take() {
-            out.write_all(&head).map_err(serde_json::Error::io)?;
+            out.extend_from_slice(&head);
             return Ok(true);
         }
         if self.done {
@@ -151,30 +155,16 @@ where
         match self.items.next() {
             Some(item) => {
                 if !std::mem::take(&mut self.first) {
-                    out.write_all(b",").map_err(serde_json::Error::io)?;
+                    out.push(b',');
                 }
                 serde_json::to_writer(&mut *out, &item)?;
             }
             None => {
-                out.write_all(TAIL).map_err(serde_json::Error::io)?;
+                out.extend_from_slice(TAIL);
                 self.done = true;
             }
         }
         Ok(true)
-    }
-}
-
-/// A writer that only counts.
-struct Count(u64);
-
-impl Write for Count {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len() as u64;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

@@ -180,9 +180,12 @@ impl<'a> Iterator for History<'a> {
             }
             match self.messages.next() {
                 Some(m) => {
-                    if let Some(item) = self.item(m) {
-                        self.ready.push_back(item);
+                    let Some(item) = self.item(m) else { continue };
+                    // Usually nothing was repaired: the item goes out at once.
+                    if self.ready.is_empty() {
+                        return Some(item);
                     }
+                    self.ready.push_back(item);
                 }
                 None => {
                     self.ended = true;

@@ -35,7 +35,7 @@ impl TestAgent {
         Self::with_provider(config, Arc::new(provider), cwd)
     }
 
-    /// The agent with any provider (built by the factory, for example).
+    /// The agent with any provider (built by `provider::build`, for example).
     pub fn with_provider(
         config: Config,
         provider: Arc<dyn ikigai::provider::Provider>,
@@ -55,7 +55,7 @@ impl TestAgent {
         TestAgent { handle, events }
     }
 
-    /// The agent with a provider built elsewhere (another wire kind, from the factory).
+    /// The agent with a provider built elsewhere (another wire kind, from `provider::build`).
     pub fn start_with(
         config: Config,
         provider: Arc<dyn ikigai::provider::Provider>,

@@ -73,7 +73,11 @@ impl FakeVendor {
                 ready_tx
                     .send(listener.local_addr().expect("addr"))
                     .expect("ready");
-                let app = Router::new().fallback(handle).with_state(state);
+                // A long session's request is larger than axum's 2 MB default.
+                let app = Router::new()
+                    .fallback(handle)
+                    .layer(axum::extract::DefaultBodyLimit::disable())
+                    .with_state(state);
                 tokio::select! {
                     _ = axum::serve(listener, app) => {}
                     _ = stopped => {}

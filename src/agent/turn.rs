@@ -186,12 +186,15 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     // cancelled, `AgentState::interrupt` puts it in the call's result.
                     st.running_call = Some(c.id.clone());
                     let partial = st.tool_partial.clone();
-                    let (mut done, stderr) = partial
-                        .scope(
-                            st.registry
-                                .execute_with_stderr(&c.name, &c.arguments, &st.tool_ctx),
-                        )
-                        .await;
+                    let progress = progress_sink(st, &c.id);
+                    let (mut done, stderr) =
+                        progress
+                            .scope(partial.scope(st.registry.execute_with_stderr(
+                                &c.name,
+                                &c.arguments,
+                                &st.tool_ctx,
+                            )))
+                            .await;
                     st.running_call = None;
                     let _ = partial.take_text();
                     if let Some(text) = stderr {
@@ -230,6 +233,18 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         }
         limit_reached = executed >= limit;
     }
+}
+
+/// Where the running call's progress goes: a `ToolCallProgress` event for its line.
+fn progress_sink(st: &AgentState, id: &str) -> crate::tools::progress::Sink {
+    let events = st.events.clone();
+    let redactor = st.redactor.clone();
+    let id = id.to_string();
+    crate::tools::progress::Sink::new(move |text| {
+        let mut e = Event::ToolCallProgress { id: id.clone(), text };
+        crate::redact::scrub_event(&redactor, &mut e);
+        let _ = events.send(e);
+    })
 }
 
 /// The result of a repeated call that was not run again.

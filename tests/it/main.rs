@@ -20,6 +20,7 @@ mod local_e2e;
 mod local_engine;
 mod long_session_memory;
 mod long_sessions;
+mod mcp;
 mod model_switch;
 mod plain_changes;
 mod reasoning_display;

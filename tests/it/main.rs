@@ -21,6 +21,8 @@ mod local_engine;
 mod long_session_memory;
 mod long_sessions;
 mod mcp;
+mod mcp_agent;
+mod mcp_failures;
 mod model_switch;
 mod plain_changes;
 mod reasoning_display;

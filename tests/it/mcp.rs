@@ -62,7 +62,11 @@ pub fn fixture_section(name: &str, mode: &str, extra: &str) -> String {
 
 /// A registry with the built-ins and these servers, started and settled.
 pub async fn registry(toml_text: &str, cwd: &Path) -> (Registry, Mcp) {
-    let (mcp, mut notices) = Mcp::new(specs(toml_text), cwd.to_path_buf(), Arc::new(EnvPolicy::default()));
+    let (mcp, mut notices) = Mcp::new(
+        specs(toml_text),
+        cwd.to_path_buf(),
+        Arc::new(EnvPolicy::default()),
+    );
     // Notices are checked through the status; keep the channel drained.
     tokio::spawn(async move { while notices.recv().await.is_some() {} });
     let r = Registry::builtin();
@@ -84,7 +88,11 @@ pub async fn wait_for_line(p: &Path) -> String {
         {
             return t;
         }
-        assert!(std::time::Instant::now() < deadline, "{} never appeared", p.display());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never appeared",
+            p.display()
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -152,7 +160,10 @@ async fn progress_reaches_the_calls_line_and_a_timeout_cancels_the_call() {
         fixture_section(
             "slow",
             "slow",
-            &format!("tool_timeout_secs = 1\nenv = {{ MCP_FIXTURE_CANCEL_LOG = {:?} }}", log.display().to_string())
+            &format!(
+                "tool_timeout_secs = 1\nenv = {{ MCP_FIXTURE_CANCEL_LOG = {:?} }}",
+                log.display().to_string()
+            )
         )
     );
     let (r, mcp) = registry(&toml_text, dir.path()).await;
@@ -168,7 +179,10 @@ async fn progress_reaches_the_calls_line_and_a_timeout_cancels_the_call() {
         ))
         .await;
     assert!(e.success, "{e:?}");
-    assert!(result(&e)["output"].as_str().unwrap().contains("completed"), "{e:?}");
+    assert!(
+        result(&e)["output"].as_str().unwrap().contains("completed"),
+        "{e:?}"
+    );
     let lines = seen.lock().unwrap().clone();
     assert_eq!(lines.first().map(String::as_str), Some("1/4 (25%)"), "{lines:?}");
     assert_eq!(lines.last().map(String::as_str), Some("4/4 (100%)"), "{lines:?}");
@@ -176,7 +190,13 @@ async fn progress_reaches_the_calls_line_and_a_timeout_cancels_the_call() {
     // tool_timeout_secs = 1: the call ends as TOOL_TIMEOUT and the server is told.
     let e = r.execute("slow__wait", "{}", &c).await;
     assert_eq!(e.envelope["error_code"], "TOOL_TIMEOUT", "{e:?}");
-    assert!(e.envelope["error"].as_str().unwrap().contains("tool_timeout_secs"), "{e:?}");
+    assert!(
+        e.envelope["error"]
+            .as_str()
+            .unwrap()
+            .contains("tool_timeout_secs"),
+        "{e:?}"
+    );
     let text = wait_for_line(&log).await;
     assert_eq!(text, "cancelled request timeout\n");
     mcp.shutdown().await;
@@ -189,13 +209,20 @@ async fn an_interrupted_call_is_cancelled_on_the_server_and_the_server_stays_usa
     let toml_text = fixture_section(
         "slow",
         "slow",
-        &format!("env = {{ MCP_FIXTURE_CANCEL_LOG = {:?} }}", log.display().to_string()),
+        &format!(
+            "env = {{ MCP_FIXTURE_CANCEL_LOG = {:?} }}",
+            log.display().to_string()
+        ),
     ) + &everything_section("every");
     let (r, mcp) = registry(&toml_text, dir.path()).await;
     let c = ctx(dir.path());
     // The user interrupts: the turn drops the call's future.
     let call = r.execute("slow__wait", "{}", &c);
-    assert!(tokio::time::timeout(Duration::from_millis(300), call).await.is_err());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), call)
+            .await
+            .is_err()
+    );
     assert_eq!(wait_for_line(&log).await, "cancelled interrupted by the user\n");
     // A long operation interrupted mid-way leaves the reference server answering.
     let seen = Arc::new(Mutex::new(0usize));
@@ -206,8 +233,15 @@ async fn an_interrupted_call_is_cancelled_on_the_server_and_the_server_stays_usa
         r#"{"duration": 20, "steps": 20}"#,
         &c,
     ));
-    assert!(tokio::time::timeout(Duration::from_millis(2500), long).await.is_err());
-    assert!(*seen.lock().unwrap() >= 1, "progress arrived before the interrupt");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(2500), long)
+            .await
+            .is_err()
+    );
+    assert!(
+        *seen.lock().unwrap() >= 1,
+        "progress arrived before the interrupt"
+    );
     let e = r.execute("every__echo", r#"{"message": "still here"}"#, &c).await;
     assert_eq!(result(&e)["output"], "Echo: still here", "{e:?}");
     mcp.shutdown().await;
@@ -224,12 +258,20 @@ async fn a_tools_list_change_is_offered_from_the_next_request() {
     assert!(r.get("lists__extra").is_none());
     let names = |r: &Registry| r.schemas().into_iter().map(|s| s.name).collect::<Vec<_>>();
     // The reference server registers tools after `initialized` and says so.
-    assert!(names(&r).iter().any(|n| n == "every__simulate-research-query"), "{:?}", names(&r));
+    assert!(
+        names(&r).iter().any(|n| n == "every__simulate-research-query"),
+        "{:?}",
+        names(&r)
+    );
     let e = r.execute("lists__add_tool", "{}", &ctx(dir.path())).await;
     assert!(e.success, "{e:?}");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !names(&r).iter().any(|n| n == "lists__extra") {
-        assert!(std::time::Instant::now() < deadline, "never listed: {:?}", names(&r));
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never listed: {:?}",
+            names(&r)
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let e = r.execute("lists__extra", "{}", &ctx(dir.path())).await;
@@ -260,7 +302,10 @@ impl HttpServer {
             .unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "the HTTP server did not start");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the HTTP server did not start"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         HttpServer { child, port }
@@ -294,7 +339,13 @@ async fn streamable_http_reference_server_tools_progress_and_cancellation() {
         .await;
     assert_eq!(result(&e)["structured_content"]["temperature"], 33, "{e:?}");
     let e = r.execute("web__get-tiny-image", "{}", &c).await;
-    assert!(result(&e)["output"].as_str().unwrap().contains("[image omitted: image/png"), "{e:?}");
+    assert!(
+        result(&e)["output"]
+            .as_str()
+            .unwrap()
+            .contains("[image omitted: image/png"),
+        "{e:?}"
+    );
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
     let s = seen.clone();
     let sink = Sink::new(move |t| s.lock().unwrap().push(t));
@@ -314,7 +365,11 @@ async fn streamable_http_reference_server_tools_progress_and_cancellation() {
         r#"{"duration": 20, "steps": 20}"#,
         &c,
     ));
-    assert!(tokio::time::timeout(Duration::from_millis(1500), long).await.is_err());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(1500), long)
+            .await
+            .is_err()
+    );
     let e = r.execute("web__echo", r#"{"message": "again"}"#, &c).await;
     assert_eq!(result(&e)["output"], "Echo: again", "{e:?}");
     mcp.shutdown().await;

@@ -22,6 +22,7 @@ mod long_session_memory;
 mod long_sessions;
 mod mcp;
 mod mcp_agent;
+mod mcp_e2e;
 mod mcp_failures;
 mod model_switch;
 mod plain_changes;

@@ -374,3 +374,31 @@ async fn streamable_http_reference_server_tools_progress_and_cancellation() {
     assert_eq!(result(&e)["output"], "Echo: again", "{e:?}");
     mcp.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_http_server_that_goes_away_is_a_clear_error() {
+    let server = HttpServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let toml_text = format!(
+        "[mcp_servers.web]\nurl = \"http://127.0.0.1:{}/mcp\"\n",
+        server.port
+    );
+    let (r, mcp) = registry(&toml_text, dir.path()).await;
+    let c = ctx(dir.path());
+    let e = r.execute("web__echo", r#"{"message": "up"}"#, &c).await;
+    assert_eq!(result(&e)["output"], "Echo: up", "{e:?}");
+    drop(server);
+    let e = tokio::time::timeout(
+        Duration::from_secs(30),
+        r.execute("web__echo", r#"{"message": "down"}"#, &c),
+    )
+    .await
+    .expect("no hang");
+    assert!(!e.success, "{e:?}");
+    let text = e.envelope["error"].as_str().unwrap();
+    assert!(
+        text.contains("MCP server `web`") && text.contains("/mcp restart web"),
+        "{text}"
+    );
+    mcp.shutdown().await;
+}

@@ -163,3 +163,86 @@ async fn gemini() {
         "Echo: 2 + 3 = 5",
     );
 }
+
+/// The agent with the reference server, a fake OpenAI endpoint and `tweak` applied.
+async fn agent_with(
+    fake: &FakeProvider,
+    dir: &std::path::Path,
+    tweak: impl Fn(&mut Config),
+) -> (TestAgent, ikigai::tools::mcp::Mcp) {
+    let (registry, mcp) = registry(&everything_section("every"), dir).await;
+    let mut config = config_for(fake);
+    tweak(&mut config);
+    let provider = ikigai::provider::build(&config).unwrap();
+    let (tx, events) = tokio::sync::mpsc::unbounded_channel();
+    let setup = AgentSetup {
+        config,
+        provider,
+        registry,
+        sessions: None,
+        cwd: dir.to_path_buf(),
+        system_prompt: "You are a test.".into(),
+        resumed: None,
+    };
+    let handle = ikigai::agent::spawn(setup, tx);
+    (TestAgent { handle, events }, mcp)
+}
+
+#[tokio::test]
+async fn mcp_calls_count_against_max_tool_turns_and_pass_the_repeat_guard() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    // max_tool_turns = 2: the third call of the response is not run.
+    fake.push(Reply::tool_calls(&[
+        ("c1", "every__echo", r#"{"message": "one"}"#),
+        ("c2", "every__echo", r#"{"message": "two"}"#),
+        ("c3", "every__echo", r#"{"message": "three"}"#),
+    ]));
+    fake.push(Reply::text("stopped"));
+    let (mut a, mcp) = agent_with(&fake, dir.path(), |c| c.max_tool_turns = 2).await;
+    let events = a.turn("echo thrice").await;
+    let results: Vec<(String, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallFinished { summary, success, .. } => Some((summary.clone(), *success)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(results[0].1 && results[1].1, "{results:?}");
+    assert_eq!(
+        results[2],
+        ("not executed: tool call limit reached".to_string(), false)
+    );
+    mcp.shutdown().await;
+
+    // max_identical_calls = 1: the same call again is refused, not run.
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[(
+        "d1",
+        "every__echo",
+        r#"{"message": "same"}"#,
+    )]));
+    fake.push(Reply::tool_calls(&[(
+        "d2",
+        "every__echo",
+        r#"{"message": "same"}"#,
+    )]));
+    fake.push(Reply::text("ok"));
+    let (mut a, mcp) = agent_with(&fake, dir.path(), |c| c.max_identical_calls = 1).await;
+    let events = a.turn("echo twice").await;
+    let outputs: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallFinished { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(outputs[0].contains("Echo: same"), "{outputs:?}");
+    assert!(
+        outputs[1].contains("identical") || outputs[1].contains("again"),
+        "{outputs:?}"
+    );
+    assert!(!outputs[1].contains("Echo: same"), "{outputs:?}");
+    mcp.shutdown().await;
+}

@@ -269,3 +269,76 @@ fn no_server_process_survives_sigterm() {
 fn no_server_process_survives_sighup() {
     killed_by(nix::sys::signal::Signal::SIGHUP, 129);
 }
+
+#[test]
+fn mcp_calls_are_stored_and_resumed_like_any_call() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[(
+        "call_echo_1",
+        "every__echo",
+        r#"{"message": "remember me"}"#,
+    )]));
+    fake.push(Reply::text("echoed"));
+    fake.push(Reply::text("still here"));
+    let h = tempfile::tempdir().unwrap();
+    let cfg = write_config(h.path(), &everything_section("every"));
+    let run = |args: &[&str]| {
+        ikigai(h.path(), &cfg)
+            .args(args)
+            .args(["--base-url", &fake.base_url])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run(&["-p", "echo something"]);
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    let out = run(&["-c", "-p", "and now?"]);
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    // The resumed session sends the MCP call and its result back, paired.
+    let body = &fake.requests()[2].body;
+    let msgs = body["messages"].as_array().unwrap();
+    let call = msgs
+        .iter()
+        .find(|m| m["tool_calls"].is_array())
+        .expect("the call");
+    assert_eq!(call["tool_calls"][0]["function"]["name"], "every__echo");
+    let result = msgs.iter().find(|m| m["role"] == "tool").expect("its result");
+    assert_eq!(result["tool_call_id"], call["tool_calls"][0]["id"]);
+    assert!(
+        result["content"].as_str().unwrap().contains("Echo: remember me"),
+        "{result}"
+    );
+}
+
+#[test]
+fn the_first_request_goes_without_a_server_that_does_not_start_and_says_so() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("answer"));
+    let h = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        h.path(),
+        &(fixture_section("mute", "silent", "startup_timeout_secs = 1")
+            + &fixture_section("ok", "lists", "")),
+    );
+    let out = ikigai(h.path(), &cfg)
+        .args(["-p", "hi", "--base-url", &fake.base_url])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    assert_eq!(s(&out.stdout).trim(), "answer");
+    let err = s(&out.stderr);
+    assert!(
+        err.contains("MCP server `mute` is unavailable: it did not finish starting within 1 s"),
+        "{err}"
+    );
+    assert!(
+        err.contains("fixture server starting in mode silent"),
+        "stderr lines shown: {err}"
+    );
+    let body = fake.requests()[0].body.to_string();
+    assert!(
+        body.contains("ok__add_tool") && !body.contains("mute__"),
+        "{body}"
+    );
+}

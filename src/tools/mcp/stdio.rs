@@ -128,6 +128,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineLimit<R> {
                     this.limit / (1024 * 1024)
                 );
                 this.fault.set(why.clone());
+                // An error read returns no bytes.
+                buf.set_filled(before);
                 return Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, why)));
             }
         }

@@ -493,6 +493,7 @@ mod tests {
             result: Some(ToolResult::from_envelope("exit 0", &output, true)),
             interrupted: false,
             preview: Vec::new(),
+            progress: None,
         });
         let lines: Vec<String> = cell.lines(60, &look(&theme, 3)).iter().map(line_text).collect();
         assert_eq!(

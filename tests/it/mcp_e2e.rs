@@ -342,3 +342,41 @@ fn the_first_request_goes_without_a_server_that_does_not_start_and_says_so() {
         "{body}"
     );
 }
+
+#[test]
+fn an_http_server_gets_the_headers_and_the_bearer_token_and_a_missing_token_is_named() {
+    // A loopback endpoint that records what arrives (and answers nothing MCP understands).
+    let fake = FakeProvider::start();
+    fake.push(Reply::status(503, "down"));
+    let h = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        h.path(),
+        &format!(
+            "[mcp_servers.web]\nurl = \"{}/mcp\"\nheaders = {{ X-Team = \"platform\" }}\nbearer_token_env = \"WEB_MCP_TOKEN\"\nstartup_timeout_secs = 5\n",
+            fake.base_url
+        ),
+    );
+    let out = ikigai(h.path(), &cfg)
+        .args(["mcp", "list"])
+        .env("WEB_MCP_TOKEN", "tok-web-123456")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", s(&out.stdout));
+    let seen = fake.requests();
+    let init = seen
+        .iter()
+        .find(|r| r.body["method"] == "initialize")
+        .expect("initialize sent");
+    assert_eq!(init.path, "/v1/mcp");
+    assert_eq!(init.headers["authorization"], "Bearer tok-web-123456");
+    assert_eq!(init.headers["x-team"], "platform");
+    assert_eq!(init.body["params"]["protocolVersion"], "2025-11-25");
+    assert!(!s(&out.stdout).contains("tok-web-123456"), "{}", s(&out.stdout));
+
+    let out = ikigai(h.path(), &cfg).args(["mcp", "list"]).output().unwrap();
+    let text = s(&out.stdout);
+    assert!(
+        text.contains("bearer_token_env names $WEB_MCP_TOKEN, which is not set"),
+        "{text}"
+    );
+}

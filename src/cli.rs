@@ -72,6 +72,11 @@ pub enum Command {
     /// The configured MCP servers: `mcp list` (status, tool count), `mcp get NAME` (tools
     /// with their schemas). Each server is started, asked, and closed.
     Mcp(McpArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout; `make install` installs it.
+    #[command(hide = true)]
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -96,6 +101,13 @@ pub enum McpAction {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

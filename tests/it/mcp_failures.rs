@@ -62,6 +62,11 @@ async fn a_server_that_crashes_mid_call_is_a_clear_error_and_can_be_restarted() 
     );
     assert_eq!(mcp.restart("crashy").await, Ok(Status::Ready));
     assert!(r.schemas().iter().any(|s| s.name == "crashy__boom"));
+    // Crashed again: `/refresh` restarts every failed server.
+    let _ = r.execute("crashy__boom", "{}", &ctx(dir.path())).await;
+    assert!(matches!(status(&mcp, "crashy"), Status::Failed { .. }));
+    r.refresh().await;
+    assert_eq!(status(&mcp, "crashy"), Status::Ready);
     assert!(
         mcp.restart("nope")
             .await

@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 
 const SUM: &str = "every__get-sum";
 
-async fn converse(config: Config, dir: &std::path::Path) -> Vec<Event> {
+/// The agent on `config`'s provider with the reference server's tools.
+async fn agent(config: Config, dir: &std::path::Path) -> (TestAgent, ikigai::tools::mcp::Mcp) {
     let (registry, mcp) = registry(&everything_section("every"), dir).await;
     let provider = ikigai::provider::build(&config).unwrap();
     let (tx, events) = tokio::sync::mpsc::unbounded_channel();
@@ -28,7 +29,11 @@ async fn converse(config: Config, dir: &std::path::Path) -> Vec<Event> {
         resumed: None,
     };
     let handle = ikigai::agent::spawn(setup, tx);
-    let mut a = TestAgent { handle, events };
+    (TestAgent { handle, events }, mcp)
+}
+
+async fn converse(config: Config, dir: &std::path::Path) -> Vec<Event> {
+    let (mut a, mcp) = agent(config, dir).await;
     let events = a.turn("what is 2 + 3? use the tool").await;
     mcp.shutdown().await;
     events
@@ -170,22 +175,9 @@ async fn agent_with(
     dir: &std::path::Path,
     tweak: impl Fn(&mut Config),
 ) -> (TestAgent, ikigai::tools::mcp::Mcp) {
-    let (registry, mcp) = registry(&everything_section("every"), dir).await;
     let mut config = config_for(fake);
     tweak(&mut config);
-    let provider = ikigai::provider::build(&config).unwrap();
-    let (tx, events) = tokio::sync::mpsc::unbounded_channel();
-    let setup = AgentSetup {
-        config,
-        provider,
-        registry,
-        sessions: None,
-        cwd: dir.to_path_buf(),
-        system_prompt: "You are a test.".into(),
-        resumed: None,
-    };
-    let handle = ikigai::agent::spawn(setup, tx);
-    (TestAgent { handle, events }, mcp)
+    agent(config, dir).await
 }
 
 #[tokio::test]

@@ -69,6 +69,24 @@ pub enum Command {
     Export(ExportArgs),
     /// List, describe or run a tool through the external-tool protocol.
     Tool(ToolArgs),
+    /// Trust a folder (default: this one) and the folders under it: its project tools
+    /// (.ikigai/tools) may then run. `--list` shows trusted folders, `--revoke` undoes.
+    Trust(TrustArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The folder (default: the current one).
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// List the trusted folders.
+    #[arg(long, conflicts_with_all = ["dir", "revoke"])]
+    pub list: bool,
+
+    /// Stop trusting the folder.
+    #[arg(long)]
+    pub revoke: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,5 +1,6 @@
 //! Front ends: `plain` (piped stdin, -p, --json), `tui` (interactive) and the printing
-//! subcommands (`tool_cmd`, and `sessions`: `ikigai sessions`, `sessions rm`, `export`).
+//! subcommands (`tool_cmd`, `trust_cmd`, and `sessions`: `ikigai sessions`, `sessions rm`,
+//! `export`).
 //! They consume agent `Event`s and send `Op`s (parsed from slash commands by `slash`);
 //! they never reach into the agent. Only front ends print.
 
@@ -9,4 +10,5 @@ pub mod plain;
 pub mod sessions;
 pub mod slash;
 pub mod tool_cmd;
+pub mod trust_cmd;
 pub mod tui;

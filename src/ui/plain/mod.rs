@@ -121,6 +121,9 @@ fn command<O: Write, E: Write>(
                 let first = s.description.lines().next().unwrap_or("");
                 text.push_str(&format!("{:<width$}  {first}\n", s.name));
             }
+            for s in ctx.registry.skipped() {
+                text.push_str(&format!("skipped {}  {}\n", s.path.display(), s.reason));
+            }
             r.print(&text)?;
             Line::Done
         }
@@ -216,6 +219,10 @@ pub async fn run(
                 let Some(line) = line else { break };
                 if line.trim().is_empty() {
                     continue;
+                }
+                // What the tool folders hold is known only once discovery is done.
+                if matches!(slash::parse(&line), Some(Slash::Tools | Slash::Tool(Some(_)))) {
+                    ctx.registry.discovered().await;
                 }
                 match command(&mut r, &ctx, &line) {
                     Ok((Line::Op(op), _)) => op,

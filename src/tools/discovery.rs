@@ -73,6 +73,16 @@ impl DiscoverySpec {
                 }
             }
         }
+        // Run in the home folder, the project folder is the user folder: its tools are
+        // the user's.
+        let user: Vec<PathBuf> = dirs
+            .iter()
+            .filter(|d| d.origin == Origin::User)
+            .filter_map(|d| d.path.canonicalize().ok())
+            .collect();
+        dirs.retain(|d| {
+            d.origin != Origin::Project || d.path.canonicalize().map_or(true, |p| !user.contains(&p))
+        });
         DiscoverySpec {
             dirs,
             cwd: cwd.to_path_buf(),

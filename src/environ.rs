@@ -8,8 +8,8 @@
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io::Write;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::fd::AsRawFd;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::sync::OnceLock;
 
 /// Names the inherited memfd (its number) in the re-executed image. Not a secret.
@@ -54,9 +54,7 @@ pub fn var_os(name: &str) -> Option<OsString> {
 
 /// Every variable: the environment block (without the handover's own) and the held ones.
 pub fn vars_os() -> Vec<(OsString, OsString)> {
-    let mut all: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| k != HANDOVER_VAR)
-        .collect();
+    let mut all: Vec<(OsString, OsString)> = std::env::vars_os().filter(|(k, _)| k != HANDOVER_VAR).collect();
     all.extend(held().iter().cloned());
     all
 }
@@ -123,7 +121,9 @@ pub fn hide(is_secret: &dyn Fn(&str) -> bool) -> Result<(), HandoverError> {
         entry.extend(v.into_vec());
         envp.push(cstring(entry)?);
     }
-    envp.push(cstring(format!("{HANDOVER_VAR}={}", file.as_raw_fd()).into_bytes())?);
+    envp.push(cstring(
+        format!("{HANDOVER_VAR}={}", file.as_raw_fd()).into_bytes(),
+    )?);
     let exe = cstring(own_binary().into_os_string().into_vec())?;
     let err = nix::unistd::execve(&exe, &argv, &envp).map_or_else(|e| e, |never| match never {});
     drop(file);
@@ -166,10 +166,7 @@ fn decode(bytes: &[u8]) -> Vec<(OsString, OsString)> {
         if k.is_empty() {
             break;
         }
-        out.push((
-            OsString::from_vec(k.to_vec()),
-            OsString::from_vec(v.to_vec()),
-        ));
+        out.push((OsString::from_vec(k.to_vec()), OsString::from_vec(v.to_vec())));
     }
     out
 }
@@ -183,10 +180,7 @@ mod tests {
         let vars = vec![
             (OsString::from("A_KEY"), OsString::from("sk-1=2")),
             (OsString::from("EMPTY"), OsString::new()),
-            (
-                OsString::from("RAW"),
-                OsString::from_vec(vec![0xff, b'x', b'\n']),
-            ),
+            (OsString::from("RAW"), OsString::from_vec(vec![0xff, b'x', b'\n'])),
         ];
         assert_eq!(decode(&encode(&vars)), vars);
         assert!(decode(b"").is_empty());

@@ -76,7 +76,10 @@ mod tests {
         let v = serde_json::json!({"d": "a\u{1b}[2J b\u{202E}c\u{9b}d\u{7f} é"});
         let text = serde_json::to_string(&v).unwrap();
         let safe = super::json_visible(&text);
-        assert!(!safe.chars().any(|c| c.is_control() || super::is_bidi_control(c)), "{safe}");
+        assert!(
+            !safe.chars().any(|c| c.is_control() || super::is_bidi_control(c)),
+            "{safe}"
+        );
         assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).unwrap(), v);
     }
 

@@ -80,10 +80,7 @@ fn inside(path: &Path, project: &Path) -> Result<PathBuf, String> {
         .canonicalize()
         .map_err(|e| format!("cannot resolve the project folder ({e})"))?;
     if !resolved.starts_with(&project) {
-        return Err(format!(
-            "it leads outside the project, to {}",
-            resolved.display()
-        ));
+        return Err(format!("it leads outside the project, to {}", resolved.display()));
     }
     let meta = std::fs::metadata(&resolved).map_err(|e| format!("cannot read it ({e})"))?;
     if !meta.is_file() {
@@ -139,7 +136,11 @@ mod tests {
         let p = default_prompt(&sub);
         assert!(!p.text.contains("XYZ") && !p.text.contains("project's instructions"));
         assert_eq!(p.notices.len(), 2, "{:?}", p.notices);
-        assert!(p.notices[0].contains("leads outside the project"), "{:?}", p.notices);
+        assert!(
+            p.notices[0].contains("leads outside the project"),
+            "{:?}",
+            p.notices
+        );
         // A symlink to a file inside the project is fine; a folder is not a file.
         std::fs::remove_file(sub.join("AGENTS.md")).unwrap();
         std::fs::write(dir.path().join("RULES.md"), "Be brief.").unwrap();

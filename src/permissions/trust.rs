@@ -147,7 +147,9 @@ impl Store {
     /// Stops trusting `dir` (its own entry). A folder that no longer exists is matched by
     /// its absolute path as given.
     pub fn revoke(&self, dir: &Path) -> Result<Revoked, TrustError> {
-        let dir = dir.canonicalize().unwrap_or_else(|_| std::path::absolute(dir).unwrap_or(dir.to_path_buf()));
+        let dir = dir
+            .canonicalize()
+            .unwrap_or_else(|_| std::path::absolute(dir).unwrap_or(dir.to_path_buf()));
         let mut file = self.read()?;
         let before = file.folders.len();
         file.folders.retain(|e| e.path != dir);
@@ -217,7 +219,10 @@ impl Store {
             .create_new(true)
             .mode(0o600)
             .open(&tmp)
-            .and_then(|mut f| f.write_all(format!("{text}\n").as_bytes()).and_then(|()| f.sync_all()))
+            .and_then(|mut f| {
+                f.write_all(format!("{text}\n").as_bytes())
+                    .and_then(|()| f.sync_all())
+            })
             .map_err(err)?;
         std::fs::rename(&tmp, &self.path).map_err(err)
     }
@@ -254,14 +259,23 @@ mod tests {
         assert_eq!(store.trusted_by(&proj).unwrap(), None);
         assert!(matches!(store.trust(&proj).unwrap(), Trusted::Added(_)));
         assert!(store.trusted_by(&proj.join("sub/deeper")).unwrap().is_some());
-        assert_eq!(store.trusted_by(&home.path().join("projection")).unwrap(), None, "a sibling with the same prefix");
+        assert_eq!(
+            store.trusted_by(&home.path().join("projection")).unwrap(),
+            None,
+            "a sibling with the same prefix"
+        );
         // A symlink into the folder resolves to it; one from inside to outside does not.
         std::os::unix::fs::symlink(&proj, home.path().join("link")).unwrap();
         assert!(store.trusted_by(&home.path().join("link/sub")).unwrap().is_some());
         std::os::unix::fs::symlink(home.path().join("projection"), proj.join("out")).unwrap();
         assert_eq!(store.trusted_by(&proj.join("out")).unwrap(), None);
-        assert!(matches!(store.trust(&proj.join("sub")).unwrap(), Trusted::Already(e) if e.path == proj.canonicalize().unwrap()));
-        assert!(matches!(store.revoke(&proj.join("sub")).unwrap(), Revoked::Through(_)));
+        assert!(
+            matches!(store.trust(&proj.join("sub")).unwrap(), Trusted::Already(e) if e.path == proj.canonicalize().unwrap())
+        );
+        assert!(matches!(
+            store.revoke(&proj.join("sub")).unwrap(),
+            Revoked::Through(_)
+        ));
         assert!(matches!(store.revoke(&proj).unwrap(), Revoked::Removed(_)));
         assert_eq!(store.list().unwrap(), Vec::new());
         assert!(matches!(store.revoke(&proj).unwrap(), Revoked::NotTrusted(_)));
@@ -276,7 +290,10 @@ mod tests {
         let mode = std::fs::metadata(store.path()).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o666)).unwrap();
-        assert!(matches!(store.trusted_by(home.path()), Err(TrustError::Unsafe { .. })));
+        assert!(matches!(
+            store.trusted_by(home.path()),
+            Err(TrustError::Unsafe { .. })
+        ));
         std::fs::write(store.path(), "{not json").unwrap();
         std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o600)).unwrap();
         assert!(matches!(store.list(), Err(TrustError::Corrupt { .. })));

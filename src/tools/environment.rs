@@ -84,9 +84,7 @@ impl EnvPolicy {
     /// tools: a provider key, a secret-looking name, an excluded pattern, the database
     /// URL. ikigai keeps these out of its own environment block (see `environ`).
     pub fn is_secret(&self, name: &str) -> bool {
-        self.always_removed.iter().any(|v| v == name)
-            || looks_secret(name)
-            || self.exclude.is_match(name)
+        self.always_removed.iter().any(|v| v == name) || looks_secret(name) || self.exclude.is_match(name)
     }
 
     /// The variables of `vars` that may reach a tool process.
@@ -141,7 +139,9 @@ mod tests {
         );
         assert_eq!(kept, ["PATH", "HOME", "LANG"]);
         assert!(p.is_secret("GITHUB_TOKEN") && p.is_secret("OPENAI_API_KEY"));
-        assert!(!p.is_secret("IKIGAI_TOOL_CALL") && !p.is_secret("IKIGAI_HANDOVER_FD") && !p.is_secret("PATH"));
+        assert!(
+            !p.is_secret("IKIGAI_TOOL_CALL") && !p.is_secret("IKIGAI_HANDOVER_FD") && !p.is_secret("PATH")
+        );
     }
 
     #[test]

@@ -104,9 +104,15 @@ pub fn resolve(program: &Path, cwd: &Path, path_var: Option<&std::ffi::OsStr>) -
         return if executable(&p) {
             Ok(p)
         } else if p.exists() {
-            Err(Error::new(ErrorKind::PermissionDenied, format!("{} is not an executable file", p.display())))
+            Err(Error::new(
+                ErrorKind::PermissionDenied,
+                format!("{} is not an executable file", p.display()),
+            ))
         } else {
-            Err(Error::new(ErrorKind::NotFound, format!("{} does not exist", p.display())))
+            Err(Error::new(
+                ErrorKind::NotFound,
+                format!("{} does not exist", p.display()),
+            ))
         };
     }
     let search = path_var.unwrap_or(std::ffi::OsStr::new("/usr/local/bin:/usr/bin:/bin"));
@@ -140,7 +146,11 @@ mod tests {
         std::fs::write(&tool, "#!/bin/sh\n").unwrap();
         let path = std::ffi::OsString::from(format!("/nonexistent:{}", bin.display()));
         let err = resolve(Path::new("t"), dir.path(), Some(&path));
-        assert_eq!(err.unwrap_err().kind(), std::io::ErrorKind::NotFound, "not executable yet");
+        assert_eq!(
+            err.unwrap_err().kind(),
+            std::io::ErrorKind::NotFound,
+            "not executable yet"
+        );
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!(resolve(Path::new("t"), dir.path(), Some(&path)).unwrap(), tool);
@@ -155,9 +165,17 @@ mod tests {
     #[test]
     fn the_policy_travels_as_versioned_json_in_the_arguments() {
         let p = Policy { parent: 42 };
-        let args = arguments(&p, Path::new("/bin/sh"), &"sh".into(), &["-c".into(), "true".into()]);
+        let args = arguments(
+            &p,
+            Path::new("/bin/sh"),
+            &"sh".into(),
+            &["-c".into(), "true".into()],
+        );
         assert!(is_launch(&[OsString::from("ikigai"), args[0].clone()]));
-        assert_eq!(serde_json::from_str::<Policy>(&args[1].to_string_lossy()).unwrap(), p);
+        assert_eq!(
+            serde_json::from_str::<Policy>(&args[1].to_string_lossy()).unwrap(),
+            p
+        );
         assert_eq!(&args[2..], &["/bin/sh", "sh", "-c", "true"].map(OsString::from));
         // Fields added later default, so an older launcher policy still reads.
         assert_eq!(serde_json::from_str::<Policy>("{}").unwrap(), Policy::default());

@@ -23,8 +23,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 use tokio::process::Command;
 
-use super::leftovers::{self, Call};
 use super::launcher;
+use super::leftovers::{self, Call};
 use super::output::CappedBuf;
 
 /// Set in every tool process's environment to a value unique to the call; descendants
@@ -193,7 +193,11 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     let since = ticks_now().saturating_sub(2);
     let mut cmd = match launcher::installed() {
         Some(exe) => {
-            let path_var = spec.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
+            let path_var = spec
+                .env
+                .iter()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.as_os_str());
             let path = launcher::resolve(&spec.program, &spec.cwd, path_var)?;
             let policy = launcher::Policy {
                 parent: std::process::id(),
@@ -511,7 +515,12 @@ pub(crate) fn group_members(pgid: i32) -> Vec<u32> {
                 .ok()
                 .and_then(|stat| {
                     // Fields after the command: state, ppid, pgrp.
-                    stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse::<i32>().ok()
+                    stat.rsplit_once(')')?
+                        .1
+                        .split_whitespace()
+                        .nth(2)?
+                        .parse::<i32>()
+                        .ok()
                 })
                 == Some(pgid)
         })

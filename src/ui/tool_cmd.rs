@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use crate::cli::ToolArgs;
 use crate::config::Config;
+use crate::text::visible;
 use crate::tools::discovery::DiscoverySpec;
 use crate::tools::registry::parse_arguments;
-use crate::text::visible;
 use crate::tools::{Registry, ToolContext, ToolSource, envelope};
 
 /// Why `ikigai tool` could not do what was asked.
@@ -63,7 +63,10 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
     };
     let Some(tool) = registry.get(name) else {
         let untrusted = registry.skipped().into_iter().find(|s| {
-            s.untrusted && s.path.file_name().is_some_and(|f| f.to_string_lossy().replace('-', "_") == *name)
+            s.untrusted
+                && s.path
+                    .file_name()
+                    .is_some_and(|f| f.to_string_lossy().replace('-', "_") == *name)
         });
         return Err(ToolCmdError::Usage(match untrusted {
             Some(s) => format!(

@@ -82,7 +82,12 @@ pub fn run(args: &TrustArgs) -> Result<u8, TrustCmdError> {
             }
         }
         Trusted::Already(e) if same(&e.path, &dir) => {
-            writeln!(out, "Already trusted: {} (since {})", shown(&e.path), visible(&e.since))?;
+            writeln!(
+                out,
+                "Already trusted: {} (since {})",
+                shown(&e.path),
+                visible(&e.since)
+            )?;
         }
         Trusted::Already(e) => {
             writeln!(

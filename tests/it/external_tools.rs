@@ -257,12 +257,7 @@ async fn user_beats_system_beats_builtin_and_a_project_tool_only_adds_a_name() {
 async fn an_untrusted_project_folder_is_listed_but_nothing_in_it_runs() {
     let d = Dirs::new();
     let ran = d.root.path().join("ran");
-    proto_tool(
-        &d.project(),
-        "x",
-        &simple_schema("x"),
-        "cat",
-    );
+    proto_tool(&d.project(), "x", &simple_schema("x"), "cat");
     // A --schema that would leave a trace if it ran.
     let evil = d.project().join("evil");
     std::fs::write(
@@ -273,14 +268,21 @@ async fn an_untrusted_project_folder_is_listed_but_nothing_in_it_runs() {
     std::fs::set_permissions(&evil, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut spec = d.spec();
     spec.project_trusted = false;
-    assert_eq!(spec.untrusted_tools(), [d.project().join("evil"), d.project().join("x")]);
+    assert_eq!(
+        spec.untrusted_tools(),
+        [d.project().join("evil"), d.project().join("x")]
+    );
     let r = Registry::builtin();
     r.discover_now(spec).await;
     assert!(r.get("x").is_none());
     assert!(!ran.exists(), "--schema of an untrusted tool ran");
     let skipped = r.skipped();
     assert_eq!(skipped.len(), 2);
-    assert!(skipped.iter().all(|s| s.untrusted && s.reason == "not loaded: this folder is not trusted"));
+    assert!(
+        skipped
+            .iter()
+            .all(|s| s.untrusted && s.reason == "not loaded: this folder is not trusted")
+    );
     let notices = r.take_notices();
     assert_eq!(
         notices,

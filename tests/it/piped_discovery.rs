@@ -41,7 +41,9 @@ fn piped_tools_and_tool_wait_for_a_slow_schema() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
-        stdout.lines().any(|l| l.starts_with("slowish") && l.ends_with("Answers slowly.")),
+        stdout
+            .lines()
+            .any(|l| l.starts_with("slowish") && l.ends_with("Answers slowly.")),
         "{stdout}"
     );
     assert!(stdout.contains("\"name\": \"slowish\""), "{stdout}");

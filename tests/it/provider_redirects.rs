@@ -100,7 +100,10 @@ fn a_model_listing_never_follows_a_redirect() {
     let out = run(h.path(), &[], "/model\n");
     let all = format!("{}{}", s(&out.stdout), s(&out.stderr));
     assert!(
-        all.contains(&format!("the server redirected (307) to {}/stolen", other.base_url)),
+        all.contains(&format!(
+            "the server redirected (307) to {}/stolen",
+            other.base_url
+        )),
         "{all}"
     );
     assert_eq!(other.requests().len(), 0, "the other host was asked");
@@ -121,7 +124,10 @@ fn anthropic_and_gemini_keys_never_follow_a_redirect() {
         assert_refused(&out, &other);
         let seen = primary.requests();
         assert_eq!(seen.len(), 1, "{kind}: {:?}", primary.rejections());
-        assert_eq!(seen[0].headers.get("x-corp-token").map(String::as_str), Some(HEADER));
+        assert_eq!(
+            seen[0].headers.get("x-corp-token").map(String::as_str),
+            Some(HEADER)
+        );
     }
 }
 
@@ -172,7 +178,10 @@ fn a_long_retry_after_ends_the_retries_at_once_and_a_short_one_counts_down() {
     );
     assert!(err.contains("rate limited (429)"), "{err}");
     assert_eq!(fake.requests().len(), 1);
-    assert!(started.elapsed() < std::time::Duration::from_secs(60), "it waited");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "it waited"
+    );
 
     // A wait within the cap is counted down, second by second.
     fake.push(Reply::status(429, r#"{"error":{"message":"slow down"}}"#).with_header("retry-after", "2"));

@@ -119,7 +119,11 @@ fn probe(as_nobody: bool) {
     let kernel = std::fs::read(format!("/proc/{pid}/environ"));
     std::fs::write(out.join("go"), "").unwrap();
     let done = child.wait_with_output().unwrap();
-    let who = if as_nobody { "as nobody" } else { "as the test user" };
+    let who = if as_nobody {
+        "as nobody"
+    } else {
+        "as the test user"
+    };
     assert_eq!(done.status.code(), Some(0), "{who}: {}", s(&done.stderr));
 
     // ikigai still had the key: it authenticated with it.
@@ -130,17 +134,36 @@ fn probe(as_nobody: bool) {
         "{who}"
     );
     if let Ok(environ) = kernel {
-        assert!(found(&environ).is_empty(), "{who}: /proc/{pid}/environ holds {:?}", found(&environ));
-        assert!(s(&environ).contains("HOME="), "{who}: the test read the environment");
+        assert!(
+            found(&environ).is_empty(),
+            "{who}: /proc/{pid}/environ holds {:?}",
+            found(&environ)
+        );
+        assert!(
+            s(&environ).contains("HOME="),
+            "{who}: the test read the environment"
+        );
     } else {
         assert!(!is_root(), "root reads any environment");
     }
     let ppid = std::fs::read(out.join("ppid.txt")).unwrap();
-    assert!(found(&ppid).is_empty(), "{who}: /proc/$PPID/environ holds {:?}", found(&ppid));
+    assert!(
+        found(&ppid).is_empty(),
+        "{who}: /proc/$PPID/environ holds {:?}",
+        found(&ppid)
+    );
     let by_name = std::fs::read(out.join("by-name.bin")).unwrap_or_default();
-    assert!(found(&by_name).is_empty(), "{who}: an ikigai environment holds {:?}", found(&by_name));
+    assert!(
+        found(&by_name).is_empty(),
+        "{who}: an ikigai environment holds {:?}",
+        found(&by_name)
+    );
     if is_root() && !as_nobody {
-        assert!(s(&ppid).contains("HOME="), "root read the parent's environment: {}", s(&ppid));
+        assert!(
+            s(&ppid).contains("HOME="),
+            "root read the parent's environment: {}",
+            s(&ppid)
+        );
     } else {
         // Non-dumpable: a process of the same user may not read it at all.
         let err = std::fs::read_to_string(out.join("ppid.err")).unwrap();
@@ -178,7 +201,11 @@ fn probe(as_nobody: bool) {
         .unwrap();
     dec.stdin.take().unwrap().write_all(b64.as_bytes()).unwrap();
     let decoded = dec.wait_with_output().unwrap().stdout;
-    assert!(found(&decoded).is_empty(), "{who}: the model got {:?}", found(&decoded));
+    assert!(
+        found(&decoded).is_empty(),
+        "{who}: the model got {:?}",
+        found(&decoded)
+    );
     for v in [KEY, AWS, CORP] {
         assert!(!result.contains(v), "{who}: the model got {v}");
     }
@@ -209,8 +236,53 @@ fn a_bash_tool_finds_no_secret_in_ikigais_environment_as_an_ordinary_user() {
         return;
     }
     assert!(
-        Command::new("setpriv").arg("--version").output().is_ok_and(|o| o.status.success()),
+        Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
         "setpriv (util-linux) is needed to run ikigai as another user"
     );
     probe(true);
+}
+
+#[test]
+fn without_a_secret_there_is_no_re_execution() {
+    if !is_root() {
+        eprintln!("not root: ikigai's environment is not readable (non-dumpable)");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("environ");
+    let fake = FakeProvider::start();
+    let command = format!("tr '\\0' '\\n' < /proc/$PPID/environ > {}", out.display());
+    fake.push(Reply::tool_calls(&[(
+        "c1",
+        "bash",
+        &serde_json::json!({ "command": command }).to_string(),
+    )]));
+    fake.push(Reply::text("done"));
+    // A local server preset needs no key: nothing secret in the environment.
+    let mut cmd = Command::new(common::binary());
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    common::env::isolate(&mut cmd, home.path());
+    let done = cmd
+        .current_dir(home.path())
+        .args([
+            "-p",
+            "probe",
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &fake.base_url,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(done.status.code(), Some(0), "{}", s(&done.stderr));
+    let environ = std::fs::read_to_string(&out).unwrap();
+    assert!(environ.contains("HOME="), "{environ}");
+    assert!(
+        !environ.contains("IKIGAI_HANDOVER_FD"),
+        "re-executed without a secret: {environ}"
+    );
 }

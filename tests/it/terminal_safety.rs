@@ -13,7 +13,8 @@ use std::process::Output;
 use crate::common;
 use crate::common::fake_provider::{FakeProvider, Reply};
 
-const HOSTILE: &str = "\u{1b}]0;TITLE\u{7} \u{1b}]52;c;Y2xpcA==\u{7} \u{1b}[2J \u{202E}evil\u{2066}x\u{2069}\u{9b}";
+const HOSTILE: &str =
+    "\u{1b}]0;TITLE\u{7} \u{1b}]52;c;Y2xpcA==\u{7} \u{1b}[2J \u{202E}evil\u{2066}x\u{2069}\u{9b}";
 
 fn s(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -49,7 +50,11 @@ fn stored_control_sequences_come_out_visible_and_json_stays_exact() {
     let command = format!("printf '%s\\n' '{HOSTILE}'");
     fake.push(Reply::tool_calls_after(
         &format!("Looking {HOSTILE}"),
-        &[("c1", "bash", &serde_json::json!({ "command": command }).to_string())],
+        &[(
+            "c1",
+            "bash",
+            &serde_json::json!({ "command": command }).to_string(),
+        )],
     ));
     fake.push(Reply::text(&format!("Done {HOSTILE}")));
     let prompt = format!("hello {HOSTILE}");
@@ -57,17 +62,29 @@ fn stored_control_sequences_come_out_visible_and_json_stays_exact() {
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     assert_inert("the chat's stdout", &out.stdout);
     assert_inert("the chat's stderr", &out.stderr);
-    assert!(s(&out.stdout).contains("Done ␛]0;TITLE␇ ␛]52;c;Y2xpcA==␇ ␛[2J <U+202E>evil"), "{}", s(&out.stdout));
+    assert!(
+        s(&out.stdout).contains("Done ␛]0;TITLE␇ ␛]52;c;Y2xpcA==␇ ␛[2J <U+202E>evil"),
+        "{}",
+        s(&out.stdout)
+    );
 
     let list = run(h, &["sessions", "--json"]);
     let sessions: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
     let id = sessions[0]["id"].as_str().unwrap().to_string();
-    assert_eq!(sessions[0]["title"].as_str().map(|t| t.contains(HOSTILE)), Some(true), "--json is exact");
+    assert_eq!(
+        sessions[0]["title"].as_str().map(|t| t.contains(HOSTILE)),
+        Some(true),
+        "--json is exact"
+    );
 
     let table = run(h, &["sessions"]);
     assert_eq!(table.status.code(), Some(0));
     assert_inert("`ikigai sessions`", &table.stdout);
-    assert!(s(&table.stdout).contains("hello ␛]0;TITLE␇"), "{}", s(&table.stdout));
+    assert!(
+        s(&table.stdout).contains("hello ␛]0;TITLE␇"),
+        "{}",
+        s(&table.stdout)
+    );
 
     let md = run(h, &["export", &id]);
     assert_eq!(md.status.code(), Some(0), "{}", s(&md.stderr));
@@ -80,7 +97,10 @@ fn stored_control_sequences_come_out_visible_and_json_stays_exact() {
     ] {
         assert!(text.contains(want), "{want}:\n{text}");
     }
-    assert!(text.matches("␛]52;c;").count() >= 4, "prompt, text, tool output, answer:\n{text}");
+    assert!(
+        text.matches("␛]52;c;").count() >= 4,
+        "prompt, text, tool output, answer:\n{text}"
+    );
 
     // The raw events keep every byte.
     let jsonl = run(h, &["export", &id, "--format", "jsonl"]);
@@ -127,11 +147,7 @@ fn tool_listings_and_schemas_show_controls_visibly() {
         "parameters": {"q": {"type": "string", "description": HOSTILE, "required": true}},
     });
     let tool = tools.join("evil");
-    std::fs::write(
-        &tool,
-        format!("#!/bin/sh\ncat <<'EOF'\n{schema}\nEOF\n"),
-    )
-    .unwrap();
+    std::fs::write(&tool, format!("#!/bin/sh\ncat <<'EOF'\n{schema}\nEOF\n")).unwrap();
     std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
     // A broken tool whose file name itself holds escape sequences.
     let broken = tools.join("bad\u{1b}]0;T\u{7}name");
@@ -142,8 +158,16 @@ fn tool_listings_and_schemas_show_controls_visibly() {
     assert_eq!(list.status.code(), Some(0), "{}", s(&list.stderr));
     assert_inert("`tool --list` stdout", &list.stdout);
     assert_inert("`tool --list` stderr", &list.stderr);
-    assert!(s(&list.stdout).contains("Looks fine ␛]0;TITLE␇"), "{}", s(&list.stdout));
-    assert!(s(&list.stderr).contains("tool 'bad␛]0;T␇name' skipped"), "{}", s(&list.stderr));
+    assert!(
+        s(&list.stdout).contains("Looks fine ␛]0;TITLE␇"),
+        "{}",
+        s(&list.stdout)
+    );
+    assert!(
+        s(&list.stderr).contains("tool 'bad␛]0;T␇name' skipped"),
+        "{}",
+        s(&list.stderr)
+    );
 
     let out = run(h, &["tool", "evil", "--schema"]);
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));

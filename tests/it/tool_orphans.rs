@@ -63,7 +63,11 @@ fn sigkill_of_ikigai_kills_the_tool_at_once_and_the_next_start_kills_the_rest() 
     let ikigai = child.id();
     let records = home.path().join(".local/share/ikigai/running");
     let record = records.join(format!("{ikigai}.json"));
-    assert!(record.exists(), "the running call is recorded in {}", records.display());
+    assert!(
+        record.exists(),
+        "the running call is recorded in {}",
+        records.display()
+    );
     let mode = std::fs::metadata(&record).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
     let bash = pid_in(&out, "bash.pid");
@@ -85,9 +89,16 @@ fn sigkill_of_ikigai_kills_the_tool_at_once_and_the_next_start_kills_the_rest() 
         .env("OPENAI_API_KEY", "k")
         .output()
         .unwrap();
-    assert_eq!(next.status.code(), Some(0), "{}", String::from_utf8_lossy(&next.stderr));
+    assert_eq!(
+        next.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
     for (name, pid) in &rest {
-        eventually(&format!("{name} ({pid}) was killed by the next start"), || gone(*pid));
+        eventually(&format!("{name} ({pid}) was killed by the next start"), || {
+            gone(*pid)
+        });
     }
     assert!(!record.exists(), "the dead owner's record is removed");
 }

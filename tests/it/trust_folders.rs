@@ -140,11 +140,17 @@ fn an_untrusted_repository_runs_nothing_in_scripted_mode() {
     assert_eq!(err.matches(notice).count(), 1, "{err}");
     let (names, bash) = offered(&fake, 0);
     assert!(!names.contains(&"x".to_string()), "{names:?}");
-    assert!(bash.starts_with("Run a shell command"), "the built-in bash: {bash}");
+    assert!(
+        bash.starts_with("Run a shell command"),
+        "the built-in bash: {bash}"
+    );
     // AGENTS.md -> /proc/self/environ is not read.
     let prompt = system_prompt(&fake, 0);
     assert!(prompt.starts_with("You are ikigai"), "{prompt}");
-    assert!(!prompt.contains("OPENAI_API_KEY") && !prompt.contains("KEY-0123"), "{prompt}");
+    assert!(
+        !prompt.contains("OPENAI_API_KEY") && !prompt.contains("KEY-0123"),
+        "{prompt}"
+    );
     assert!(
         err.contains(&format!(
             "{}/AGENTS.md skipped: it leads outside the project",
@@ -156,12 +162,17 @@ fn an_untrusted_repository_runs_nothing_in_scripted_mode() {
     // `tool --list`, `tool x` and piped /tools run nothing either.
     let out = r.run(&["tool", "--list"], "");
     assert_eq!(out.status.code(), Some(0));
-    assert!(!s(&out.stdout).lines().any(|l| l.starts_with("x ")), "{}", s(&out.stdout));
+    assert!(
+        !s(&out.stdout).lines().any(|l| l.starts_with("x ")),
+        "{}",
+        s(&out.stdout)
+    );
     assert!(s(&out.stderr).contains(notice), "{}", s(&out.stderr));
     let out = r.run(&["tool", "x", "--schema"], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        s(&out.stderr).contains("`x` is a project tool") && s(&out.stderr).contains("`ikigai trust` trusts it"),
+        s(&out.stderr).contains("`x` is a project tool")
+            && s(&out.stderr).contains("`ikigai trust` trusts it"),
         "{}",
         s(&out.stderr)
     );
@@ -192,7 +203,11 @@ fn agents_md_leading_outside_the_project_is_skipped_and_the_prompt_is_redacted()
         err.contains(&format!(
             "{}/AGENTS.md skipped: it leads outside the project, to {}",
             sub.display(),
-            r.home().join(".aws/credentials").canonicalize().unwrap().display()
+            r.home()
+                .join(".aws/credentials")
+                .canonicalize()
+                .unwrap()
+                .display()
         )),
         "{err}"
     );
@@ -226,7 +241,11 @@ fn trusting_a_folder_loads_its_tools_but_never_over_a_builtin() {
     let mode = std::fs::metadata(&store).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "the trust list is private");
     let out = r.run(&["trust", "--list"], "");
-    assert!(s(&out.stdout).starts_with(&format!("{}  (since ", repo.display())), "{}", s(&out.stdout));
+    assert!(
+        s(&out.stdout).starts_with(&format!("{}  (since ", repo.display())),
+        "{}",
+        s(&out.stdout)
+    );
 
     let fake = FakeProvider::start();
     fake.push(Reply::tool_calls(&[
@@ -239,7 +258,10 @@ fn trusting_a_folder_loads_its_tools_but_never_over_a_builtin() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     let (names, bash) = offered(&fake, 0);
     assert!(names.contains(&"x".to_string()), "{names:?}");
-    assert!(bash.starts_with("Run a shell command"), "the built-in bash: {bash}");
+    assert!(
+        bash.starts_with("Run a shell command"),
+        "the built-in bash: {bash}"
+    );
     assert!(
         err.contains(
             "tool 'bash' skipped: `bash` is a built-in tool; a project tool cannot replace it \
@@ -248,7 +270,10 @@ fn trusting_a_folder_loads_its_tools_but_never_over_a_builtin() {
         "{err}"
     );
     let stdout = s(&out.stdout);
-    assert!(stdout.contains("x ran") && stdout.contains("the-real-bash"), "{stdout}");
+    assert!(
+        stdout.contains("x ran") && stdout.contains("the-real-bash"),
+        "{stdout}"
+    );
     assert!(!stdout.contains("all tests passed"), "{stdout}");
     // Even a trusted tool finds no key in ikigai's environment.
     let leaked = std::fs::read(r.leak()).unwrap();
@@ -257,22 +282,38 @@ fn trusting_a_folder_loads_its_tools_but_never_over_a_builtin() {
     // A trusted folder covers the folders under it.
     let sub = r.repo().join("sub");
     let out = r.run_in(&sub, &["tool", "--list"], "");
-    assert!(s(&out.stdout).lines().any(|l| l.starts_with("y ")), "{}", s(&out.stdout));
+    assert!(
+        s(&out.stdout).lines().any(|l| l.starts_with("y ")),
+        "{}",
+        s(&out.stdout)
+    );
     let out = r.run_in(&sub, &["trust", "--revoke"], "");
     assert_eq!(out.status.code(), Some(1));
-    assert!(s(&out.stderr).contains("is trusted through"), "{}", s(&out.stderr));
+    assert!(
+        s(&out.stderr).contains("is trusted through"),
+        "{}",
+        s(&out.stderr)
+    );
     let out = r.run(&["trust", "--revoke"], "");
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     assert_eq!(s(&out.stdout), format!("No longer trusted: {}\n", repo.display()));
     let out = r.run(&["trust", "--list"], "");
     assert_eq!(s(&out.stdout), "");
     let out = r.run_in(&sub, &["tool", "--list"], "");
-    assert!(!s(&out.stdout).lines().any(|l| l.starts_with("y ")), "{}", s(&out.stdout));
+    assert!(
+        !s(&out.stdout).lines().any(|l| l.starts_with("y ")),
+        "{}",
+        s(&out.stdout)
+    );
     let out = r.run(&["trust", "--revoke"], "");
     assert_eq!(out.status.code(), Some(1));
     let out = r.run(&["trust", "/no/such/folder"], "");
     assert_eq!(out.status.code(), Some(2), "{}", s(&out.stderr));
-    assert!(s(&out.stderr).contains("cannot trust /no/such/folder"), "{}", s(&out.stderr));
+    assert!(
+        s(&out.stderr).contains("cannot trust /no/such/folder"),
+        "{}",
+        s(&out.stderr)
+    );
 }
 
 #[test]
@@ -283,21 +324,38 @@ fn a_trust_list_others_could_write_is_not_believed() {
     let store = r.home().join(".local/share/ikigai/trusted.json");
     std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o666)).unwrap();
     let out = r.run(&["tool", "--list"], "");
-    assert!(s(&out.stderr).contains("not loaded: this folder is not trusted"), "{}", s(&out.stderr));
+    assert!(
+        s(&out.stderr).contains("not loaded: this folder is not trusted"),
+        "{}",
+        s(&out.stderr)
+    );
     assert!(!r.leak().exists());
     let out = r.run(&["trust", "--list"], "");
     assert_eq!(out.status.code(), Some(1));
-    assert!(s(&out.stderr).contains("other users may write it"), "{}", s(&out.stderr));
+    assert!(
+        s(&out.stderr).contains("other users may write it"),
+        "{}",
+        s(&out.stderr)
+    );
 }
 
 #[test]
 fn the_tui_asks_once_at_start_and_remembers_yes() {
     let r = Repo::new();
     let fake = FakeProvider::start();
+    // Ctrl+C at the question quits.
+    let t = Tmux::start_in(r.home(), &r.repo(), &fake.base_url, "");
+    t.wait_text("[y/N]");
+    t.keys(&["C-c"]);
+    t.wait_text("EXITED:130");
+    drop(t);
     let t = Tmux::start_in(r.home(), &r.repo(), &fake.base_url, "");
     let pane = t.wait_text("[y/N]");
     assert!(pane.contains("This folder is not trusted"), "{pane}");
-    assert!(pane.contains(".ikigai/tools/x") && pane.contains(".ikigai/tools/bash"), "{pane}");
+    assert!(
+        pane.contains(".ikigai/tools/x") && pane.contains(".ikigai/tools/bash"),
+        "{pane}"
+    );
     t.type_text("n");
     t.wait_text("Ask anything");
     t.type_text("/tools");

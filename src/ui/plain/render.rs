@@ -175,7 +175,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 // then every 10 s and the last 3 s say how long is left.
                 let line = if self.retrying == Some(*attempt) {
                     let left = in_secs.round() as u64;
-                    if left % 10 != 0 && left > 3 {
+                    if !left.is_multiple_of(10) && left > 3 {
                         return Ok(());
                     }
                     format!("ikigai: retrying in {left} s (attempt {attempt})")

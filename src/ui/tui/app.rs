@@ -27,7 +27,10 @@ pub const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
 pub enum Phase {
     Waiting,
     /// Waiting to send attempt `attempt + 1` at `at`.
-    Retrying { attempt: u32, at: Instant },
+    Retrying {
+        attempt: u32,
+        at: Instant,
+    },
     Streaming,
     Tool(String),
 }
@@ -347,13 +350,7 @@ impl App {
                     ));
                 }
                 let at = now + Duration::from_secs_f64(in_secs.clamp(0.0, 3600.0));
-                self.phase(
-                    Phase::Retrying {
-                        attempt,
-                        at,
-                    },
-                    now,
-                );
+                self.phase(Phase::Retrying { attempt, at }, now);
             }
             Event::Notice { level, text } => {
                 self.flush_live();

@@ -94,6 +94,21 @@ impl From<TuiError> for AppError {
     }
 }
 
+/// The commands that need no configuration (completion scripts, the manual page, the
+/// trust list): answered from the command line alone, before anything is loaded. `None`
+/// for every other command.
+pub fn run_without_config(cli: &crate::cli::Cli) -> Option<Result<u8, AppError>> {
+    use crate::cli::Command;
+    match &cli.command {
+        Some(Command::Completions(args)) => {
+            Some(crate::ui::shell::completions(args.shell).map_err(AppError::from))
+        }
+        Some(Command::Man) => Some(crate::ui::shell::man_page().map_err(AppError::from)),
+        Some(Command::Trust(args)) => Some(crate::ui::trust_cmd::run(args).map_err(AppError::from)),
+        _ => None,
+    }
+}
+
 /// Loads and resolves the settings the command line asks for, and installs the redactor
 /// built from them. Synchronous: the binary calls it before its runtime starts.
 pub fn load_config(cli: &crate::cli::Cli) -> Result<Config, AppError> {
@@ -133,7 +148,6 @@ pub async fn run(cli: crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     match &cli.command {
         Some(Command::Tool(args)) => Ok(crate::ui::tool_cmd::run(args, &config).await?),
         Some(Command::Sessions(args)) => sessions(args, &config).await,
-        Some(Command::Trust(args)) => Ok(crate::ui::trust_cmd::run(args)?),
         Some(Command::Export(args)) => {
             let format = match args.format {
                 crate::cli::ExportFormatArg::Md => crate::ui::sessions::ExportFormat::Markdown,
@@ -142,6 +156,8 @@ pub async fn run(cli: crate::cli::Cli, config: Config) -> Result<u8, AppError> {
             let r = crate::ui::sessions::export(&config, &args.id, format).await;
             r.map_err(AppError::from)
         }
+        // Answered by `run_without_config`.
+        Some(Command::Completions(_) | Command::Man | Command::Trust(_)) => Ok(0),
         None => chat(&cli, config).await,
     }
 }

@@ -72,6 +72,11 @@ pub enum Command {
     /// Trust a folder (default: this one) and the folders under it: its project tools
     /// (.ikigai/tools) may then run. `--list` shows trusted folders, `--revoke` undoes.
     Trust(TrustArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout; `make install` installs it.
+    #[command(hide = true)]
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -87,6 +92,13 @@ pub struct TrustArgs {
     /// Stop trusting the folder.
     #[arg(long)]
     pub revoke: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,13 @@ fn main() -> ExitCode {
         eprintln!("ikigai: {e}");
     }
     let cli = ikigai::cli::Cli::parse_from(args);
+    if let Some(result) = ikigai::app::run_without_config(&cli) {
+        return match result {
+            Ok(code) => ExitCode::from(code),
+            Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+            Err(e) => fail(&e),
+        };
+    }
     let config = match ikigai::app::load_config(&cli) {
         Ok(c) => c,
         Err(e) => return fail(&e),

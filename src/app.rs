@@ -141,7 +141,6 @@ pub async fn run(cli: crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     // What a killed ikigai left running is killed now; our own calls are recorded.
     let env = |k: &str| crate::environ::var(k);
     if let Some(data) = crate::config::xdg_dir(&env, "XDG_DATA_HOME", ".local/share") {
-        crate::store::location::secure_data_dir(&env);
         crate::tools::leftovers::install(crate::tools::leftovers::default_dir(&data.join("ikigai")));
         crate::tools::leftovers::sweep();
     }

@@ -40,13 +40,9 @@ struct Record {
     calls: Vec<Call>,
 }
 
-/// Records into `dir` from now on (created 0700 when missing). The first call wins.
+/// Records into `dir` from now on (created 0700 with the first record). The first call
+/// wins.
 pub fn install(dir: PathBuf) {
-    use std::os::unix::fs::DirBuilderExt;
-    let _ = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir);
     let _ = DIR.set(dir);
 }
 
@@ -55,10 +51,13 @@ pub fn default_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("running")
 }
 
-fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+fn boot_id() -> &'static str {
+    static BOOT: OnceLock<String> = OnceLock::new();
+    BOOT.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    })
 }
 
 fn own_start() -> u64 {
@@ -83,13 +82,17 @@ pub(crate) fn record(calls: &[Call]) {
     let record = Record {
         pid,
         start: own_start(),
-        boot: boot_id(),
+        boot: boot_id().to_string(),
         calls: calls.to_vec(),
     };
     let Ok(text) = serde_json::to_vec(&record) else {
         return;
     };
     let tmp = dir.join(format!("{pid}.tmp"));
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir);
+    }
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create(true)

@@ -39,7 +39,7 @@ fn spec(dir: &Path) -> DiscoverySpec {
         env: Arc::new(EnvPolicy::default()),
         home: None,
         schema_timeout: ikigai::tools::discovery::SCHEMA_TIMEOUT,
-        project_trusted: true,
+        project_trust: ikigai::tools::discovery::ProjectTrust::Trusted,
     }
 }
 

@@ -189,7 +189,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let cwd = std::env::current_dir()?;
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let mut discovery = crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd);
+    let discovery = crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd);
     // Asked once, before anything runs: the TUI only; scripted runs skip them with a notice.
     if interactive {
         let untrusted = discovery.untrusted_tools();
@@ -197,11 +197,11 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
             use crate::ui::tui::trust_ask::{Answer, ask};
             let home = crate::environ::var("HOME");
             match ask(&cwd, &untrusted, home.as_deref())? {
+                // Discovery reads the trust list: from now on it says trusted.
                 Answer::Trust => {
                     let store = crate::permissions::trust::Store::default_location()
                         .map_err(|e| AppError::Runtime(e.to_string()))?;
                     store.trust(&cwd).map_err(|e| AppError::Runtime(e.to_string()))?;
-                    discovery.project_trusted = true;
                 }
                 Answer::NotNow => {}
                 Answer::Quit => return Ok(130),

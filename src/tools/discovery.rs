@@ -54,7 +54,17 @@ pub struct DiscoverySpec {
     /// How long each tool may take to answer `--schema`.
     pub schema_timeout: Duration,
     /// Whether the project folder (`cwd`) is trusted: only then are its tools run.
-    pub project_trusted: bool,
+    pub project_trust: ProjectTrust,
+}
+
+/// How discovery knows whether the project folder is trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProjectTrust {
+    Trusted,
+    Untrusted,
+    /// The user's trust list, read at every discovery (so `/refresh` sees an
+    /// `ikigai trust` or `--revoke` made meanwhile).
+    FromStore,
 }
 
 impl DiscoverySpec {
@@ -89,14 +99,23 @@ impl DiscoverySpec {
             env: Arc::new(EnvPolicy::from_config(config)),
             home,
             schema_timeout: Duration::from_millis(config.tool_schema_timeout_ms),
-            project_trusted: crate::permissions::trust::is_trusted(cwd),
+            project_trust: ProjectTrust::FromStore,
+        }
+    }
+
+    /// Whether the project folder is trusted now.
+    pub fn project_trusted(&self) -> bool {
+        match self.project_trust {
+            ProjectTrust::Trusted => true,
+            ProjectTrust::Untrusted => false,
+            ProjectTrust::FromStore => crate::permissions::trust::is_trusted(&self.cwd),
         }
     }
 
     /// The project folder's tool files, when the folder is not trusted (not run; listed
     /// so the user can be asked).
     pub fn untrusted_tools(&self) -> Vec<PathBuf> {
-        if self.project_trusted {
+        if self.project_trusted() {
             return Vec::new();
         }
         self.dirs
@@ -243,9 +262,10 @@ pub async fn discover(spec: &DiscoverySpec, builtin: &[String]) -> Found {
     let mut found = Found::default();
     let mut jobs = Vec::new();
     let mut untrusted = Vec::new();
+    let trusted = spec.project_trusted();
     for dir in &spec.dirs {
         for path in candidates(&dir.path) {
-            if dir.origin == Origin::Project && !spec.project_trusted {
+            if dir.origin == Origin::Project && !trusted {
                 untrusted.push(path);
             } else {
                 jobs.push((dir.clone(), path));

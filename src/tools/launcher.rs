@@ -60,6 +60,36 @@ pub fn arguments(policy: &Policy, path: &Path, argv0: &OsString, args: &[OsStrin
     out
 }
 
+/// A command that runs `program` with `args` through the launcher when one is installed
+/// (else directly), for any process ikigai starts on the user's behalf (tools, MCP
+/// servers). The caller sets the rest (working directory, environment, stdio, group).
+/// Spawn it from a thread that lives as long as ikigai (the runtime's main thread): the
+/// death signal fires when the spawning thread ends. `program` is resolved here (see
+/// `resolve`), so a missing one is the same error a direct spawn gives.
+pub fn command(
+    program: &Path,
+    args: &[OsString],
+    cwd: &Path,
+    path_var: Option<&std::ffi::OsStr>,
+) -> std::io::Result<tokio::process::Command> {
+    Ok(match installed() {
+        Some(exe) => {
+            let path = resolve(program, cwd, path_var)?;
+            let policy = Policy {
+                parent: std::process::id(),
+            };
+            let mut cmd = tokio::process::Command::new(exe);
+            cmd.args(arguments(&policy, &path, &program.as_os_str().to_owned(), args));
+            cmd
+        }
+        None => {
+            let mut cmd = tokio::process::Command::new(program);
+            cmd.args(args);
+            cmd
+        }
+    })
+}
+
 /// The launcher mode: applies the policy and executes the tool. Returns only when that
 /// failed, with the exit code to end with.
 pub fn run(args: Vec<OsString>) -> u8 {

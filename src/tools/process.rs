@@ -21,7 +21,6 @@ use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
 use nix::unistd::Pid;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
-use tokio::process::Command;
 
 use super::launcher;
 use super::leftovers::{self, Call};
@@ -191,32 +190,12 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     };
     let marker = next_marker();
     let since = ticks_now().saturating_sub(2);
-    let mut cmd = match launcher::installed() {
-        Some(exe) => {
-            let path_var = spec
-                .env
-                .iter()
-                .find(|(k, _)| k == "PATH")
-                .map(|(_, v)| v.as_os_str());
-            let path = launcher::resolve(&spec.program, &spec.cwd, path_var)?;
-            let policy = launcher::Policy {
-                parent: std::process::id(),
-            };
-            let mut cmd = Command::new(exe);
-            cmd.args(launcher::arguments(
-                &policy,
-                &path,
-                &spec.program.clone().into_os_string(),
-                &spec.args,
-            ));
-            cmd
-        }
-        None => {
-            let mut cmd = Command::new(&spec.program);
-            cmd.args(&spec.args);
-            cmd
-        }
-    };
+    let path_var = spec
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_os_str());
+    let mut cmd = launcher::command(&spec.program, &spec.args, &spec.cwd, path_var)?;
     cmd.current_dir(&spec.cwd)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))

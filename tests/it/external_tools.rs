@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::tools_util::*;
-use ikigai::tools::discovery::{DiscoverySpec, Origin, ToolDir};
+use ikigai::tools::discovery::{DiscoverySpec, Origin, ProjectTrust, ToolDir};
 use ikigai::tools::{EnvPolicy, Registry, ToolContext, ToolSource};
 use serde_json::{Value, json};
 
@@ -75,7 +75,7 @@ impl Dirs {
             env: Arc::new(EnvPolicy::default()),
             home: None,
             schema_timeout: ikigai::tools::discovery::SCHEMA_TIMEOUT,
-            project_trusted: true,
+            project_trust: ProjectTrust::Trusted,
         }
     }
     async fn registry(&self) -> Registry {
@@ -267,7 +267,7 @@ async fn an_untrusted_project_folder_is_listed_but_nothing_in_it_runs() {
     .unwrap();
     std::fs::set_permissions(&evil, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut spec = d.spec();
-    spec.project_trusted = false;
+    spec.project_trust = ProjectTrust::Untrusted;
     assert_eq!(
         spec.untrusted_tools(),
         [d.project().join("evil"), d.project().join("x")]

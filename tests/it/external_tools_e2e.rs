@@ -183,7 +183,7 @@ async fn refresh_makes_a_new_tool_appear_in_the_next_request() {
     let registry = Registry::builtin();
     let mut spec = DiscoverySpec::from_config(&config, dir.path());
     // As if the folder were trusted (the store is the user's; see `trust_folders`).
-    spec.project_trusted = true;
+    spec.project_trust = ikigai::tools::discovery::ProjectTrust::Trusted;
     registry.start_discovery(spec);
     let (tx, events) = unbounded_channel();
     let setup = ikigai::agent::AgentSetup {

@@ -387,3 +387,35 @@ fn the_tui_asks_once_at_start_and_remembers_yes() {
     t.keys(&["C-d"]);
     wait_exit(&t);
 }
+
+#[test]
+fn refresh_sees_a_folder_trusted_meanwhile() {
+    use std::io::{BufRead, BufReader, Write};
+    let r = Repo::new();
+    let mut child = common::ikigai(r.home())
+        .current_dir(r.repo())
+        .env("OPENAI_API_KEY", KEY)
+        .args(["--base-url", "http://127.0.0.1:1/v1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdin.write_all(b"/tools\n").unwrap();
+    let mut line = String::new();
+    while !line.contains("not loaded: this folder is not trusted") {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no /tools answer");
+    }
+    let out = r.run(&["trust"], "");
+    assert_eq!(out.status.code(), Some(0));
+    stdin.write_all(b"/refresh\n/tools\n/exit\n").unwrap();
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert!(rest.lines().any(|l| l.starts_with("x ")), "{rest}");
+    assert!(r.leak().exists(), "the trusted tool was asked for its schema");
+}

@@ -224,6 +224,21 @@ pub async fn run(
                 if matches!(slash::parse(&line), Some(Slash::Tools | Slash::Tool(Some(_)))) {
                     ctx.registry.discovered().await;
                 }
+                // A rescan is done here, in order with the lines after it (the registry is
+                // the agent's too: its next request offers the new set).
+                if slash::parse(&line) == Some(Slash::Agent(Op::RefreshTools)) {
+                    let n = ctx.registry.refresh().await;
+                    let mut shown = Ok(());
+                    for text in ctx.registry.take_notices() {
+                        shown = shown.and_then(|()| r.notice(NoticeLevel::Warning, &text));
+                    }
+                    let done = format!("Tools refreshed. {n} tools available.");
+                    if let Err(e) = shown.and_then(|()| r.notice(NoticeLevel::Info, &done)) {
+                        output_error = Some(e);
+                        break;
+                    }
+                    continue;
+                }
                 match command(&mut r, &ctx, &line) {
                     Ok((Line::Op(op), _)) => op,
                     Ok((Line::Exit, _)) => break,

@@ -34,8 +34,10 @@ fn main() -> ExitCode {
     }
     // Processes of the same user cannot read our memory or attach to us.
     let _ = nix::sys::prctl::set_dumpable(false);
-    // Every tool starts through this binary's launcher mode, so it dies with us.
-    ikigai::tools::launcher::install("/proc/self/exe");
+    // Every tool starts through the launcher (ikigai-launch beside us, else our own
+    // launcher mode), so it dies with us.
+    let exe = std::env::current_exe().ok();
+    ikigai::tools::launcher::install(ikigai::tools::launcher::locate(exe.as_deref()));
     // Descendants that a tool orphans (setsid, daemons) come back to us to be killed.
     ikigai::tools::process::become_subreaper();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {

@@ -1,7 +1,8 @@
 //! No tool process outlives ikigai: SIGKILL ikigai while a `bash` tool runs, with a
 //! background `sleep`, a double-forked child, a `setsid` child and a `nohup` child under
 //! it. The tool's own process dies at once (its death signal, set by the launcher); the
-//! rest, recorded with the call, is killed by the next start of ikigai (`-c`).
+//! rest, recorded with the call, is killed by the next start of ikigai (`-c`). With the
+//! small `ikigai-launch` beside the binary, and without it (the binary's own launcher mode).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::PermissionsExt;
@@ -32,6 +33,20 @@ fn eventually(what: &str, pred: impl Fn() -> bool) {
 
 #[test]
 fn sigkill_of_ikigai_kills_the_tool_at_once_and_the_next_start_kills_the_rest() {
+    sigkill_scenario(&common::binary());
+}
+
+/// The same with the binary alone, without `ikigai-launch` beside it: its own launcher
+/// mode does the job.
+#[test]
+fn without_the_small_launcher_the_binary_launches_its_tools_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let alone = dir.path().join("ikigai");
+    std::fs::copy(common::binary(), &alone).unwrap();
+    sigkill_scenario(&alone);
+}
+
+fn sigkill_scenario(bin: &Path) {
     let home = tempfile::tempdir().unwrap();
     let out = home.path().join("pids");
     std::fs::create_dir(&out).unwrap();
@@ -51,7 +66,7 @@ fn sigkill_of_ikigai_kills_the_tool_at_once_and_the_next_start_kills_the_rest() 
         "bash",
         &serde_json::json!({ "command": script }).to_string(),
     )]));
-    let mut child = common::ikigai(home.path())
+    let mut child = common::ikigai_at(bin, home.path())
         .args(["-p", "start things", "--base-url", &fake.base_url])
         .env("OPENAI_API_KEY", "k")
         .stdin(Stdio::null())
@@ -84,7 +99,7 @@ fn sigkill_of_ikigai_kills_the_tool_at_once_and_the_next_start_kills_the_rest() 
     }
 
     fake.push(Reply::text("back again"));
-    let next = common::ikigai(home.path())
+    let next = common::ikigai_at(bin, home.path())
         .args(["-c", "-p", "next", "--base-url", &fake.base_url])
         .env("OPENAI_API_KEY", "k")
         .output()

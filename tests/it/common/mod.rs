@@ -30,7 +30,12 @@ pub fn binary() -> std::path::PathBuf {
 
 /// The real binary with an isolated environment (see `env::isolate`), run in `home`.
 pub fn ikigai(home: &Path) -> Command {
-    let mut cmd = Command::new(binary());
+    ikigai_at(&binary(), home)
+}
+
+/// `ikigai`, with the binary at `bin`.
+pub fn ikigai_at(bin: &Path, home: &Path) -> Command {
+    let mut cmd = Command::new(bin);
     env::isolate(&mut cmd, home);
     cmd.current_dir(home);
     cmd

@@ -1,51 +1,51 @@
-//! The launcher: a hidden mode of the ikigai binary through which every tool process
-//! starts (`ikigai MODE POLICY PATH ARGV0 ARGS…`). It applies the policy to itself — today
-//! the death signal: the tool is killed with SIGKILL when the ikigai thread that started
-//! it ends, even by SIGKILL — and then executes the tool in its place (same pid, same
-//! process group, the environment and working directory it was given). The policy is a
-//! small JSON object (the mode's name carries its version), so later restrictions (a sandbox) travel the same way.
-//! Runs before anything else in `main`; never loads a config and never touches the
-//! terminal except to say why the tool could not be executed.
+//! The launcher, through which every tool process starts: the small `ikigai-launch`
+//! executable when it is installed beside ikigai (a tool call then pays for a small exec),
+//! else a hidden mode of the ikigai binary itself (`ikigai MODE …`, checked first thing in
+//! `main`). Both run `exec.rs`: arm the death signal, then execute the tool. This side
+//! finds the launcher and builds the command that goes through it; it never prints.
 
 use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use serde::{Deserialize, Serialize};
+mod exec;
 
-/// `argv[1]` of the launcher mode. Not an option anyone would type.
-pub const MODE: &str = "__ikigai-launch-v1";
-/// The exit code when the tool could not be executed (as a shell says "not found").
-pub const CANNOT_EXEC: u8 = 127;
+pub use exec::{CANNOT_EXEC, MODE, Policy, is_launch, run};
 
-/// What the launcher applies to itself before it executes the tool.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Policy {
-    /// The process that started the launcher; if it is already gone when the death
-    /// signal is armed, the launcher exits instead of running the tool unwatched.
-    pub parent: u32,
-}
+/// The small launcher executable's name.
+pub const LAUNCHER_NAME: &str = "ikigai-launch";
 
 /// The binary to re-execute as the launcher, once set; `None`: tools start directly
 /// (a library user without the ikigai binary).
 static EXE: OnceLock<PathBuf> = OnceLock::new();
 
-/// Sets the launcher binary for this process (the binary itself: `/proc/self/exe`; tests
-/// and benches name the built `ikigai`). The first call wins.
+/// Sets the launcher binary for this process (`locate()` in the binary; tests and benches
+/// name a built one). The first call wins.
 pub fn install(exe: impl Into<PathBuf>) {
     let _ = EXE.set(exe.into());
+}
+
+/// Where the launcher is for the binary at `exe`: `ikigai-launch` beside it (a build
+/// tree) or in `../libexec/` (an install), else `exe` itself in launcher mode
+/// (`/proc/self/exe`, which still works when the file was replaced meanwhile).
+pub fn locate(exe: Option<&Path>) -> PathBuf {
+    let executable = |p: &Path| nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).is_ok() && p.is_file();
+    if let Some(dir) = exe.and_then(Path::parent) {
+        for p in [
+            dir.join(LAUNCHER_NAME),
+            dir.join("../libexec").join(LAUNCHER_NAME),
+        ] {
+            if executable(&p) {
+                return p;
+            }
+        }
+    }
+    PathBuf::from("/proc/self/exe")
 }
 
 /// The launcher binary, when installed.
 pub fn installed() -> Option<&'static Path> {
     EXE.get().map(PathBuf::as_path)
-}
-
-/// True when this process was started as the launcher.
-pub fn is_launch(args: &[OsString]) -> bool {
-    args.get(1).is_some_and(|a| a == MODE)
 }
 
 /// The arguments that make the launcher run `path` (with `argv0` and `args`) under `policy`.
@@ -88,36 +88,6 @@ pub fn command(
             cmd
         }
     })
-}
-
-/// The launcher mode: applies the policy and executes the tool. Returns only when that
-/// failed, with the exit code to end with.
-pub fn run(args: Vec<OsString>) -> u8 {
-    let mut it = args.into_iter().skip(2);
-    let (Some(policy), Some(path), Some(argv0)) = (it.next(), it.next(), it.next()) else {
-        eprintln!("ikigai: the launcher was started without a tool");
-        return 2;
-    };
-    let policy: Policy = match serde_json::from_str(&policy.to_string_lossy()) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("ikigai: the launcher's policy is invalid: {e}");
-            return 2;
-        }
-    };
-    if let Err(e) = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL) {
-        eprintln!("ikigai: cannot arm the launcher's death signal: {e}");
-        return CANNOT_EXEC;
-    }
-    // The parent may have died before the signal was armed: then nobody watches the tool.
-    if policy.parent != 0 && nix::unistd::getppid().as_raw() as u32 != policy.parent {
-        return CANNOT_EXEC;
-    }
-    // `exec` resets the signal dispositions std changed (SIGPIPE) and the signal mask,
-    // so the tool starts as if spawned directly.
-    let err = std::process::Command::new(&path).arg0(argv0).args(it).exec();
-    eprintln!("ikigai: cannot run {}: {err}", Path::new(&path).display());
-    CANNOT_EXEC
 }
 
 /// Where `program` is, as the launcher must be told: a path with a `/` (relative to
@@ -190,6 +160,31 @@ mod tests {
         std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o644)).unwrap();
         let denied = resolve(&tool, dir.path(), None).unwrap_err();
         assert_eq!(denied.kind(), std::io::ErrorKind::PermissionDenied);
+    }
+
+    #[test]
+    fn the_small_launcher_is_found_beside_the_binary_or_in_libexec() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let bin = root.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let exe = bin.join("ikigai");
+        assert_eq!(
+            locate(Some(&exe)),
+            Path::new("/proc/self/exe"),
+            "none: its own mode"
+        );
+        assert_eq!(locate(None), Path::new("/proc/self/exe"));
+        let libexec = root.path().join("libexec");
+        std::fs::create_dir_all(&libexec).unwrap();
+        let installed = libexec.join(LAUNCHER_NAME);
+        std::fs::write(&installed, "").unwrap();
+        std::fs::set_permissions(&installed, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(locate(Some(&exe)), bin.join("../libexec").join(LAUNCHER_NAME));
+        let beside = bin.join(LAUNCHER_NAME);
+        std::fs::write(&beside, "").unwrap();
+        std::fs::set_permissions(&beside, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(locate(Some(&exe)), beside);
     }
 
     #[test]

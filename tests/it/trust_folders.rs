@@ -279,6 +279,36 @@ fn trusting_a_folder_loads_its_tools_but_never_over_a_builtin() {
     let leaked = std::fs::read(r.leak()).unwrap();
     assert!(!s(&leaked).contains("KEY-0123"), "{}", s(&leaked));
 
+    // A --schema run that leaves a daemon behind: it is killed with the run.
+    let daemon_pid = r.home().join("daemon.pid");
+    tool(
+        &r.repo().join(".ikigai/tools/d"),
+        &format!(
+            "if [ \"$1\" = --schema ]; then setsid sleep 305 > /dev/null 2>&1 & echo $! > {}; \
+             echo '{{\"name\":\"d\",\"description\":\"Daemon.\",\"parameters\":{{}}}}'; exit 0; fi\necho '{{}}'",
+            daemon_pid.display()
+        ),
+    );
+    let out = r.run(&["tool", "--list"], "");
+    assert!(
+        s(&out.stdout).lines().any(|l| l.starts_with("d ")),
+        "{}",
+        s(&out.stdout)
+    );
+    let pid: u32 = std::fs::read_to_string(&daemon_pid)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !crate::common::tmux::gone(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the --schema daemon {pid} outlived discovery"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+
     // A trusted folder covers the folders under it.
     let sub = r.repo().join("sub");
     let out = r.run_in(&sub, &["tool", "--list"], "");

@@ -29,7 +29,8 @@ pub struct ErrorContext {
 }
 
 /// A client tuned for streaming: connect timeout, no overall timeout, no Nagle. It never
-/// follows a redirect: every request carries the key or the conversation (see `screen`).
+/// follows a redirect: every request carries the key or the conversation (see
+/// `super::screen`).
 pub fn client(connect_timeout: Duration) -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -63,46 +64,6 @@ pub fn send_error(url: &str, e: &reqwest::Error) -> ProviderError {
         url: url.to_string(),
         message,
     }
-}
-
-/// What every answer goes through before a provider reads it: a redirect becomes an error
-/// naming where the server wanted the request to go, and a success that is an HTML page
-/// an error saying what arrived (status, content type, its first bytes, cleaned).
-pub async fn screen(resp: Response, idle: Duration) -> Result<Response, ProviderError> {
-    let status = resp.status();
-    if status.is_redirection() {
-        let location = resp
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        let location = match location {
-            Some(l) => {
-                let absolute = resp.url().join(&l).map(|u| u.to_string()).unwrap_or(l);
-                crate::text::visible(&crate::config::redact_url(&absolute)).into_owned()
-            }
-            None => "an unnamed place (no Location header)".to_string(),
-        };
-        return Err(ProviderError::Redirected {
-            status: status.as_u16(),
-            location,
-        });
-    }
-    let content_type = resp
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string())
-        .unwrap_or_default();
-    if status.is_success() && content_type.to_ascii_lowercase().starts_with("text/html") {
-        let body = read_capped(resp, 512, idle).await;
-        let start: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
-        let start = crate::text::shorten(&start, 200).to_string();
-        return Err(ProviderError::NotApi {
-            status: status.as_u16(),
-            content_type: crate::text::visible(&content_type).into_owned(),
-            start: crate::text::visible(&start).into_owned(),
-        });
-    }
-    Ok(resp)
 }
 
 /// Seconds from a `Retry-After` header (delta-seconds form), or OpenAI's `retry-after-ms`.
@@ -179,7 +140,7 @@ pub async fn post(
             });
         }
         Ok(Err(e)) => return Err(send_error(&shown, &e)),
-        Ok(Ok(resp)) => screen(resp, spec.idle).await?,
+        Ok(Ok(resp)) => super::screen::screen(resp, spec.idle).await?,
     };
     if !resp.status().is_success() {
         let ctx = spec.error_context(model, &crate::config::redact_url(&url));
@@ -250,7 +211,7 @@ pub async fn list_models(client: &reqwest::Client, spec: &Spec) -> Result<Vec<St
             });
         }
         Ok(Err(e)) => return Err(send_error(&shown, &e)),
-        Ok(Ok(resp)) => screen(resp, spec.idle).await?,
+        Ok(Ok(resp)) => super::screen::screen(resp, spec.idle).await?,
     };
     if !resp.status().is_success() {
         let ctx = spec.error_context(&spec.model, &crate::config::redact_url(&url));

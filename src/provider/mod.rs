@@ -15,6 +15,7 @@ pub mod local;
 pub mod openai;
 pub mod presets;
 pub mod responses;
+pub mod screen;
 pub mod sse;
 pub mod text_protocol;
 pub mod window;

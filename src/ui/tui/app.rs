@@ -336,18 +336,12 @@ impl App {
                 in_secs,
                 reason,
             } => {
-                // The agent counts the wait down once a second: one notice, then the
-                // status line shows the seconds left.
-                let counting = matches!(
-                    self.turn.as_ref().map(|t| &t.phase),
-                    Some(Phase::Retrying { attempt: a, .. }) if *a == attempt
-                );
-                if !counting {
+                // Counted down once a second: one notice, then the status line.
+                let phase = self.turn.as_ref().map(|t| &t.phase);
+                if !matches!(phase, Some(Phase::Retrying { attempt: a, .. }) if *a == attempt) {
                     self.flush_live();
-                    self.push(Cell::Notice(
-                        NoticeLevel::Warning,
-                        format!("{reason}; retrying in {in_secs:.1}s (attempt {attempt})"),
-                    ));
+                    let text = format!("{reason}; retrying in {in_secs:.1}s (attempt {attempt})");
+                    self.push(Cell::Notice(NoticeLevel::Warning, text));
                 }
                 let at = now + Duration::from_secs_f64(in_secs.clamp(0.0, 3600.0));
                 self.phase(Phase::Retrying { attempt, at }, now);

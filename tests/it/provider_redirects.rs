@@ -191,4 +191,17 @@ fn a_long_retry_after_ends_the_retries_at_once_and_a_short_one_counts_down() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("retrying in 2.0 s (attempt 1)"), "{err}");
     assert!(err.contains("ikigai: retrying in 1 s (attempt 1)"), "{err}");
+
+    // --json: a `retrying` event per second of the wait.
+    fake.push(Reply::status(429, r#"{"error":{"message":"slow down"}}"#).with_header("retry-after", "2"));
+    fake.push(Reply::text("done"));
+    let out = run(h.path(), &["--json", "-p", "hi"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let waits: Vec<f64> = s(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "retrying")
+        .map(|e| e["in_secs"].as_f64().unwrap())
+        .collect();
+    assert_eq!(waits, [2.0, 1.0]);
 }

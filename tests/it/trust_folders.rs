@@ -449,3 +449,25 @@ fn refresh_sees_a_folder_trusted_meanwhile() {
     assert!(rest.lines().any(|l| l.starts_with("x ")), "{rest}");
     assert!(r.leak().exists(), "the trusted tool was asked for its schema");
 }
+
+#[test]
+fn run_in_the_home_folder_its_tools_are_the_users() {
+    let home = tempfile::tempdir().unwrap();
+    let tools = home.path().join(".ikigai/tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    tool(
+        &tools.join("mine"),
+        "if [ \"$1\" = --schema ]; then echo '{\"name\":\"mine\",\"description\":\"My own.\",\"parameters\":{}}'; exit 0; fi\necho '{}'",
+    );
+    let out = common::ikigai(home.path())
+        .args(["tool", "--list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        s(&out.stdout).lines().any(|l| l.starts_with("mine ")),
+        "{}",
+        s(&out.stdout)
+    );
+    assert!(!s(&out.stderr).contains("not trusted"), "{}", s(&out.stderr));
+}

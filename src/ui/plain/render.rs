@@ -333,6 +333,32 @@ mod tests {
     }
 
     #[test]
+    fn a_retry_countdown_says_why_once_then_every_ten_seconds_and_the_last_three() {
+        let retry = |attempt, in_secs: f64| Event::Retrying {
+            attempt,
+            in_secs,
+            reason: "rate limited (429)".into(),
+        };
+        let mut events: Vec<Event> = (1..=25).rev().map(|s| retry(1, f64::from(s))).collect();
+        events.push(Event::TurnStarted);
+        events.push(retry(1, 2.0));
+        let (_, err) = render(&events, PlainOptions::default());
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "ikigai: rate limited (429); retrying in 25.0 s (attempt 1)",
+                "ikigai: retrying in 20 s (attempt 1)",
+                "ikigai: retrying in 10 s (attempt 1)",
+                "ikigai: retrying in 3 s (attempt 1)",
+                "ikigai: retrying in 2 s (attempt 1)",
+                "ikigai: retrying in 1 s (attempt 1)",
+                "ikigai: rate limited (429); retrying in 2.0 s (attempt 1)",
+            ]
+        );
+    }
+
+    #[test]
     fn long_results_are_abbreviated_unless_verbose() {
         let body: Vec<String> = (0..60).map(|i| format!("line {i}")).collect();
         let env =

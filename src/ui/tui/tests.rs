@@ -450,3 +450,23 @@ fn escape_sequences_and_bidi_controls_are_shown_not_performed() {
         "{all}"
     );
 }
+
+#[test]
+fn a_retry_is_one_notice_and_a_countdown_on_the_status_line() {
+    let mut h = Harness::new(80, 20, &[]);
+    session(&mut h);
+    h.typed("go").enter();
+    h.ev(Event::TurnStarted);
+    for left in [30.0, 29.0, 28.0] {
+        h.ev(Event::Retrying {
+            attempt: 1,
+            in_secs: left,
+            reason: "rate limited (429)".into(),
+        });
+    }
+    h.draw();
+    let all = h.text();
+    assert_eq!(all.matches("rate limited (429); retrying in").count(), 1, "{all}");
+    // Drawn two seconds after the last event (the harness's clock): 26 s left.
+    assert!(all.contains("Retrying in 26s (attempt 1)"), "{all}");
+}

@@ -61,6 +61,21 @@ impl From<ToolCmdError> for AppError {
     }
 }
 
+impl From<crate::ui::trust_cmd::TrustCmdError> for AppError {
+    fn from(e: crate::ui::trust_cmd::TrustCmdError) -> Self {
+        use crate::permissions::trust::TrustError;
+        use crate::ui::trust_cmd::TrustCmdError;
+        match e {
+            TrustCmdError::Io(e) => AppError::Io(e),
+            // A folder that is not one is the command line's fault.
+            e @ TrustCmdError::Trust(TrustError::Folder { .. } | TrustError::NotUtf8(_)) => {
+                AppError::Usage(e.to_string())
+            }
+            e @ TrustCmdError::Trust(_) => AppError::Runtime(e.to_string()),
+        }
+    }
+}
+
 impl From<PlainError> for AppError {
     fn from(e: PlainError) -> Self {
         match e {
@@ -79,15 +94,24 @@ impl From<TuiError> for AppError {
     }
 }
 
-/// Runs what the command line asks for; returns the exit code for success paths.
-pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
+/// The commands that need no configuration (completion scripts, the manual page, the
+/// trust list): answered from the command line alone, before anything is loaded. `None`
+/// for every other command.
+pub fn run_without_config(cli: &crate::cli::Cli) -> Option<Result<u8, AppError>> {
     use crate::cli::Command;
-    // Printed from the command line's own description: no configuration needed.
     match &cli.command {
-        Some(Command::Completions(args)) => return Ok(crate::ui::shell::completions(args.shell)?),
-        Some(Command::Man) => return Ok(crate::ui::shell::man_page()?),
-        _ => {}
+        Some(Command::Completions(args)) => {
+            Some(crate::ui::shell::completions(args.shell).map_err(AppError::from))
+        }
+        Some(Command::Man) => Some(crate::ui::shell::man_page().map_err(AppError::from)),
+        Some(Command::Trust(args)) => Some(crate::ui::trust_cmd::run(args).map_err(AppError::from)),
+        _ => None,
     }
+}
+
+/// Loads and resolves the settings the command line asks for, and installs the redactor
+/// built from them. Synchronous: the binary calls it before its runtime starts.
+pub fn load_config(cli: &crate::cli::Cli) -> Result<Config, AppError> {
     let overrides = crate::config::Overrides {
         config_path: cli.config.clone(),
         provider: cli.provider.clone(),
@@ -98,9 +122,29 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
     };
     let mut config = crate::config::Config::load(&overrides)?;
     add_project_mcp_servers(&mut config)?;
-    crate::provider::resolve(&mut config, &|k| std::env::var(k).ok())
+    crate::provider::resolve(&mut config, &|k| crate::environ::var(k))
         .map_err(|e| AppError::Usage(e.to_string()))?;
     crate::redact::install(Arc::new(config.redactor()));
+    Ok(config)
+}
+
+/// Whether environment variable `name` holds a secret under `config` (a provider key,
+/// what the tool filter removes, the database URL): ikigai keeps it out of its own
+/// environment block.
+pub fn is_secret_var(config: &Config, name: &str) -> bool {
+    crate::tools::EnvPolicy::from_config(config).is_secret(name)
+}
+
+/// Runs what the command line asks for with the settings `load_config` gave; returns the
+/// exit code for success paths.
+pub async fn run(cli: crate::cli::Cli, config: Config) -> Result<u8, AppError> {
+    use crate::cli::Command;
+    // What a killed ikigai left running is killed now; our own calls are recorded.
+    let env = |k: &str| crate::environ::var(k);
+    if let Some(data) = crate::config::xdg_dir(&env, "XDG_DATA_HOME", ".local/share") {
+        crate::tools::leftovers::install(crate::tools::leftovers::default_dir(&data.join("ikigai")));
+        crate::tools::leftovers::sweep();
+    }
     match &cli.command {
         Some(Command::Tool(args)) => Ok(crate::ui::tool_cmd::run(args, &config).await?),
         Some(Command::Mcp(args)) => {
@@ -125,7 +169,8 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
             let r = crate::ui::sessions::export(&config, &args.id, format).await;
             r.map_err(AppError::from)
         }
-        Some(Command::Completions(_) | Command::Man) => Ok(0),
+        // Answered by `run_without_config`.
+        Some(Command::Completions(_) | Command::Man | Command::Trust(_)) => Ok(0),
         None => chat(&cli, config).await,
     }
 }
@@ -150,7 +195,7 @@ impl From<crate::ui::sessions::SessionsError> for AppError {
 
 /// Chat mode: the TUI when stdin and stdout are terminals and no -p was given, else the
 /// scripted front end.
-async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
+async fn chat(cli: &crate::cli::Cli, mut config: Config) -> Result<u8, AppError> {
     use std::io::IsTerminal;
     if cli.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         return Err(AppError::Usage("the prompt given with -p is empty".into()));
@@ -158,6 +203,28 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let cwd = std::env::current_dir()?;
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let discovery = crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd);
+    // Asked once, before anything runs: the TUI only; scripted runs skip them with a notice.
+    if interactive {
+        let untrusted = discovery.untrusted_tools();
+        if !untrusted.is_empty() {
+            use crate::ui::tui::trust_ask::{Answer, ask};
+            let home = crate::environ::var("HOME");
+            match ask(&cwd, &untrusted, home.as_deref())? {
+                // Discovery reads the trust list: from now on it says trusted.
+                Answer::Trust => {
+                    let store = crate::permissions::trust::Store::default_location()
+                        .map_err(|e| AppError::Runtime(e.to_string()))?;
+                    store.trust(&cwd).map_err(|e| AppError::Runtime(e.to_string()))?;
+                    // The project's own MCP servers come with the trust, this run already.
+                    add_project_mcp_servers(&mut config)?;
+                    crate::redact::install(Arc::new(config.redactor()));
+                }
+                Answer::NotNow => {}
+                Answer::Quit => return Ok(130),
+            }
+        }
+    }
     let mut provider = crate::provider::build(&config).map_err(|e| AppError::Usage(e.to_string()))?;
     let (events_tx, events_rx) = unbounded_channel();
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
@@ -182,7 +249,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     }
     let registry = Registry::builtin();
     // External tools are found in the background; a request waits for them ≤ 1.5 s.
-    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd));
+    registry.start_discovery(discovery);
     // MCP servers start in the background too; the first request waits for those still
     // starting (each at most its startup_timeout_secs).
     let mcp = start_mcp(&config, &cwd, &registry, &events_tx);
@@ -205,10 +272,18 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     // The TUI's header shows the provider and model the session continues with.
     let session_model = resumed.as_ref().and_then(|r| r.model.clone());
     let session_provider = provider.name().to_string();
-    let system_prompt = config
-        .system_prompt
-        .clone()
-        .unwrap_or_else(|| crate::agent::prompt::default_prompt(&cwd));
+    let system_prompt = match config.system_prompt.clone() {
+        Some(p) => p,
+        None => {
+            let p = crate::agent::prompt::default_prompt(&cwd);
+            for text in p.notices {
+                let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
+            }
+            p.text
+        }
+    };
+    // A configured key's value never goes out in the system prompt either.
+    let system_prompt = crate::redact::global().scrub(&system_prompt).into_owned();
     let setup = AgentSetup {
         config: config.clone(),
         provider,
@@ -260,7 +335,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
             Some(p) => Input::Prompt(p),
             None => Input::Stdin,
         };
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let no_color = crate::environ::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let opts = PlainOptions {
             json: cli.json,
             verbose: cli.verbose,
@@ -324,10 +399,9 @@ fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Whether the folder is trusted (`ikigai trust`). Until the trust store exists no project
-/// folder is: project MCP servers stay off.
-fn project_trusted(_cwd: &std::path::Path) -> bool {
-    false
+/// Whether the folder is trusted (`ikigai trust`, or `y` at the TUI's question).
+fn project_trusted(cwd: &std::path::Path) -> bool {
+    crate::permissions::trust::is_trusted(cwd)
 }
 
 /// Loads the session to continue; "none there" is the user's to fix (exit 2).
@@ -358,7 +432,7 @@ fn flag_model_wins(
     cli: &crate::cli::Cli,
     events: &UnboundedSender<Event>,
 ) -> Option<String> {
-    let env_set = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty());
+    let env_set = |k: &str| crate::environ::var(k).is_some_and(|v| !v.is_empty());
     let source = if cli.provider.is_some() {
         "--provider"
     } else if cli.model.is_some() {

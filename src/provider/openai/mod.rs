@@ -29,7 +29,7 @@ impl OpenAiChat {
             config.provider.clone()
         };
         let spec =
-            super::factory::spec_for(config, &name, None, &|k| std::env::var(k).ok()).map_err(|e| {
+            super::factory::spec_for(config, &name, None, &|k| crate::environ::var(k)).map_err(|e| {
                 ProviderError::Rejected {
                     status: 0,
                     message: e.to_string(),

@@ -65,6 +65,21 @@ impl From<ToolCmdError> for AppError {
     }
 }
 
+impl From<crate::ui::trust_cmd::TrustCmdError> for AppError {
+    fn from(e: crate::ui::trust_cmd::TrustCmdError) -> Self {
+        use crate::permissions::trust::TrustError;
+        use crate::ui::trust_cmd::TrustCmdError;
+        match e {
+            TrustCmdError::Io(e) => AppError::Io(e),
+            // A folder that is not one is the command line's fault.
+            e @ TrustCmdError::Trust(TrustError::Folder { .. } | TrustError::NotUtf8(_)) => {
+                AppError::Usage(e.to_string())
+            }
+            e @ TrustCmdError::Trust(_) => AppError::Runtime(e.to_string()),
+        }
+    }
+}
+
 impl From<PlainError> for AppError {
     fn from(e: PlainError) -> Self {
         match e {
@@ -83,15 +98,31 @@ impl From<TuiError> for AppError {
     }
 }
 
-/// Runs what the command line asks for; returns the exit code for success paths.
-pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
+/// The commands that need no configuration (completion scripts, the manual page, the
+/// trust list): answered from the command line alone, before anything is loaded. `None`
+/// for every other command.
+pub fn run_without_config(cli: &crate::cli::Cli) -> Option<Result<u8, AppError>> {
     use crate::cli::Command;
-    // Printed from the command line's own description: no configuration needed.
     match &cli.command {
-        Some(Command::Completions(args)) => return Ok(crate::ui::shell::completions(args.shell)?),
-        Some(Command::Man) => return Ok(crate::ui::shell::man_page()?),
-        _ => {}
+        Some(Command::Completions(args)) => {
+            Some(crate::ui::shell::completions(args.shell).map_err(AppError::from))
+        }
+        Some(Command::Man) => Some(crate::ui::shell::man_page().map_err(AppError::from)),
+        Some(Command::Trust(args)) => Some(crate::ui::trust_cmd::run(args).map_err(AppError::from)),
+        _ => None,
     }
+}
+
+/// The settings of one run: the loaded configuration (never changed after loading) and
+/// what its provider settings resolve to.
+pub struct Loaded {
+    pub config: Config,
+    pub resolved: Resolved,
+}
+
+/// Loads and resolves the settings the command line asks for, and installs the redactor
+/// built from them. Synchronous: the binary calls it before its runtime starts.
+pub fn load_config(cli: &crate::cli::Cli) -> Result<Loaded, AppError> {
     let overrides = crate::config::Overrides {
         config_path: cli.config.clone(),
         provider: cli.provider.clone(),
@@ -103,11 +134,46 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
             .as_deref()
             .and_then(crate::config::Protocol::parse),
     };
-    let config = crate::config::Config::load(&overrides)?;
+    let mut config = crate::config::Config::load(&overrides)?;
+    add_project_mcp_servers(&mut config)?;
     let resolved = crate::provider::resolve(&config, &crate::provider::env_key)?;
     crate::redact::install(Arc::new(config.redactor(&resolved.key_vars)));
+    Ok(Loaded { config, resolved })
+}
+
+/// Whether environment variable `name` holds a secret under these settings (a provider
+/// key, what the tool filter removes, the database URL): ikigai keeps it out of its own
+/// environment block.
+pub fn is_secret_var(loaded: &Loaded, name: &str) -> bool {
+    crate::tools::EnvPolicy::from_config(&loaded.config, loaded.resolved.key_vars.clone()).is_secret(name)
+}
+
+/// Runs what the command line asks for with the settings `load_config` gave; returns the
+/// exit code for success paths.
+pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
+    use crate::cli::Command;
+    let Loaded { config, resolved } = loaded;
+    // What a killed ikigai left running is killed now; our own calls are recorded.
+    let env = |k: &str| crate::environ::var(k);
+    if let Some(data) = crate::config::xdg_dir(&env, "XDG_DATA_HOME", ".local/share") {
+        crate::tools::leftovers::install(crate::tools::leftovers::default_dir(&data.join("ikigai")));
+        crate::tools::leftovers::sweep();
+    }
     match &cli.command {
         Some(Command::Tool(args)) => Ok(crate::ui::tool_cmd::run(args, &config).await?),
+        Some(Command::Mcp(args)) => {
+            let (get, json) = match &args.action {
+                crate::cli::McpAction::List { json } => (None, *json),
+                crate::cli::McpAction::Get { name, json } => (Some(name.as_str()), *json),
+            };
+            let cwd = std::env::current_dir()?;
+            crate::ui::mcp::run(&config, cwd, get, json)
+                .await
+                .map_err(|e| match e {
+                    crate::ui::mcp::McpCmdError::Usage(m) => AppError::Usage(m),
+                    crate::ui::mcp::McpCmdError::Io(e) => AppError::Io(e),
+                })
+        }
         Some(Command::Sessions(args)) => sessions(args, &config).await,
         Some(Command::Export(args)) => {
             let format = match args.format {
@@ -117,7 +183,8 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
             let r = crate::ui::sessions::export(&config, &args.id, format).await;
             r.map_err(AppError::from)
         }
-        Some(Command::Completions(_) | Command::Man) => Ok(0),
+        // Answered by `run_without_config`.
+        Some(Command::Completions(_) | Command::Man | Command::Trust(_)) => Ok(0),
         None => chat(&cli, config, resolved).await,
     }
 }
@@ -142,7 +209,7 @@ impl From<crate::ui::sessions::SessionsError> for AppError {
 
 /// Chat mode: the TUI when stdin and stdout are terminals and no -p was given, else the
 /// scripted front end.
-async fn chat(cli: &crate::cli::Cli, config: Config, resolved: Resolved) -> Result<u8, AppError> {
+async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> Result<u8, AppError> {
     use std::io::IsTerminal;
     if cli.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         return Err(AppError::Usage("the prompt given with -p is empty".into()));
@@ -151,6 +218,29 @@ async fn chat(cli: &crate::cli::Cli, config: Config, resolved: Resolved) -> Resu
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let Resolved { spec, key_vars } = resolved;
+    let discovery = crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd, key_vars.clone());
+    // Asked once, before anything runs: the TUI only; scripted runs skip them with a notice.
+    if interactive {
+        let untrusted = discovery.untrusted_tools();
+        if !untrusted.is_empty() {
+            use crate::ui::tui::trust_ask::{Answer, ask};
+            let home = crate::environ::var("HOME");
+            match ask(&cwd, &untrusted, home.as_deref())? {
+                // Discovery reads the trust list: from now on it says trusted.
+                Answer::Trust => {
+                    let store = crate::permissions::trust::Store::default_location()
+                        .map_err(|e| AppError::Runtime(e.to_string()))?;
+                    store.trust(&cwd).map_err(|e| AppError::Runtime(e.to_string()))?;
+                    // The project's own MCP servers come with the trust, this run already
+                    // (settings read now from the project's file, as at load).
+                    add_project_mcp_servers(&mut config)?;
+                    crate::redact::install(Arc::new(config.redactor(&key_vars)));
+                }
+                Answer::NotNow => {}
+                Answer::Quit => return Ok(130),
+            }
+        }
+    }
     let mut provider = crate::provider::build(spec.clone())?;
     let (events_tx, events_rx) = unbounded_channel();
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
@@ -175,9 +265,10 @@ async fn chat(cli: &crate::cli::Cli, config: Config, resolved: Resolved) -> Resu
     }
     let registry = Registry::builtin();
     // External tools are found in the background; a request waits for them ≤ 1.5 s.
-    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(
-        &config, &cwd, key_vars,
-    ));
+    registry.start_discovery(discovery);
+    // MCP servers start in the background too; the first request waits for those still
+    // starting (each at most its startup_timeout_secs).
+    let mcp = start_mcp(&config, &key_vars, &cwd, &registry, &events_tx);
     if let Some(mut notices) = provider.notices() {
         let tx = events_tx.clone();
         tokio::spawn(async move {
@@ -199,10 +290,18 @@ async fn chat(cli: &crate::cli::Cli, config: Config, resolved: Resolved) -> Resu
     if let Some(m) = resumed.as_ref().and_then(|r| r.model.clone()) {
         start.model = m;
     }
-    let system_prompt = config
-        .system_prompt
-        .clone()
-        .unwrap_or_else(|| crate::agent::prompt::default_prompt(&cwd));
+    let system_prompt = match config.system_prompt.clone() {
+        Some(p) => p,
+        None => {
+            let p = crate::agent::prompt::default_prompt(&cwd);
+            for text in p.notices {
+                let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
+            }
+            p.text
+        }
+    };
+    // A configured key's value never goes out in the system prompt either.
+    let system_prompt = crate::redact::global().scrub(&system_prompt).into_owned();
     let setup = AgentSetup {
         config: config.clone(),
         provider,
@@ -242,13 +341,15 @@ async fn chat(cli: &crate::cli::Cli, config: Config, resolved: Resolved) -> Resu
             welcome_notes,
             sessions: Some(sessions),
         };
-        Ok(crate::ui::tui::run(agent, events_rx, ctx).await?)
+        let result = crate::ui::tui::run(agent, events_rx, ctx).await;
+        close_mcp(mcp).await;
+        Ok(result?)
     } else {
         let input = match prompt {
             Some(p) => Input::Prompt(p),
             None => Input::Stdin,
         };
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let no_color = crate::environ::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let opts = PlainOptions {
             json: cli.json,
             verbose: cli.verbose,
@@ -259,8 +360,67 @@ async fn chat(cli: &crate::cli::Cli, config: Config, resolved: Resolved) -> Resu
             provider: start,
             registry,
         };
-        Ok(crate::ui::plain::run(agent, events_rx, input, opts, ctx).await?)
+        let result = crate::ui::plain::run(agent, events_rx, input, opts, ctx).await;
+        close_mcp(mcp).await;
+        Ok(result?)
     }
+}
+
+/// Starts the configured MCP servers in the background and lays their tools over the
+/// registry; their notices (failures, with stderr) go to the front end.
+fn start_mcp(
+    config: &Config,
+    key_vars: &[String],
+    cwd: &std::path::Path,
+    registry: &Registry,
+    events: &UnboundedSender<Event>,
+) -> Option<crate::tools::mcp::Mcp> {
+    if config.mcp_servers.is_empty() {
+        return None;
+    }
+    let policy = Arc::new(crate::tools::EnvPolicy::from_config(config, key_vars.to_vec()));
+    let (mcp, mut notices) =
+        crate::tools::mcp::Mcp::new(config.mcp_servers.clone(), cwd.to_path_buf(), policy);
+    registry.attach_mcp(mcp.clone());
+    mcp.start();
+    let tx = events.clone();
+    tokio::spawn(async move {
+        let redactor = crate::redact::global();
+        while let Some((level, text)) = notices.recv().await {
+            let text = redactor.scrub_notice(&text).into_owned();
+            let _ = tx.send(Event::notice(level, text));
+        }
+    });
+    Some(mcp)
+}
+
+/// Closes every MCP server at exit (stdio servers' process groups are killed).
+async fn close_mcp(mcp: Option<crate::tools::mcp::Mcp>) {
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
+}
+
+/// A trusted project's `.ikigai/config.toml` may add MCP servers (over the user's of the
+/// same name); an untrusted one is never read.
+fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
+    let cwd = std::env::current_dir()?;
+    if !project_trusted(&cwd) {
+        return Ok(());
+    }
+    let project = crate::tools::mcp::config::load_project(&cwd).map_err(|e| {
+        AppError::Config(ConfigError::Parse {
+            path: e.file,
+            message: format!("`{}`: {}", e.key, e.message),
+        })
+    })?;
+    config.mcp_servers = crate::tools::mcp::config::merge(&config.mcp_servers, project);
+    Ok(())
+}
+
+/// Whether the folder is trusted (`ikigai trust`, or `y` at the TUI's question).
+fn project_trusted(cwd: &std::path::Path) -> bool {
+    crate::permissions::trust::is_trusted(cwd)
 }
 
 /// Loads the session to continue; "none there" is the user's to fix (exit 2).
@@ -291,7 +451,7 @@ fn flag_model_wins(
     cli: &crate::cli::Cli,
     events: &UnboundedSender<Event>,
 ) -> Option<String> {
-    let env_set = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty());
+    let env_set = |k: &str| crate::environ::var(k).is_some_and(|v| !v.is_empty());
     let source = if cli.provider.is_some() {
         "--provider"
     } else if cli.model.is_some() {

@@ -199,12 +199,15 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     // cancelled, `AgentState::interrupt` puts it in the call's result.
                     st.running_call = Some(c.id.clone());
                     let partial = st.tool_partial.clone();
-                    let (mut done, stderr) = partial
-                        .scope(
-                            st.registry
-                                .execute_with_stderr(&c.name, &c.arguments, &st.tool_ctx),
-                        )
-                        .await;
+                    let progress = progress_sink(st, &c.id);
+                    let (mut done, stderr) =
+                        progress
+                            .scope(partial.scope(st.registry.execute_with_stderr(
+                                &c.name,
+                                &c.arguments,
+                                &st.tool_ctx,
+                            )))
+                            .await;
                     st.running_call = None;
                     let _ = partial.take_text();
                     if let Some(text) = stderr {
@@ -243,6 +246,18 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         }
         limit_reached = executed >= limit;
     }
+}
+
+/// Where the running call's progress goes: a `ToolCallProgress` event for its line.
+fn progress_sink(st: &AgentState, id: &str) -> crate::tools::progress::Sink {
+    let events = st.events.clone();
+    let redactor = st.redactor.clone();
+    let id = id.to_string();
+    crate::tools::progress::Sink::new(move |text| {
+        let mut e = Event::ToolCallProgress { id: id.clone(), text };
+        crate::redact::scrub_event(&redactor, &mut e);
+        let _ = events.send(e);
+    })
 }
 
 /// The result of a repeated call that was not run again.
@@ -298,13 +313,17 @@ fn skipped(limit: u32) -> Executed {
 }
 
 /// Sends `messages` (the budget step's view of the conversation) with `tools`, retrying
-/// failures before the first byte with backoff.
+/// failures before the first byte with backoff, waiting `max_retry_wait_secs` in all at
+/// most: a wait that would pass it (a long Retry-After) ends the retries at once.
 pub(super) async fn send(
     st: &AgentState,
     messages: &[Message],
     tools: &[ToolSchema],
 ) -> Result<EventStream, ProviderError> {
-    let base = std::time::Duration::from_millis(st.config.retry_base_delay_ms);
+    use std::time::Duration;
+    let base = Duration::from_millis(st.config.retry_base_delay_ms);
+    let budget = Duration::from_secs(st.config.max_retry_wait_secs);
+    let mut waited = Duration::ZERO;
     let mut attempt = 0;
     loop {
         let req = Request {
@@ -319,14 +338,51 @@ pub(super) async fn send(
             Err(e) if e.is_retryable() && attempt < st.config.max_retries => {
                 attempt += 1;
                 let wait = crate::backoff::delay(attempt, base, crate::backoff::MAX_BACKOFF, e.retry_after());
-                st.emit(Event::Retrying {
-                    attempt,
-                    in_secs: wait.as_secs_f64(),
-                    reason: e.to_string(),
-                });
-                tokio::time::sleep(wait).await;
+                if waited + wait > budget {
+                    st.notice(
+                        NoticeLevel::Warning,
+                        format!(
+                            "not retrying: waiting {:.0} s more would pass max_retry_wait_secs ({} s)",
+                            wait.as_secs_f64().ceil(),
+                            budget.as_secs()
+                        ),
+                    );
+                    return Err(e);
+                }
+                waited += wait;
+                count_down(st, attempt, wait, &e.to_string()).await;
             }
             Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Waits `wait` before attempt `attempt + 1`, saying so at once and then once a second
+/// (the seconds left), so a long wait is never silent.
+async fn count_down(st: &AgentState, attempt: u32, wait: std::time::Duration, reason: &str) {
+    use std::time::Duration;
+    st.emit(Event::Retrying {
+        attempt,
+        in_secs: wait.as_secs_f64(),
+        reason: reason.to_string(),
+    });
+    let mut left = wait;
+    while !left.is_zero() {
+        // Step to the next whole second left, then by seconds.
+        let fraction = Duration::from_nanos(u64::from(left.subsec_nanos()));
+        let step = if fraction.is_zero() {
+            Duration::from_secs(1)
+        } else {
+            fraction
+        };
+        tokio::time::sleep(step).await;
+        left = left.saturating_sub(step);
+        if left >= Duration::from_secs(1) {
+            st.emit(Event::Retrying {
+                attempt,
+                in_secs: left.as_secs_f64(),
+                reason: reason.to_string(),
+            });
         }
     }
 }

@@ -41,6 +41,7 @@ impl Config {
             ("idle_timeout_secs", self.idle_timeout_secs.to_string()),
             ("max_retries", self.max_retries.to_string()),
             ("retry_base_delay_ms", self.retry_base_delay_ms.to_string()),
+            ("max_retry_wait_secs", self.max_retry_wait_secs.to_string()),
             ("system_prompt", system_prompt.to_string()),
             ("database", db),
             ("tool_result_lines", self.tool_result_lines.to_string()),
@@ -60,7 +61,7 @@ impl Config {
     pub fn redactor(&self, key_vars: &[String]) -> crate::redact::Redactor {
         let mut secrets: Vec<String> = self.api_key.iter().map(|k| k.expose().to_string()).collect();
         for var in key_vars {
-            if let Ok(v) = std::env::var(var)
+            if let Some(v) = crate::environ::var(var)
                 && !v.trim().is_empty()
             {
                 secrets.push(v);
@@ -72,6 +73,9 @@ impl Config {
         {
             secrets.push(pw.to_string());
         }
+        secrets.extend(crate::tools::mcp::config::secrets(&self.mcp_servers, &|k| {
+            crate::environ::var(k)
+        }));
         crate::redact::Redactor::new(secrets)
     }
 }

@@ -65,6 +65,7 @@ pub struct FileConfig {
     pub idle_timeout_secs: Option<u64>,
     pub max_retries: Option<u32>,
     pub retry_base_delay_ms: Option<u64>,
+    pub max_retry_wait_secs: Option<u64>,
     pub system_prompt: Option<String>,
     pub system_prompt_file: Option<PathBuf>,
     pub database_url: Option<String>,
@@ -81,6 +82,9 @@ pub struct FileConfig {
     pub tool_dirs: Option<ToolDirs>,
     pub max_tool_result_share: Option<f64>,
     pub auto_compact_at: Option<f64>,
+    /// `[mcp_servers.NAME]` sections (validated by `tools::mcp::config`).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, crate::tools::mcp::config::ServerSection>,
 }
 
 /// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
@@ -160,6 +164,7 @@ fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigEr
     set(&mut c.idle_timeout_secs, f.idle_timeout_secs);
     set(&mut c.max_retries, f.max_retries);
     set(&mut c.retry_base_delay_ms, f.retry_base_delay_ms);
+    set(&mut c.max_retry_wait_secs, f.max_retry_wait_secs);
     set(&mut c.tool_result_lines, f.tool_result_lines);
     set(&mut c.max_identical_calls, f.max_identical_calls);
     if f.tool_protocol.is_some() {
@@ -170,6 +175,11 @@ fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigEr
     set(&mut c.max_response_bytes, f.max_response_bytes);
     set(&mut c.response_timeout_secs, f.response_timeout_secs);
     c.providers = f.providers;
+    c.mcp_servers =
+        crate::tools::mcp::config::validate(&f.mcp_servers, path).map_err(|e| ConfigError::Parse {
+            path: e.file,
+            message: format!("`{}`: {}", e.key, e.message),
+        })?;
     set(&mut c.tool_env_pass, f.tool_env_pass);
     set(&mut c.tool_env_exclude, f.tool_env_exclude);
     set(&mut c.tool_schema_timeout_ms, f.tool_schema_timeout_ms);

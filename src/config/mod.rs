@@ -105,6 +105,8 @@ pub struct Config {
     pub max_retries: u32,
     /// First backoff delay; it doubles per attempt (Retry-After wins when given).
     pub retry_base_delay_ms: u64,
+    /// Longest total wait between attempts of one request (backoff and Retry-After).
+    pub max_retry_wait_secs: u64,
     /// Replaces the default system prompt when set (from `system_prompt` or the file).
     pub system_prompt: Option<String>,
     /// Never printed: it may carry a password.
@@ -127,6 +129,8 @@ pub struct Config {
     pub max_tool_result_share: f64,
     /// Share of the window at which the conversation is compacted (0–1].
     pub auto_compact_at: f64,
+    /// The MCP servers of the user's config (a trusted project's are merged in by the app).
+    pub mcp_servers: Vec<crate::tools::mcp::ServerSpec>,
 }
 
 /// The built-in defaults. Nothing about the provider is filled in: with no provider
@@ -151,6 +155,7 @@ impl Default for Config {
             idle_timeout_secs: 120,
             max_retries: 4,
             retry_base_delay_ms: 1000,
+            max_retry_wait_secs: 60,
             system_prompt: None,
             database_url: None,
             tool_result_lines: 0,
@@ -162,6 +167,7 @@ impl Default for Config {
             tool_dirs: ToolDirs::default(),
             max_tool_result_share: 0.25,
             auto_compact_at: 0.85,
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -169,7 +175,7 @@ impl Default for Config {
 impl Config {
     /// Loads from the process environment.
     pub fn load(overrides: &Overrides) -> Result<Config, ConfigError> {
-        Self::load_with(overrides, &|k| std::env::var(k).ok())
+        Self::load_with(overrides, &|k| crate::environ::var(k))
     }
 
     /// Loads with an explicit environment (tests pass their own).

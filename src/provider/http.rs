@@ -17,9 +17,12 @@ use reqwest::header::HeaderMap;
 /// The SSE `data:` payloads of a response, in order; an `Err` ends it.
 pub type DataStream = Pin<Box<dyn Stream<Item = Result<String, ProviderError>> + Send>>;
 
-/// A client tuned for streaming: connect timeout, no overall timeout, no Nagle.
+/// A client tuned for streaming: connect timeout, no overall timeout, no Nagle. It never
+/// follows a redirect: every request carries the key or the conversation (see
+/// `super::screen`).
 pub fn client(connect_timeout: Duration) -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
         .user_agent(concat!("ikigai/", env!("CARGO_PKG_VERSION")))
@@ -100,7 +103,8 @@ pub fn authorize(
 }
 
 /// Sends a request, waiting at most `idle` for the answer's headers; `shown` is the
-/// endpoint as an error may name it (passwords hidden). Any status is an answer.
+/// endpoint as an error may name it (passwords hidden). Any status is an answer, except
+/// a redirect or an HTML page (`super::screen`).
 pub async fn send(
     builder: reqwest::RequestBuilder,
     shown: &str,
@@ -112,7 +116,7 @@ pub async fn send(
             message: format!("no response within {} s", idle.as_secs()),
         }),
         Ok(Err(e)) => Err(send_error(shown, &e)),
-        Ok(Ok(resp)) => Ok(resp),
+        Ok(Ok(resp)) => super::screen::screen(resp, idle).await,
     }
 }
 

@@ -23,6 +23,7 @@ pub mod openai;
 pub(crate) mod presets;
 pub(crate) mod resolve;
 pub mod responses;
+pub(crate) mod screen;
 pub(crate) mod spec;
 pub mod sse;
 pub mod status;

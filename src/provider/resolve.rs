@@ -19,7 +19,7 @@ pub struct Resolved {
 
 /// Where ikigai reads a provider key: the variable in its environment.
 pub fn env_key(var: &str) -> Option<String> {
-    std::env::var(var).ok()
+    crate::environ::var(var)
 }
 
 /// The selected provider, resolved; reads keys with `keys` (`env_key` in the binary).

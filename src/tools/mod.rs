@@ -12,11 +12,15 @@ pub mod file_write;
 pub mod fsutil;
 pub mod glob;
 pub mod grep;
+pub mod launcher;
+pub mod leftovers;
 pub mod list_dir;
+pub mod mcp;
 pub mod output;
 pub mod params;
 pub mod partial;
 pub mod process;
+pub mod progress;
 pub mod registry;
 pub mod walk;
 
@@ -213,6 +217,8 @@ impl ToolError {
 pub enum ToolSource {
     Builtin,
     External(PathBuf),
+    /// A tool of the MCP server of this name.
+    Mcp(String),
 }
 
 /// A tool the model may call. Cancellation is by dropping the future: a tool that owns a

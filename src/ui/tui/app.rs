@@ -26,6 +26,11 @@ pub const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Phase {
     Waiting,
+    /// Waiting to send attempt `attempt + 1` at `at`.
+    Retrying {
+        attempt: u32,
+        at: Instant,
+    },
     Streaming,
     Tool(String),
 }
@@ -317,6 +322,7 @@ impl App {
                         result: Some(result),
                         interrupted: false,
                         preview: Vec::new(),
+                        progress: None,
                     }),
                 }
                 self.flush_tools();
@@ -339,6 +345,11 @@ impl App {
                 );
                 self.push(Cell::Notice(NoticeLevel::Info, text));
             }
+            Event::ToolCallProgress { id, text } => {
+                if let Some(t) = self.tools.iter_mut().find(|t| t.id == id && t.result.is_none()) {
+                    t.progress = Some(text);
+                }
+            }
             // A tool's stderr is for scripted --verbose runs; the TUI keeps the screen clean.
             Event::ToolStderr { .. } => {}
             Event::Retrying {
@@ -346,12 +357,15 @@ impl App {
                 in_secs,
                 reason,
             } => {
-                self.flush_live();
-                self.push(Cell::Notice(
-                    NoticeLevel::Warning,
-                    format!("{reason}; retrying in {in_secs:.1}s (attempt {attempt})"),
-                ));
-                self.phase(Phase::Waiting, now);
+                // Counted down once a second: one notice, then the status line.
+                let phase = self.turn.as_ref().map(|t| &t.phase);
+                if !matches!(phase, Some(Phase::Retrying { attempt: a, .. }) if *a == attempt) {
+                    self.flush_live();
+                    let text = format!("{reason}; retrying in {in_secs:.1}s (attempt {attempt})");
+                    self.push(Cell::Notice(NoticeLevel::Warning, text));
+                }
+                let at = now + Duration::from_secs_f64(in_secs.clamp(0.0, 3600.0));
+                self.phase(Phase::Retrying { attempt, at }, now);
             }
             Event::Notice { level, text } => {
                 self.flush_live();
@@ -365,7 +379,7 @@ impl App {
             Event::TurnEnded { reason } => self.end_turn(reason, now),
             Event::UserMessage { .. } => {}
             Event::Sessions { sessions } => {
-                let home = std::env::var("HOME").ok();
+                let home = crate::environ::var("HOME");
                 let table = crate::ui::sessions::format_sessions(&sessions, home.as_deref(), &chrono::Local);
                 self.push(Cell::Notice(NoticeLevel::Info, table.trim_end().to_string()));
             }
@@ -582,6 +596,22 @@ impl App {
             Command::Tools => self.push(Cell::Lines(info::tools(&self.ctx.registry, &self.theme))),
             Command::Tool(name) => self.push(info::tool(&self.ctx.registry, name.as_deref(), &self.theme)),
             Command::Config => self.push(info::config(&self.ctx.config, &self.provider, &self.model)),
+            Command::Mcp(name) => {
+                let registry = &self.ctx.registry;
+                let cell = match name {
+                    None => Cell::Notice(
+                        NoticeLevel::Info,
+                        crate::ui::mcp::live(registry).trim_end().to_string(),
+                    ),
+                    Some(n) => match crate::ui::mcp::live_server(registry, &n) {
+                        Some(text) => Cell::Notice(NoticeLevel::Info, text.trim_end().to_string()),
+                        None => {
+                            Cell::Notice(NoticeLevel::Error, format!("no MCP server named `{n}`; see /mcp"))
+                        }
+                    },
+                };
+                self.push(cell);
+            }
             Command::Agent(op) => self.outbox.push(op),
             Command::Usage(usage) => self.push(Cell::Notice(NoticeLevel::Error, usage)),
             Command::Unknown { name, suggestion } => {

@@ -103,8 +103,8 @@ pub fn authorize(
 }
 
 /// Sends a request, waiting at most `idle` for the answer's headers; `shown` is the
-/// endpoint as an error may name it (passwords hidden). Any status is an answer, except
-/// a redirect or an HTML page (`super::screen`).
+/// endpoint as an error may name it (passwords hidden). Any status is an answer (the
+/// caller screens it, `super::screen`).
 pub async fn send(
     builder: reqwest::RequestBuilder,
     shown: &str,
@@ -116,7 +116,7 @@ pub async fn send(
             message: format!("no response within {} s", idle.as_secs()),
         }),
         Ok(Err(e)) => Err(send_error(shown, &e)),
-        Ok(Ok(resp)) => super::screen::screen(resp, idle).await,
+        Ok(Ok(resp)) => Ok(resp),
     }
 }
 

@@ -127,6 +127,8 @@ impl<W: Wire> HttpProvider<W> {
         }
         let builder = http::authorize(builder, &self.spec, self.wire.key_header(), self.wire.headers());
         let resp = http::send(builder, &redact_url(&self.spec.base_url), self.spec.idle).await?;
+        // A redirect is never followed, an HTML page is not the API's answer.
+        let resp = super::screen::screen(resp, self.spec.idle).await?;
         if resp.status().is_success() {
             return Ok(resp);
         }

@@ -1,7 +1,7 @@
 //! How a response ends, as the real binary shows it, for every wire format against its
 //! loopback fake: a content-filter end keeps the partial text and says which filter
 //! reason stopped it; the cached part of the input tokens reaches the usage event
-//! (`--json`) and the `--verbose` token line.
+//! (`--json`), the `--verbose` token line and the TUI status line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::{Output, Stdio};
@@ -97,6 +97,22 @@ fn responses_incomplete(text: &str, reason: &str) -> Reply {
             json!({"type": "response.incomplete", "response": {"id": "resp_f", "status": "incomplete",
             "incomplete_details": {"reason": reason},
             "usage": {"input_tokens": 50, "output_tokens": 3, "input_tokens_details": {"cached_tokens": 0}}}}),
+        ),
+    ])
+}
+
+/// A Responses stream: text, then `response.completed` with `cached` of 50 input tokens.
+fn responses_done(text: &str, cached: u64) -> Reply {
+    let ev = |v: Value| format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or(""));
+    Reply::events(vec![
+        ev(json!({"type": "response.created", "response": {"id": "resp_d", "status": "in_progress"}})),
+        ev(
+            json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
+            "content_index": 0, "delta": text}),
+        ),
+        ev(
+            json!({"type": "response.completed", "response": {"id": "resp_d", "status": "completed",
+            "usage": {"input_tokens": 50, "output_tokens": 3, "input_tokens_details": {"cached_tokens": cached}}}}),
         ),
     ])
 }
@@ -229,6 +245,29 @@ fn cached_input_tokens_reach_json_and_the_verbose_token_line() {
         "{u:?}"
     );
 
+    // Responses: `input_tokens_details.cached_tokens`.
+    let fake = FakeProvider::start();
+    fake.push(responses_done("Done.", 40));
+    let out = run(
+        h.path(),
+        &[
+            "--json",
+            "-p",
+            "hi",
+            "--provider",
+            "openai-responses",
+            "--base-url",
+            &fake.base_url,
+        ],
+        &[("OPENAI_API_KEY", "k")],
+    );
+    let u = usage(&out);
+    assert_eq!(
+        (&u[0]["input"], &u[0]["cached"]),
+        (&json!(50), &json!(40)),
+        "{u:?}"
+    );
+
     // Gemini: `cachedContentTokenCount`; the plain front end names it under --verbose.
     let fake = FakeVendor::start(Wire::Gemini);
     fake.push(crate::common::fake_vendor::gemini_reply("", "", "Done.", &[]));
@@ -261,4 +300,25 @@ fn cached_input_tokens_reach_json_and_the_verbose_token_line() {
     );
     let u = usage(&out);
     assert!(u[0].get("cached").is_none(), "{u:?}");
+}
+
+#[test]
+fn the_tui_shows_the_filter_notice_and_the_cached_tokens_in_its_status_line() {
+    use crate::common::tmux::{Tmux, wait_exit};
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(chat_finished("Partly written", "content_filter"));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.type_text("hi");
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("content filter");
+    assert!(pane.contains("Partly written"), "the partial text stays: {pane}");
+    assert!(pane.contains("(content_filter)"), "the reason is named: {pane}");
+    let pane = t.wait_for("the status line to count cached tokens", |s| {
+        s.contains("907 tok (768 cached")
+    });
+    assert!(pane.contains("907 tok (768 cached"), "{pane}");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
 }

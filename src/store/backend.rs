@@ -306,6 +306,11 @@ pub(crate) trait Backend: Send + Sync {
     fn file_gone(&self) -> bool {
         false
     }
+    /// Whether the file was deleted or replaced while it was being opened (SQLite; it was
+    /// then opened again at the same path). Always false for a server.
+    fn replaced_at_open(&self) -> bool {
+        false
+    }
     /// After `file_gone`: opens a fresh file at the same path and copies the sessions
     /// `keep` (rows and events, read from the still-open old file) into it.
     async fn recreate(&self, keep: &[String]) -> Result<std::sync::Arc<dyn Backend>, DbError> {

@@ -1,6 +1,7 @@
-//! The SQLite backend: opens (and creates, mode 0600, WAL) the file, applies the
-//! embedded migrations, and runs the store's statements; notices when the file is
-//! deleted under it and recreates it. No retry policy here.
+//! The SQLite backend: opens (and creates, mode 0600, WAL) the file through one lasting
+//! connection, applies the embedded migrations, and runs the store's statements; notices
+//! (by device and inode) when the file is deleted or replaced under it, and recreates it
+//! from the original it still has open. No retry policy here.
 
 use std::ops::ControlFlow;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
@@ -58,6 +59,8 @@ pub(crate) struct Sqlite {
     file: Option<(u64, u64)>,
     me: Holder,
     timeout: Duration,
+    /// The file was deleted or replaced while it was being opened.
+    replaced_at_open: bool,
 }
 
 fn file_id(path: &Path) -> Option<(u64, u64)> {
@@ -73,10 +76,39 @@ pub(crate) async fn connect(
     me: &Holder,
 ) -> Result<Arc<dyn Backend>, OpenError> {
     let db = open(path, timeout, me).await?;
+    tokio::spawn(heartbeat(Arc::downgrade(&db)));
     Ok(db)
 }
 
+/// `open_once`, again when the file was deleted or replaced while it was being opened
+/// (by a tool the model ran, say): the store then starts on the file now at `path`.
 async fn open(path: &Path, timeout: Duration, me: &Holder) -> Result<Arc<Sqlite>, OpenError> {
+    let mut tries = 0;
+    loop {
+        let mut file = None;
+        match open_once(path, timeout, me, &mut file).await {
+            Err(e) if tries < 4 && file_id(path) != file => {
+                tries += 1;
+                drop(e);
+            }
+            Ok(mut db) if tries > 0 => {
+                if let Some(db) = Arc::get_mut(&mut db) {
+                    db.replaced_at_open = true;
+                }
+                return Ok(db);
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Creates and opens the file at `path`; `file` gets the (device, inode) it opened.
+async fn open_once(
+    path: &Path,
+    timeout: Duration,
+    me: &Holder,
+    file: &mut Option<(u64, u64)>,
+) -> Result<Arc<Sqlite>, OpenError> {
     if let Some(dir) = parent_dir(path) {
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -99,20 +131,21 @@ async fn open(path: &Path, timeout: Duration, me: &Holder) -> Result<Arc<Sqlite>
             )));
         }
     }
+    // The one connection this file gets (see `pool`), checked to be this very file.
+    *file = file_id(path);
+    let file = *file;
     let options = SqliteConnectOptions::new()
         .filename(path)
-        .create_if_missing(true)
+        // Created above; a connection opened later must not make an empty one.
+        .create_if_missing(false)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(5))
         .foreign_keys(true)
-        // At most 512 KiB of cached pages per connection (SQLite's default is 2 MiB):
-        // counting a long session's messages reads all its rows, and each of the pool's
-        // connections would keep up to 2 MiB of them resident.
+        // At most 512 KiB of cached pages (SQLite's default is 2 MiB): counting a long
+        // session's messages reads all its rows, which would stay resident.
         .pragma("cache_size", "-512");
-    let pool = SqlitePoolOptions::new()
-        .max_connections(4)
-        .acquire_timeout(timeout)
+    let pool = pool(path, file, timeout)
         .connect_with(options)
         .await
         .map_err(|e| OpenError::from(sort(e)))?;
@@ -147,14 +180,45 @@ async fn open(path: &Path, timeout: Duration, me: &Holder) -> Result<Arc<Sqlite>
         }
     }
     let db = Arc::new(Sqlite {
-        file: file_id(path),
+        file,
         pool,
         path: path.to_path_buf(),
         me: me.clone(),
         timeout,
+        replaced_at_open: false,
     });
-    tokio::spawn(heartbeat(Arc::downgrade(&db)));
     Ok(db)
+}
+
+/// One connection, opened once and kept for the life of the backend. A file deleted or
+/// replaced under ikigai is then read and written only through the connection that
+/// opened the original (which still reaches its data) until the writer notices and
+/// `recreate`s it: a second connection opened later would see an empty or foreign file,
+/// and share the original's `-wal` and `-shm` with it. Should the pool ever open another
+/// connection, one to a file other than `file` is refused.
+fn pool(path: &Path, file: Option<(u64, u64)>, timeout: Duration) -> SqlitePoolOptions {
+    let path = path.to_path_buf();
+    SqlitePoolOptions::new()
+        .max_connections(1)
+        .min_connections(0)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .test_before_acquire(false)
+        .acquire_timeout(timeout)
+        .after_connect(move |_, _| {
+            let same = file.is_some() && file_id(&path) == file;
+            let path = path.clone();
+            Box::pin(async move {
+                if same {
+                    Ok(())
+                } else {
+                    Err(sqlx::Error::Io(std::io::Error::other(format!(
+                        "{} was deleted or replaced",
+                        path.display()
+                    ))))
+                }
+            })
+        })
 }
 
 /// Refreshes this holder's leases until the backend is dropped.
@@ -378,6 +442,10 @@ impl Backend for Sqlite {
         Ok(())
     }
 
+    fn replaced_at_open(&self) -> bool {
+        self.replaced_at_open
+    }
+
     fn file_gone(&self) -> bool {
         self.file.is_some() && file_id(&self.path) != self.file
     }
@@ -407,6 +475,7 @@ impl Backend for Sqlite {
                 OpenError::Unavailable(why) => DbError::Unavailable(why),
                 OpenError::Fatal(e) => DbError::Rejected(e.to_string()),
             })?;
+        tokio::spawn(heartbeat(Arc::downgrade(&fresh)));
         let mut tx = fresh.pool.begin().await.map_err(sort)?;
         for d in &dumps {
             restore_dump(&mut tx, d).await?;

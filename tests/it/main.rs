@@ -32,6 +32,7 @@ mod session_lease;
 mod sessions_cli;
 mod store;
 mod store_cli;
+mod store_file_removed;
 mod store_outage;
 mod store_spool_e2e;
 mod stream_trust;

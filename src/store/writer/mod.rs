@@ -252,7 +252,12 @@ impl Writer {
                         self.notice(NoticeLevel::Info, text);
                     }
                 }
-                Some(Item::Sync(_) | Item::Flush(_)) => self.answer_leading(),
+                Some(Item::Sync(_) | Item::Flush(_)) => {
+                    // A flush waits for a file deleted after the last write to be made again.
+                    if self.check_file(db).await.is_some() {
+                        self.answer_leading();
+                    }
+                }
                 Some(Item::Write { .. }) => {
                     let db = match self.check_file(db).await {
                         Some(db) => db,
@@ -278,6 +283,14 @@ impl Writer {
         };
         match result {
             Ok(db) => {
+                if db.replaced_at_open() {
+                    let text = format!(
+                        "{} was deleted or replaced while ikigai was opening it; it was created \
+                         again, and saving goes on there",
+                        self.name
+                    );
+                    self.notice(NoticeLevel::Warning, text);
+                }
                 self.db = Some(db.clone());
                 self.recovered(db);
                 true
@@ -343,8 +356,14 @@ impl Writer {
         }
     }
 
+    /// Answers the syncs and flushes at the head of the queue; a flush waits while the
+    /// SQLite file is gone (`work` recreates it first).
     fn answer_leading(&mut self) {
         while matches!(self.queue.front(), Some(Item::Sync(_) | Item::Flush(_))) {
+            let gone = self.db.as_ref().is_some_and(|db| db.file_gone());
+            if gone && matches!(self.queue.front(), Some(Item::Flush(_))) {
+                return;
+            }
             match self.queue.pop_front() {
                 Some(Item::Sync(tx) | Item::Flush(tx)) => {
                     let _ = tx.send(());

@@ -215,7 +215,7 @@ pub fn after_tool(st: &AgentState, done: &mut Executed) {
     if st.tool_ctx.max_output_size >= st.config.max_output_size {
         return;
     }
-    let Some(result) = done.envelope.get_mut("result").and_then(Value::as_object_mut) else {
+    let Some(result) = done.envelope.result.as_mut().and_then(Value::as_object_mut) else {
         return;
     };
     if result.get("truncated") != Some(&Value::Bool(true)) {

@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use crate::tools::{Envelope, ErrorCode};
 
 /// Counts the calls of one turn.
 #[derive(Debug)]
@@ -52,15 +54,14 @@ fn canonical(arguments: &str) -> String {
 }
 
 /// What the model gets instead of running a repeated call.
-pub fn repeated_envelope(name: &str, times: u32) -> Value {
-    json!({
-        "tool_success": false,
-        "error": format!(
+pub fn repeated_envelope(name: &str, times: u32) -> Envelope {
+    Envelope::failure(
+        ErrorCode::RepeatedCall,
+        format!(
             "Not executed: you already called {name} with these exact arguments {times} times in this turn \
              and have its output above. Answer with what you have, or try something different."
         ),
-        "error_code": "REPEATED_CALL",
-    })
+    )
 }
 
 #[cfg(test)]
@@ -92,8 +93,9 @@ mod tests {
 
     #[test]
     fn the_refusal_tells_the_model_what_to_do() {
-        let e = repeated_envelope("glob", 2);
+        let e = repeated_envelope("glob", 2).to_value();
         assert_eq!(e["tool_success"], false);
+        assert_eq!(e["error_code"], "REPEATED_CALL");
         assert!(e["error"].as_str().unwrap().contains("try something different"));
     }
 }

@@ -8,7 +8,7 @@ use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::Config;
-use crate::message::{Conversation, Message, interrupted_result_with};
+use crate::message::{Conversation, Message};
 use crate::protocol::{Event, History, NoticeLevel};
 use crate::provider::Provider;
 use crate::redact::{self, Redactor};
@@ -192,7 +192,7 @@ impl AgentState {
             let partial = printed
                 .as_deref()
                 .filter(|_| running.as_deref() == Some(c.id.as_str()));
-            let m = interrupted_result_with(&c.id, &c.function.name, partial);
+            let m = crate::tools::envelope::interrupted_result(&c.id, &c.function.name, partial);
             // Scrubbed like every message: the partial output may hold a secret.
             self.append(m);
             let Some(m) = self.conversation.messages.last() else {

@@ -13,7 +13,7 @@ use crate::protocol::{Event, NoticeLevel, TurnEndReason};
 use crate::provider::text_protocol::decode::is_recovered_id;
 use crate::provider::{EventStream, FinishReason, ProviderError, Request, StreamEvent};
 use crate::store::MarkerKind;
-use crate::tools::{Executed, ToolSchema, envelope};
+use crate::tools::{Envelope, ErrorCode, Executed, ToolSchema, envelope};
 
 /// A tool call as the response gave it.
 struct Call {
@@ -177,7 +177,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     executed += 1;
                     let mut done = repeated(&c.name, guard.max());
                     if action == Action::ExecuteLast {
-                        envelope::mark_limit(&mut done.envelope, limit);
+                        done.envelope.mark_limit(limit);
                     }
                     done
                 }
@@ -202,7 +202,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     }
                     executed += 1;
                     if action == Action::ExecuteLast {
-                        envelope::mark_limit(&mut done.envelope, limit);
+                        done.envelope.mark_limit(limit);
                     }
                     super::context::after_tool(st, &mut done);
                     done
@@ -256,27 +256,26 @@ fn unique_id(st: &AgentState, id: String) -> String {
 fn cut_off_call(arguments: &str) -> Executed {
     Executed {
         summary: "not executed: the response was cut off by the output token limit".to_string(),
-        envelope: json!({
-            "tool_success": false,
-            "error": format!(
+        envelope: Envelope::failure(
+            ErrorCode::InvalidParams,
+            format!(
                 "Not executed: your response was cut off by the output token limit \
                  (finish_reason: length) while writing this call, so its arguments are \
                  incomplete ({} bytes arrived). Write the call again, smaller.",
                 arguments.len()
             ),
-            "error_code": "INVALID_PARAMS",
-        }),
+        ),
         success: false,
     }
 }
 
 /// The result of a call that was not run because the limit was reached.
 fn skipped(limit: u32) -> Executed {
-    let mut envelope = json!({
-        "tool_success": false,
-        "error": format!("Not executed: the tool call limit ({limit}) was reached."),
-    });
-    envelope::mark_limit(&mut envelope, limit);
+    let mut envelope = Envelope::failure(
+        ErrorCode::LimitReached,
+        format!("Not executed: the tool call limit ({limit}) was reached."),
+    );
+    envelope.mark_limit(limit);
     Executed {
         summary: "not executed: tool call limit reached".to_string(),
         envelope,

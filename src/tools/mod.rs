@@ -27,6 +27,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
+pub use envelope::{Envelope, ErrorCode};
 pub use environment::EnvPolicy;
 pub use registry::{Executed, Registry};
 
@@ -196,13 +197,13 @@ pub enum ToolError {
 }
 
 impl ToolError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ToolError::Timeout { .. } => "TOOL_TIMEOUT",
-            ToolError::Crashed(_) => "TOOL_CRASHED",
-            ToolError::InvalidOutput(_) => "INVALID_OUTPUT",
-            ToolError::InvalidParams(_) => "INVALID_PARAMS",
-            ToolError::NotFound(_) => "TOOL_NOT_FOUND",
+            ToolError::Timeout { .. } => ErrorCode::ToolTimeout,
+            ToolError::Crashed(_) => ErrorCode::ToolCrashed,
+            ToolError::InvalidOutput(_) => ErrorCode::InvalidOutput,
+            ToolError::InvalidParams(_) => ErrorCode::InvalidParams,
+            ToolError::NotFound(_) => ErrorCode::ToolNotFound,
         }
     }
 }

@@ -143,7 +143,7 @@ mod tests {
     }
 
     fn err(e: ToolError) -> String {
-        assert_eq!(e.code(), "INVALID_PARAMS");
+        assert_eq!(e.code(), crate::tools::ErrorCode::InvalidParams);
         e.to_string()
     }
 

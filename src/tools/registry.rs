@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::discovery::{self, DiscoverySpec, Skipped};
-use super::{Tool, ToolContext, ToolError, ToolSchema, envelope};
+use super::{Envelope, Tool, ToolContext, ToolError, ToolSchema};
 
 /// The longest a request waits for discovery, counted from its start.
 pub const DISCOVERY_WAIT: Duration = Duration::from_millis(1500);
@@ -19,8 +19,8 @@ pub const DISCOVERY_WAIT: Duration = Duration::from_millis(1500);
 #[derive(Clone, Debug, PartialEq)]
 pub struct Executed {
     pub summary: String,
-    /// The envelope, as JSON.
-    pub envelope: Value,
+    /// What the model gets.
+    pub envelope: Envelope,
     pub success: bool,
 }
 
@@ -240,7 +240,7 @@ impl Registry {
             Ok(out) => (
                 Executed {
                     success: out.is_success(),
-                    envelope: envelope::success(&out),
+                    envelope: Envelope::of_output(&out),
                     summary: out.summary,
                 },
                 out.stderr,
@@ -248,7 +248,7 @@ impl Registry {
             Err(err) => (
                 Executed {
                     summary: format!("{}: {err}", err.code()),
-                    envelope: envelope::failure(&err),
+                    envelope: Envelope::of_error(&err),
                     success: false,
                 },
                 None,
@@ -276,6 +276,7 @@ pub fn parse_arguments(arguments: &str) -> Result<Value, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::ErrorCode;
 
     #[test]
     fn builtin_offers_every_tool_with_a_valid_schema() {
@@ -326,7 +327,10 @@ mod tests {
     #[test]
     fn bad_arguments_are_invalid_params() {
         assert_eq!(parse_arguments("").unwrap(), serde_json::json!({}));
-        assert_eq!(parse_arguments("[]").unwrap_err().code(), "INVALID_PARAMS");
-        assert_eq!(parse_arguments("{").unwrap_err().code(), "INVALID_PARAMS");
+        assert_eq!(
+            parse_arguments("[]").unwrap_err().code(),
+            ErrorCode::InvalidParams
+        );
+        assert_eq!(parse_arguments("{").unwrap_err().code(), ErrorCode::InvalidParams);
     }
 }

@@ -6,6 +6,7 @@
 pub mod diff;
 pub mod models;
 pub mod plain;
+pub mod result;
 pub mod sessions;
 pub mod slash;
 pub mod tool_cmd;

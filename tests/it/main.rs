@@ -37,6 +37,7 @@ mod store_outage;
 mod store_spool_e2e;
 mod stream_trust;
 mod text_protocol;
+mod tool_error_lines_e2e;
 mod tool_escapes_subreaper;
 mod tool_kill_running;
 mod tool_processes;

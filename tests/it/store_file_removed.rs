@@ -29,7 +29,10 @@ fn one_run(home: &Path, command: &str) -> String {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(String::from_utf8_lossy(&out.stdout).ends_with("still here\n"), "{err}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).ends_with("still here\n"),
+        "{err}"
+    );
     assert!(db.is_file(), "the file was not created again: {err}");
     // The session of this run (an earlier one went with the file the tool removed).
     let sessions = history::sessions(&url);

@@ -256,7 +256,7 @@ fn missing_results(open: &mut Vec<String>) -> Vec<Value> {
     open.drain(..)
         .map(|id| {
             json!({"type": "tool_result", "tool_use_id": id, "is_error": true,
-                "content": crate::message::INTERRUPTED_TOOL_ERROR})
+                "content": crate::tools::envelope::INTERRUPTED_TOOL_ERROR})
         })
         .collect()
 }

@@ -231,8 +231,8 @@ fn append_user(out: &mut Vec<Value>, parts: Vec<Value>) {
 fn missing_responses(open: &mut Vec<(String, String)>) -> Vec<Value> {
     open.drain(..)
         .map(|(id, name)| {
-            json!({"functionResponse": {"id": id, "name": name, "response": {
-                "tool_success": false, "error": crate::message::INTERRUPTED_TOOL_ERROR, "error_code": "TOOL_CRASHED"}}})
+            let response = crate::tools::Envelope::interrupted(None).to_value();
+            json!({"functionResponse": {"id": id, "name": name, "response": response}})
         })
         .collect()
 }

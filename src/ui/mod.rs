@@ -11,3 +11,8 @@ pub mod sessions;
 pub mod slash;
 pub mod tool_cmd;
 pub mod tui;
+
+/// What every front end says when the conversation was compacted.
+pub fn compacted_text(before: u64, after: u64) -> String {
+    format!("Context compacted: {before} → {after} tokens (full history kept in the session)")
+}

@@ -10,6 +10,7 @@ mod tools_util;
 mod agent_every_tool;
 mod agent_loop;
 mod cli_binary;
+mod compaction_notice_e2e;
 mod example_tools;
 mod external_tools;
 mod external_tools_e2e;

@@ -183,6 +183,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     self.paint(color, &format!("{prefix}{}", sanitize(text)))
                 )?;
             }
+            Event::Compacted { before, after } => {
+                self.line_break()?;
+                self.out.flush()?;
+                let line = format!("ikigai: {}", crate::ui::compacted_text(*before, *after));
+                writeln!(self.err, "{}", self.paint(DIM, &line))?;
+            }
             Event::Providers { providers } => {
                 self.print(&crate::ui::models::text(providers))?;
             }

@@ -319,10 +319,10 @@ impl App {
             }
             Event::Compacted { before, after } => {
                 self.flush_live();
-                let text = format!(
-                    "Context compacted: {before} → {after} tokens (full history kept in the session)"
-                );
-                self.push(Cell::Notice(NoticeLevel::Info, text));
+                self.push(Cell::Notice(
+                    NoticeLevel::Info,
+                    crate::ui::compacted_text(before, after),
+                ));
             }
             // A tool's stderr is for scripted --verbose runs; the TUI keeps the screen clean.
             Event::ToolStderr { .. } => {}

@@ -41,8 +41,8 @@ pub async fn handle(st: &mut AgentState, op: Op) {
 
 /// Rescans the tool folders; the new set goes with the next request.
 pub async fn refresh_tools(st: &mut AgentState) {
-    let n = st.registry.refresh().await;
-    for text in st.registry.take_notices() {
+    let n = st.registry().refresh().await;
+    for text in st.registry().take_notices() {
         st.notice(NoticeLevel::Warning, text);
     }
     st.notice(
@@ -57,15 +57,15 @@ pub fn set_model(st: &mut AgentState, name: &str) {
 }
 
 fn new_session(st: &mut AgentState) {
-    let previous = st.switch_session(new_session_id(), false, Conversation::new(), (0, 0));
-    if st.sessions.is_some() {
+    let previous = st.switch_session(new_session_id(), false, 0, Conversation::new(), (0, 0));
+    if st.store().is_some() {
         st.marker(MarkerKind::New, json!({"previous": previous}));
     }
     st.announce_session(Vec::new());
 }
 
 async fn sessions(st: &mut AgentState) {
-    let Some(store) = st.sessions.clone() else {
+    let Some(store) = st.store().cloned() else {
         st.notice(NoticeLevel::Warning, "sessions are not stored in this run");
         return;
     };
@@ -76,11 +76,11 @@ async fn sessions(st: &mut AgentState) {
 }
 
 async fn resume(st: &mut AgentState, prefix: &str) {
-    let Some(store) = st.sessions.clone() else {
+    let Some(store) = st.store().cloned() else {
         st.notice(NoticeLevel::Warning, "sessions are not stored in this run");
         return;
     };
-    match super::resume::load(store.as_ref(), &super::Resume::Id(prefix.to_string()), &st.cwd).await {
+    match super::resume::load(store.as_ref(), &super::Resume::Id(prefix.to_string()), st.cwd()).await {
         Ok(resumed) => super::resume::install(st, resumed),
         Err(e) => st.notice(NoticeLevel::Error, e.to_string()),
     }

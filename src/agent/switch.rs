@@ -26,26 +26,26 @@ pub fn set_model(st: &mut AgentState, arg: &str) {
         st.notice(NoticeLevel::Error, "usage: /model MODEL or /model PROVIDER/MODEL");
         return;
     }
-    let current = st.provider.name().to_string();
+    let current = st.provider().name().to_string();
     let provider_alone = arg
         .strip_suffix('/')
-        .filter(|name| factory::names(&st.config).iter().any(|n| n == name));
+        .filter(|name| factory::names(st.config()).iter().any(|n| n == name));
     let split = match provider_alone {
         Some(name) => Some((name, "")),
-        None => factory::split_model(&st.config, arg),
+        None => factory::split_model(st.config(), arg),
     };
     match split {
         Some((name, model)) if name != current => {
             let (name, model) = (name.to_string(), model.to_string());
             if let Err(e) = switch_provider(st, &name, &model) {
-                let model_now = format!("{current}/{}", st.model);
+                let model_now = format!("{current}/{}", st.model());
                 st.notice(
                     NoticeLevel::Error,
                     format!("/model {arg}: {e}; still using {model_now}"),
                 );
             }
         }
-        Some((_, "")) => apply(st, st.provider.spec().model.clone()),
+        Some((_, "")) => apply(st, st.provider().spec().model.clone()),
         Some((_, model)) => apply(st, model.to_string()),
         None => apply(st, arg.to_string()),
     }
@@ -54,23 +54,22 @@ pub fn set_model(st: &mut AgentState, arg: &str) {
 /// Builds provider `name` with `model` and makes it current; on failure (unknown
 /// provider, no key, bad section) the current provider stays and the error says why.
 pub fn switch_provider(st: &mut AgentState, name: &str, model: &str) -> Result<(), String> {
-    let provider = factory::build_named(&st.config, name, Some(model)).map_err(|e| e.to_string())?;
+    let provider = factory::build_named(st.config(), name, Some(model)).map_err(|e| e.to_string())?;
     let hint = provider.setup_hint();
     if !hint.is_empty() {
         return Err(hint.join(" "));
     }
     let model = provider.spec().model.clone();
-    st.provider = provider;
+    st.set_provider(provider);
     apply(st, model);
     Ok(())
 }
 
 /// Uses `model` on the current provider from the next request on, and records it.
 fn apply(st: &mut AgentState, model: String) {
-    let provider = st.provider.name().to_string();
-    let window = st.provider.spec().context_window;
-    st.budget.provider_changed(&st.config, &provider, window, &model);
-    st.model = model.clone();
+    let provider = st.provider().name().to_string();
+    let window = st.provider().spec().context_window;
+    st.set_model(model.clone(), window);
     st.marker(MarkerKind::Model, json!({"model": model, "provider": provider}));
     st.emit(Event::ModelChanged {
         model: model.clone(),
@@ -83,17 +82,17 @@ fn apply(st: &mut AgentState, model: String) {
 /// at once, each bounded by `LIST_TIMEOUT`; no request where the key is missing).
 pub async fn list(st: &AgentState) {
     let env = |k: &str| std::env::var(k).ok();
-    let current = st.provider.name().to_string();
+    let current = st.provider().name().to_string();
     let mut rows = Vec::new();
     let mut asks = Vec::new();
-    for name in factory::names(&st.config) {
+    for name in factory::names(st.config()) {
         if name == current {
-            let row = info(st.provider.spec(), &st.model, true);
-            asks.push((row.key != KeyState::Missing).then(|| st.provider.clone()));
+            let row = info(st.provider().spec(), st.model(), true);
+            asks.push((row.key != KeyState::Missing).then(|| st.provider().clone()));
             rows.push(row);
             continue;
         }
-        match factory::spec_for(&st.config, &name, None, &env) {
+        match factory::spec_for(st.config(), &name, None, &env) {
             Ok(spec) => {
                 let row = info(&spec, &spec.model, false);
                 let ask = (row.key != KeyState::Missing && spec.kind != WireKind::Local)

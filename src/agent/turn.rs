@@ -11,9 +11,9 @@ use super::state::AgentState;
 use crate::message::{Message, fresh_call_id};
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
 use crate::provider::text_protocol::decode::is_recovered_id;
-use crate::provider::{EventStream, FinishReason, ProviderError, Request, StreamEvent};
+use crate::provider::{FinishReason, StreamEvent};
 use crate::store::MarkerKind;
-use crate::tools::{Envelope, ErrorCode, Executed, ToolSchema, envelope};
+use crate::tools::{Envelope, ErrorCode, Executed, envelope};
 
 /// A tool call as the response gave it.
 struct Call {
@@ -53,17 +53,17 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     st.emit(Event::UserMessage { text: text.clone() });
     st.emit(Event::TurnStarted);
     st.append(Message::user(text));
-    let limit = st.config.max_tool_turns;
+    let limit = st.config().max_tool_turns;
     let mut executed: u32 = 0;
     let mut limit_reached = false;
-    let mut guard = RepeatGuard::new(st.config.max_identical_calls);
+    let mut guard = RepeatGuard::new(st.config().max_identical_calls);
     let mut guard_noticed = false;
     loop {
         // The budget step (tool caps, elision, compaction, recovery) sends the request.
         let mut stream = match super::context::request(st).await {
             Ok(s) => s,
             Err(Failure::Provider(e)) => {
-                st.notice(NoticeLevel::Error, describe(st, &e));
+                st.notice(NoticeLevel::Error, st.provider().describe(&e));
                 return TurnEndReason::Error;
             }
             Err(Failure::TooLarge(text)) => {
@@ -83,12 +83,12 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     st.emit(Event::ReasoningDelta { text: t });
                 }
                 Ok(StreamEvent::Reasoning { text, opaque }) => {
-                    reasoning.block(text, opaque, st.provider.name())
+                    reasoning.block(text, opaque, st.provider().name())
                 }
                 Ok(StreamEvent::ToolCall { id, name, arguments }) => {
                     let id = unique_id(st, id);
                     // Text and reasoning before a call stay before it; text after it, after.
-                    for m in std::mem::take(&mut reasoning).finish(st.provider.name()) {
+                    for m in std::mem::take(&mut reasoning).finish(st.provider().name()) {
                         st.append(m);
                     }
                     st.flush_partial();
@@ -100,9 +100,8 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 }
                 Ok(StreamEvent::Notice(text)) => st.notice(NoticeLevel::Warning, text),
                 Ok(StreamEvent::Usage { input, output, .. }) => {
-                    st.usage.0 += input;
-                    st.usage.1 += output;
-                    let context_pct = st.budget.observe(input);
+                    st.add_usage(input, output);
+                    let context_pct = st.budget_mut().observe(input);
                     st.emit(Event::Usage {
                         input,
                         output,
@@ -118,7 +117,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             }
         }
         drop(stream);
-        for m in reasoning.finish(st.provider.name()) {
+        for m in reasoning.finish(st.provider().name()) {
             st.append(m);
         }
         st.flush_partial();
@@ -184,15 +183,15 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 Action::Execute | Action::ExecuteLast => {
                     // What the command prints is kept outside the call: if the turn is
                     // cancelled, `AgentState::interrupt` puts it in the call's result.
-                    st.running_call = Some(c.id.clone());
-                    let partial = st.tool_partial.clone();
+                    st.set_running_call(Some(c.id.clone()));
+                    let partial = st.tool_partial();
                     let (mut done, stderr) = partial
                         .scope(
-                            st.registry
-                                .execute_with_stderr(&c.name, &c.arguments, &st.tool_ctx),
+                            st.registry()
+                                .execute_with_stderr(&c.name, &c.arguments, st.tool_ctx()),
                         )
                         .await;
-                    st.running_call = None;
+                    st.set_running_call(None);
                     let _ = partial.take_text();
                     if let Some(text) = stderr {
                         st.emit(Event::ToolStderr {
@@ -245,7 +244,7 @@ fn repeated(name: &str, times: u32) -> Executed {
 /// (earlier calls of this response included, as they are appended when they arrive), is
 /// replaced by a fresh one.
 fn unique_id(st: &AgentState, id: String) -> String {
-    if id.is_empty() || st.conversation.has_call_id(&id) {
+    if id.is_empty() || st.conversation().has_call_id(&id) {
         fresh_call_id()
     } else {
         id
@@ -281,43 +280,4 @@ fn skipped(limit: u32) -> Executed {
         envelope,
         success: false,
     }
-}
-
-/// Sends `messages` (the budget step's view of the conversation) with `tools`, retrying
-/// failures before the first byte with backoff.
-pub(super) async fn send(
-    st: &AgentState,
-    messages: &[Message],
-    tools: &[ToolSchema],
-) -> Result<EventStream, ProviderError> {
-    let base = std::time::Duration::from_millis(st.config.retry_base_delay_ms);
-    let mut attempt = 0;
-    loop {
-        let req = Request {
-            model: &st.model,
-            system: &st.system_prompt,
-            messages,
-            tools,
-            stop: &[],
-        };
-        match st.provider.stream(req).await {
-            Ok(s) => return Ok(s),
-            Err(e) if e.is_retryable() && attempt < st.config.max_retries => {
-                attempt += 1;
-                let wait = crate::backoff::delay(attempt, base, crate::backoff::MAX_BACKOFF, e.retry_after());
-                st.emit(Event::Retrying {
-                    attempt,
-                    in_secs: wait.as_secs_f64(),
-                    reason: e.to_string(),
-                });
-                tokio::time::sleep(wait).await;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// The error as the user should read it, with what to do about it (the provider knows).
-fn describe(st: &AgentState, e: &ProviderError) -> String {
-    st.provider.describe(e)
 }

@@ -22,6 +22,7 @@ mod local_engine;
 mod long_session_memory;
 mod long_sessions;
 mod model_switch;
+mod oversized_message;
 mod plain_changes;
 mod reasoning_display;
 mod request_body;

@@ -46,11 +46,21 @@ install-files:
 	install -Dm644 config.example.toml $(DESTDIR)$(PREFIX)/share/doc/ikigai/config.example.toml
 	install -d $(DESTDIR)$(PREFIX)/share/doc/ikigai/examples/tools
 	install -m755 examples/tools/* $(DESTDIR)$(PREFIX)/share/doc/ikigai/examples/tools/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	$(BIN) man > $(DESTDIR)$(PREFIX)/share/man/man1/ikigai.1
+	$(BIN) completions bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ikigai
+	$(BIN) completions zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ikigai
+	$(BIN) completions fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/ikigai.fish
 
 # Removes what install put there; tools you added to libexec/ikigai stay (and so does it).
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/ikigai
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/ikigai
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/ikigai.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ikigai \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ikigai \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/ikigai.fish
 	-rmdir $(DESTDIR)$(PREFIX)/libexec/ikigai 2>/dev/null
 
 clean:

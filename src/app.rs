@@ -82,6 +82,12 @@ impl From<TuiError> for AppError {
 /// Runs what the command line asks for; returns the exit code for success paths.
 pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
     use crate::cli::Command;
+    // Printed from the command line's own description: no configuration needed.
+    match &cli.command {
+        Some(Command::Completions(args)) => return Ok(crate::ui::shell::completions(args.shell)?),
+        Some(Command::Man) => return Ok(crate::ui::shell::man_page()?),
+        _ => {}
+    }
     let overrides = crate::config::Overrides {
         config_path: cli.config.clone(),
         provider: cli.provider.clone(),
@@ -105,6 +111,7 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
             let r = crate::ui::sessions::export(&config, &args.id, format).await;
             r.map_err(AppError::from)
         }
+        Some(Command::Completions(_) | Command::Man) => Ok(0),
         None => chat(&cli, config).await,
     }
 }

@@ -48,6 +48,18 @@ fn install_puts_everything_in_place_and_uninstall_removes_it() {
     );
     assert_eq!(mode(&root.join("share/doc/ikigai/examples/tools/now")), 0o755);
 
+    // The manual page and the completion scripts land where man and the shells look.
+    let man = std::fs::read_to_string(root.join("share/man/man1/ikigai.1")).unwrap();
+    assert!(man.contains(".TH ikigai 1"), "{man}");
+    assert!(man.contains("prompt"), "the page documents -p: {man}");
+    let bash = root.join("share/bash-completion/completions/ikigai");
+    let words = complete_in_bash(&bash, &["ikigai", "sess"]);
+    assert_eq!(words, vec!["sessions".to_string()]);
+    let zsh = std::fs::read_to_string(root.join("share/zsh/site-functions/_ikigai")).unwrap();
+    assert!(zsh.starts_with("#compdef ikigai"), "{zsh}");
+    let fish = std::fs::read_to_string(root.join("share/fish/vendor_completions.d/ikigai.fish")).unwrap();
+    assert!(fish.contains("complete -c ikigai"), "{fish}");
+
     // The installed binary uses the libexec/ikigai beside its own folder, with no config.
     let tool = root.join("libexec/ikigai/hello");
     std::fs::write(&tool, HELLO).unwrap();
@@ -84,6 +96,10 @@ fn install_puts_everything_in_place_and_uninstall_removes_it() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!bin.exists());
     assert!(!root.join("share/doc/ikigai").exists());
+    assert!(!root.join("share/man/man1/ikigai.1").exists());
+    assert!(!root.join("share/bash-completion/completions/ikigai").exists());
+    assert!(!root.join("share/zsh/site-functions/_ikigai").exists());
+    assert!(!root.join("share/fish/vendor_completions.d/ikigai.fish").exists());
     assert!(tool.exists());
 
     // Without added tools, uninstall leaves nothing of ikigai behind.
@@ -92,4 +108,94 @@ fn install_puts_everything_in_place_and_uninstall_removes_it() {
     assert!(make("uninstall", dest.path()).status.success());
     assert!(!root.join("libexec/ikigai").exists());
     assert!(!bin.exists());
+}
+
+/// What bash completes for the command line `words` (the last one being typed), with the
+/// completion script at `script` loaded as bash-completion would load it.
+fn complete_in_bash(script: &Path, words: &[&str]) -> Vec<String> {
+    let line = words.join(" ");
+    let program = format!(
+        "source {script}; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{line}'; \
+         COMP_POINT={point}; _ikigai ikigai '{cur}' '{prev}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script = script.display(),
+        words = words
+            .iter()
+            .map(|w| format!("'{w}'"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        cword = words.len() - 1,
+        point = line.len(),
+        cur = words[words.len() - 1],
+        prev = words[words.len() - 2],
+    );
+    let out = Command::new("bash")
+        .args(["--norc", "-c", &program])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn completions_cover_every_shell_and_complete_subcommands_and_values() {
+    let home = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ikigai"))
+            .args(["completions", shell])
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{shell}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("sessions"), "{shell} completes subcommands: {text}");
+    }
+    let script = home.path().join("ikigai.bash");
+    let out = Command::new(env!("CARGO_BIN_EXE_ikigai"))
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    std::fs::write(&script, &out.stdout).unwrap();
+    let mut shells = complete_in_bash(&script, &["ikigai", "completions", ""]);
+    shells.retain(|w| !w.starts_with('-'));
+    shells.sort();
+    assert_eq!(shells, ["bash", "elvish", "fish", "powershell", "zsh"]);
+    let flags = complete_in_bash(&script, &["ikigai", "--conti"]);
+    assert_eq!(flags, ["--continue"]);
+    // An unknown shell is a usage error that lists the valid ones.
+    let out = Command::new(env!("CARGO_BIN_EXE_ikigai"))
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("powershell"));
+}
+
+#[test]
+fn completions_and_the_manual_need_no_configuration() {
+    // A broken config file must not stop completions or the manual page.
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("bad.toml");
+    std::fs::write(&config, "this is = = not toml").unwrap();
+    for args in [&["completions", "fish"][..], &["man"][..]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ikigai"))
+            .args(args)
+            .env("IKIGAI_CONFIG", &config)
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.stdout.is_empty());
+    }
 }

@@ -525,3 +525,8 @@ mod tests {
         assert!(e.into_record("abc").is_err());
     }
 }
+
+/// Now, as stored (RFC 3339, milliseconds, UTC).
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

@@ -15,7 +15,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 mod save;
 
 use super::backend::{Backend, OpenError, Write};
-use super::handle::{Conn, Fatal, Store};
+use super::channel::{Cmd, Conn, Fatal};
+use super::handle::Store;
 use super::lease::Holder;
 use super::location::Location;
 use super::{Sessions, postgres, spool, sqlite};
@@ -126,17 +127,6 @@ pub fn open_with(
     ))
 }
 
-/// What the handle sends.
-pub(crate) enum Cmd {
-    Write(Write),
-    /// The handle now holds this session (a claim): keep it across a recreated file.
-    Held(String),
-    /// Answered once every earlier write is done (readers).
-    Sync(oneshot::Sender<()>),
-    /// At exit: answered once every earlier write is done, or spooled.
-    Flush(oneshot::Sender<()>),
-}
-
 /// What the queue holds.
 enum Item {
     /// `counted`: the handle counts it as pending (replayed spool writes are not).
@@ -151,10 +141,6 @@ enum Item {
         path: PathBuf,
         n: usize,
     },
-}
-
-pub(crate) fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 struct Writer {

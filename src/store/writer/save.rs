@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{BATCH, Item, Writer};
 use crate::protocol::NoticeLevel;
 use crate::store::backend::{Backend, DbError, EventRow, Write};
-use crate::store::handle::Conn;
+use crate::store::channel::Conn;
 use crate::store::spool;
 
 impl Writer {

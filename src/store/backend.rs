@@ -413,6 +413,11 @@ pub fn title_of(text: &str) -> Option<String> {
     Some(cut)
 }
 
+/// Now, as stored (RFC 3339, milliseconds, UTC).
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -524,9 +529,4 @@ mod tests {
         };
         assert!(e.into_record("abc").is_err());
     }
-}
-
-/// Now, as stored (RFC 3339, milliseconds, UTC).
-pub(crate) fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

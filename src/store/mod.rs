@@ -12,6 +12,7 @@ pub mod location;
 mod postgres;
 pub mod restore;
 mod spool;
+mod sql;
 mod sqlite;
 mod writer;
 

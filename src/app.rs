@@ -10,72 +10,66 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use crate::agent::{AgentSetup, Resume, Resumed};
 use crate::config::{Config, ConfigError};
 use crate::protocol::{Event, NoticeLevel, Op};
+use crate::provider::SetupError;
 use crate::store::{Sessions, StoreError};
 use crate::tools::Registry;
 use crate::ui::plain::{Input, PlainError, PlainOptions};
+use crate::ui::sessions::SessionsError;
 use crate::ui::tool_cmd::ToolCmdError;
 use crate::ui::tui::{TuiContext, TuiError};
 
-/// Why a run failed. `exit_code` maps it: 2 for usage and configuration, 1 otherwise.
+/// Why a run failed, each failure with its own type until `main.rs` prints it.
+/// `exit_code` maps it: 2 for usage and configuration, 1 otherwise.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The provider the settings name cannot be set up.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
     /// The command line or the input was wrong.
     #[error("{0}")]
     Usage(String),
     /// `--resume ID` or `-c` found no session to continue.
     #[error("{0}")]
     NoSession(String),
-    /// The provider failed in a way retries could not fix.
-    #[error("{0}")]
-    Provider(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
-    #[error("{0}")]
-    Runtime(String),
+    #[error(transparent)]
+    Plain(#[from] PlainError),
+    #[error(transparent)]
+    Tui(#[from] TuiError),
+    #[error(transparent)]
+    ToolCmd(#[from] ToolCmdError),
+    #[error(transparent)]
+    Sessions(#[from] SessionsError),
 }
 
 impl AppError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            AppError::Config(_) | AppError::Usage(_) | AppError::NoSession(_) => 2,
+            AppError::Config(_)
+            | AppError::Setup(_)
+            | AppError::Usage(_)
+            | AppError::NoSession(_)
+            | AppError::ToolCmd(ToolCmdError::Usage(_)) => 2,
             _ => 1,
         }
     }
 
     /// Whoever read our output stopped reading (`ikigai -p … | head`).
     pub fn is_broken_pipe(&self) -> bool {
-        matches!(self, AppError::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
-    }
-}
-
-impl From<ToolCmdError> for AppError {
-    fn from(e: ToolCmdError) -> Self {
-        match e {
-            ToolCmdError::Usage(m) => AppError::Usage(m),
-            ToolCmdError::Io(e) => AppError::Io(e),
-        }
-    }
-}
-
-impl From<PlainError> for AppError {
-    fn from(e: PlainError) -> Self {
-        match e {
-            PlainError::Io(e) => AppError::Io(e),
-            e @ PlainError::AgentGone => AppError::Runtime(e.to_string()),
-        }
-    }
-}
-
-impl From<TuiError> for AppError {
-    fn from(e: TuiError) -> Self {
-        match e {
-            TuiError::Io(e) => AppError::Io(e),
-            e @ (TuiError::Terminal(_) | TuiError::AgentGone) => AppError::Runtime(e.to_string()),
-        }
+        let io = match self {
+            AppError::Io(e)
+            | AppError::Plain(PlainError::Io(e))
+            | AppError::Tui(TuiError::Io(e))
+            | AppError::ToolCmd(ToolCmdError::Io(e))
+            | AppError::Sessions(SessionsError::Io(e)) => e,
+            _ => return false,
+        };
+        io.kind() == std::io::ErrorKind::BrokenPipe
     }
 }
 
@@ -97,8 +91,7 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
         tool_protocol: cli.tool_protocol.clone(),
     };
     let mut config = crate::config::Config::load(&overrides)?;
-    crate::provider::resolve(&mut config, &|k| std::env::var(k).ok())
-        .map_err(|e| AppError::Usage(e.to_string()))?;
+    crate::provider::resolve(&mut config, &|k| std::env::var(k).ok())?;
     crate::redact::install(Arc::new(config.redactor()));
     match &cli.command {
         Some(Command::Tool(args)) => Ok(crate::ui::tool_cmd::run(args, &config).await?),
@@ -125,15 +118,6 @@ async fn sessions(args: &crate::cli::SessionsArgs, config: &Config) -> Result<u8
     r.map_err(AppError::from)
 }
 
-impl From<crate::ui::sessions::SessionsError> for AppError {
-    fn from(e: crate::ui::sessions::SessionsError) -> Self {
-        match e {
-            crate::ui::sessions::SessionsError::Store(e) => AppError::Store(e),
-            crate::ui::sessions::SessionsError::Io(e) => AppError::Io(e),
-        }
-    }
-}
-
 /// Chat mode: the TUI when stdin and stdout are terminals and no -p was given, else the
 /// scripted front end.
 async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
@@ -144,7 +128,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let cwd = std::env::current_dir()?;
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let mut provider = crate::provider::build(&config).map_err(|e| AppError::Usage(e.to_string()))?;
+    let mut provider = crate::provider::build(&config)?;
     let (events_tx, events_rx) = unbounded_channel();
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
     let which = match (&cli.resume, cli.continue_session) {
@@ -354,4 +338,32 @@ fn attach_stdin(prompt: &str, max: usize, events: &UnboundedSender<Event>) -> Re
         "{prompt}\n\n<stdin>\n{}\n</stdin>",
         text.trim_end_matches('\n')
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_keep_their_type_and_their_exit_code() {
+        let setup = AppError::from(SetupError::NoModel { name: "x".into() });
+        assert!(matches!(setup, AppError::Setup(SetupError::NoModel { .. })));
+        assert_eq!(setup.exit_code(), 2);
+        assert!(setup.to_string().starts_with("provider `x`: no model"), "{setup}");
+        let gone = AppError::from(PlainError::AgentGone);
+        assert!(matches!(gone, AppError::Plain(PlainError::AgentGone)));
+        assert_eq!(
+            (gone.exit_code(), gone.to_string().as_str()),
+            (1, "the agent stopped unexpectedly")
+        );
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(AppError::from(PlainError::Io(pipe)).is_broken_pipe());
+        let usage = AppError::from(ToolCmdError::Usage("bad".into()));
+        assert_eq!(usage.exit_code(), 2);
+        let store = AppError::from(SessionsError::Store(StoreError::NotFound("ab".into())));
+        assert_eq!(
+            (store.exit_code(), store.to_string().as_str()),
+            (1, "no session matches `ab`")
+        );
+    }
 }

@@ -11,18 +11,25 @@ use super::elide;
 use super::state::AgentState;
 use crate::message::{Kind, Message};
 use crate::protocol::Event;
-use crate::provider::StreamEvent;
+use crate::provider::{ProviderError, StreamEvent};
 
 /// Share of the usable window the recent messages kept whole may take.
 const KEEP_SHARE: f64 = 0.30;
 
 /// Why a compaction did not happen.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CompactError {
+    /// Everything is among the messages kept whole.
     #[error("there is nothing to compact yet")]
     Nothing,
+    /// The summary request failed (after retries), or its stream broke.
     #[error("the model could not summarise the conversation: {0}")]
-    Failed(String),
+    Provider(ProviderError),
+    #[error("the model could not summarise the conversation: the summary came back empty")]
+    Empty,
+    /// Refused as too long even after shrinking its input once.
+    #[error("the model could not summarise the conversation: the conversation is too long even to summarise")]
+    TooLong,
 }
 
 /// Estimated tokens before and after.
@@ -129,7 +136,7 @@ names, paths, commands, error messages. Do not call tools; answer with the summa
                 room /= 2;
                 continue;
             }
-            Err(e) => return Err(CompactError::Failed(e.to_string())),
+            Err(e) => return Err(CompactError::Provider(e)),
         };
         let mut text = String::new();
         while let Some(item) = stream.next().await {
@@ -139,18 +146,16 @@ names, paths, commands, error messages. Do not call tools; answer with the summa
                     st.budget_mut().observe(input);
                 }
                 Ok(_) => {}
-                Err(e) => return Err(CompactError::Failed(e.to_string())),
+                Err(e) => return Err(CompactError::Provider(e)),
             }
         }
         let text = text.trim().to_string();
         if text.is_empty() {
-            return Err(CompactError::Failed("the summary came back empty".into()));
+            return Err(CompactError::Empty);
         }
         return Ok(text);
     }
-    Err(CompactError::Failed(
-        "the conversation is too long even to summarise".into(),
-    ))
+    Err(CompactError::TooLong)
 }
 
 /// `messages[..from]` made to fit in `room` tokens with the question: old tool output

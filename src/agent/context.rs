@@ -113,7 +113,7 @@ pub async fn ensure(st: &mut AgentState, force: bool) -> Result<Plan, Failure> {
     let compacted = match compact::run(st, None).await {
         Ok(_) => true,
         Err(CompactError::Nothing) if !force && est <= usable => return Ok(plan),
-        Err(e @ CompactError::Failed(_)) => {
+        Err(e @ (CompactError::Provider(_) | CompactError::Empty | CompactError::TooLong)) => {
             st.notice(NoticeLevel::Warning, e.to_string());
             if !force && est <= usable {
                 return Ok(plan);

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::state::AgentState;
 use crate::protocol::{Event, KeyState, NoticeLevel, ProviderInfo};
-use crate::provider::factory::{self, Spec};
+use crate::provider::factory::{self, SetupError, Spec};
 use crate::provider::presets::WireKind;
 use crate::provider::{Provider, ProviderError};
 use crate::store::MarkerKind;
@@ -51,13 +51,24 @@ pub fn set_model(st: &mut AgentState, arg: &str) {
     }
 }
 
+/// Why another provider cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchError {
+    /// Unknown provider, bad section.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// It needs what is not there (a key); the lines say how to set it up.
+    #[error("{}", .0.join(" "))]
+    NotReady(Vec<String>),
+}
+
 /// Builds provider `name` with `model` and makes it current; on failure (unknown
 /// provider, no key, bad section) the current provider stays and the error says why.
-pub fn switch_provider(st: &mut AgentState, name: &str, model: &str) -> Result<(), String> {
-    let provider = factory::build_named(st.config(), name, Some(model)).map_err(|e| e.to_string())?;
+pub fn switch_provider(st: &mut AgentState, name: &str, model: &str) -> Result<(), SwitchError> {
+    let provider = factory::build_named(st.config(), name, Some(model))?;
     let hint = provider.setup_hint();
     if !hint.is_empty() {
-        return Err(hint.join(" "));
+        return Err(SwitchError::NotReady(hint));
     }
     let model = provider.spec().model.clone();
     st.set_provider(provider);

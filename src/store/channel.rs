@@ -20,34 +20,6 @@ pub(crate) enum Cmd {
     Flush(oneshot::Sender<()>),
 }
 
-/// A final failure, kept so every later read can report it.
-#[derive(Clone, Debug)]
-pub(crate) enum Fatal {
-    TooNew { found: i64, known: i64 },
-    Other(String),
-}
-
-impl From<StoreError> for Fatal {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::TooNew { found, known } => Fatal::TooNew { found, known },
-            other => Fatal::Other(other.to_string()),
-        }
-    }
-}
-
-impl From<&Fatal> for StoreError {
-    fn from(f: &Fatal) -> Self {
-        match f {
-            Fatal::TooNew { found, known } => StoreError::TooNew {
-                found: *found,
-                known: *known,
-            },
-            Fatal::Other(s) => StoreError::Other(s.clone()),
-        }
-    }
-}
-
 /// The connection as readers see it.
 #[derive(Clone)]
 pub(crate) enum Conn {
@@ -55,5 +27,6 @@ pub(crate) enum Conn {
     Up(Arc<dyn Backend>),
     /// Why it is down, naming the database.
     Down(String),
-    Failed(Fatal),
+    /// A final failure, kept so every later read can report it.
+    Failed(StoreError),
 }

@@ -55,7 +55,7 @@ impl Store {
     fn unavailable(&self, conn: &Conn) -> StoreError {
         match conn {
             Conn::Down(why) => StoreError::Unavailable(why.clone()),
-            Conn::Failed(f) => StoreError::from(f),
+            Conn::Failed(f) => f.clone(),
             _ => StoreError::Unavailable(format!("{}: the writer stopped", self.name)),
         }
     }

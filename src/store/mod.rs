@@ -138,7 +138,7 @@ pub struct Claimed {
 }
 
 /// A store failure. `Unavailable` is transient (the writer retries); the rest are final.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database unavailable: {0}")]
     Unavailable(String),

@@ -28,13 +28,7 @@ impl OpenAiChat {
         } else {
             config.provider.clone()
         };
-        let spec =
-            super::factory::spec_for(config, &name, None, &|k| std::env::var(k).ok()).map_err(|e| {
-                ProviderError::Rejected {
-                    status: 0,
-                    message: e.to_string(),
-                }
-            })?;
+        let spec = super::factory::spec_for(config, &name, None, &|k| std::env::var(k).ok())?;
         Self::from_spec(spec)
     }
 

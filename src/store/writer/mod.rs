@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 mod save;
 
 use super::backend::{Backend, OpenError, Write};
-use super::channel::{Cmd, Conn, Fatal};
+use super::channel::{Cmd, Conn};
 use super::handle::Store;
 use super::lease::Holder;
 use super::location::Location;
@@ -109,13 +109,15 @@ pub fn open_with(
     };
     match location {
         Ok(location) => writer.location = Some(location),
-        Err(e) => writer.fail(Fatal::from(e)),
+        Err(e) => writer.fail(e),
     }
     match tokio::runtime::Handle::try_current() {
         Ok(rt) => {
             rt.spawn(writer.run());
         }
-        Err(_) => writer.fail(Fatal::Other("no async runtime to write sessions from".into())),
+        Err(_) => writer.fail(super::StoreError::Other(
+            "no async runtime to write sessions from".into(),
+        )),
     }
     Arc::new(Store::new(
         tx,
@@ -287,7 +289,7 @@ impl Writer {
                 false
             }
             Err(OpenError::Fatal(e)) => {
-                self.fail(Fatal::from(e));
+                self.fail(e);
                 false
             }
         }
@@ -422,10 +424,10 @@ impl Writer {
             .send_replace(Conn::Down(format!("{}: {why}", self.name)));
     }
 
-    fn fail(&mut self, fatal: Fatal) {
+    fn fail(&mut self, fatal: super::StoreError) {
         self.failed = true;
         self.db = None;
-        let text = format!("sessions will not be saved: {}", super::StoreError::from(&fatal));
+        let text = format!("sessions will not be saved: {fatal}");
         self.notice(NoticeLevel::Warning, text);
         self.state.send_replace(Conn::Failed(fatal));
         let mut n = 0;

@@ -1,5 +1,5 @@
 //! Wires config, provider, tools, store and one front end together for one run.
-//! Front ends return their own errors; this module converts them into `AppError`, and
+//! Front ends return their own errors; `AppError` carries them with their type, and
 //! `main.rs` prints it and picks the exit code.
 
 use std::io::Read;

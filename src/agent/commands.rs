@@ -1,7 +1,8 @@
-//! The typed commands the agent answers: `SetModel`, `NewSession`, `ListSessions`,
-//! `ListModels`, `Resume`, `Compact`. Answers are structured events (`ModelChanged`,
-//! `Providers`, `SessionStarted`, `Sessions`)
-//! or notices; front ends render them and answer /help, /tools, /config themselves.
+//! The typed commands the agent answers between turns: `SetModel`, `NewSession`,
+//! `ListSessions`, `ListModels`, `Resume`, `RefreshTools`, `Compact`. Answers are
+//! structured events (`ModelChanged`, `Providers`, `SessionStarted`, `Sessions`,
+//! `Compacted`) or notices; front ends render them and answer /help, /tools, /config
+//! themselves.
 
 use serde_json::json;
 

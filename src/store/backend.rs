@@ -1,6 +1,7 @@
-//! What the writer and the readers need from a database, written once per backend
-//! (`sqlite.rs`, `postgres.rs`), and the row ⇄ `Record` mapping both share.
-//! Knows no connection policy: retries and notices belong to `writer.rs`.
+//! What the writer and the readers need from a database (the `Backend` trait, implemented
+//! once in `sql.rs` over each database's dialect), the rows and batches they exchange, and
+//! the row ⇄ `Record` mapping both databases share. Knows no connection policy: retries
+//! and notices belong to `writer/`.
 
 use std::ops::ControlFlow;
 

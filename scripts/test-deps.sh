@@ -3,6 +3,7 @@
 # PostgreSQL's initdb/pg_ctl/postgres (ephemeral test clusters) and tmux (end-to-end TUI tests),
 # plus what the in-process engine (cargo feature `local`) needs: cmake and clang/libclang to
 # build llama.cpp, and the real test model, fetched once (scripts/fetch-test-model.sh).
+# The MCP tests' reference server comes from the npm registry (scripts/fetch-mcp-servers.sh).
 # `--build`: only what building needs (cmake, clang/libclang); `make build`/`make run` use it.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -10,6 +11,7 @@ BUILD_ONLY=0
 [ "${1:-}" = "--build" ] && BUILD_ONLY=1
 finish() {
   [ "$BUILD_ONLY" = 1 ] && exit 0
+  bash "$HERE/fetch-mcp-servers.sh"
   exec bash "$HERE/fetch-test-model.sh"
 }
 

@@ -13,6 +13,7 @@ use crate::protocol::{Event, NoticeLevel, Op};
 use crate::provider::SetupError;
 use crate::store::{Sessions, StoreError};
 use crate::tools::Registry;
+use crate::ui::mcp::McpCmdError;
 use crate::ui::plain::{Input, PlainError, PlainOptions};
 use crate::ui::sessions::SessionsError;
 use crate::ui::tool_cmd::ToolCmdError;
@@ -45,6 +46,8 @@ pub enum AppError {
     ToolCmd(#[from] ToolCmdError),
     #[error(transparent)]
     Sessions(#[from] SessionsError),
+    #[error(transparent)]
+    Mcp(#[from] McpCmdError),
 }
 
 impl AppError {
@@ -54,7 +57,8 @@ impl AppError {
             | AppError::Setup(_)
             | AppError::Usage(_)
             | AppError::NoSession(_)
-            | AppError::ToolCmd(ToolCmdError::Usage(_)) => 2,
+            | AppError::ToolCmd(ToolCmdError::Usage(_))
+            | AppError::Mcp(McpCmdError::Usage(_)) => 2,
             _ => 1,
         }
     }
@@ -66,7 +70,8 @@ impl AppError {
             | AppError::Plain(PlainError::Io(e))
             | AppError::Tui(TuiError::Io(e))
             | AppError::ToolCmd(ToolCmdError::Io(e))
-            | AppError::Sessions(SessionsError::Io(e)) => e,
+            | AppError::Sessions(SessionsError::Io(e))
+            | AppError::Mcp(McpCmdError::Io(e)) => e,
             _ => return false,
         };
         io.kind() == std::io::ErrorKind::BrokenPipe
@@ -91,10 +96,19 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
         tool_protocol: cli.tool_protocol.clone(),
     };
     let mut config = crate::config::Config::load(&overrides)?;
+    add_project_mcp_servers(&mut config)?;
     crate::provider::resolve(&mut config, &|k| std::env::var(k).ok())?;
     crate::redact::install(Arc::new(config.redactor()));
     match &cli.command {
         Some(Command::Tool(args)) => Ok(crate::ui::tool_cmd::run(args, &config).await?),
+        Some(Command::Mcp(args)) => {
+            let (get, json) = match &args.action {
+                crate::cli::McpAction::List { json } => (None, *json),
+                crate::cli::McpAction::Get { name, json } => (Some(name.as_str()), *json),
+            };
+            let cwd = std::env::current_dir()?;
+            Ok(crate::ui::mcp::run(&config, cwd, get, json).await?)
+        }
         Some(Command::Sessions(args)) => sessions(args, &config).await,
         Some(Command::Export(args)) => {
             let format = match args.format {
@@ -153,6 +167,9 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let registry = Registry::builtin();
     // External tools are found in the background; a request waits for them ≤ 1.5 s.
     registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd));
+    // MCP servers start in the background too; the first request waits for those still
+    // starting (each at most its startup_timeout_secs).
+    let mcp = start_mcp(&config, &cwd, &registry, &events_tx);
     if let Some(mut notices) = provider.notices() {
         let tx = events_tx.clone();
         tokio::spawn(async move {
@@ -219,7 +236,9 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
             welcome_notes,
             sessions: Some(sessions),
         };
-        Ok(crate::ui::tui::run(agent, events_rx, ctx).await?)
+        let result = crate::ui::tui::run(agent, events_rx, ctx).await;
+        close_mcp(mcp).await;
+        Ok(result?)
     } else {
         let input = match prompt {
             Some(p) => Input::Prompt(p),
@@ -232,8 +251,67 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
             color: !cli.json && !no_color && std::io::stdout().is_terminal(),
         };
         let ctx = crate::ui::plain::PlainContext { config, registry };
-        Ok(crate::ui::plain::run(agent, events_rx, input, opts, ctx).await?)
+        let result = crate::ui::plain::run(agent, events_rx, input, opts, ctx).await;
+        close_mcp(mcp).await;
+        Ok(result?)
     }
+}
+
+/// Starts the configured MCP servers in the background and lays their tools over the
+/// registry; their notices (failures, with stderr) go to the front end.
+fn start_mcp(
+    config: &Config,
+    cwd: &std::path::Path,
+    registry: &Registry,
+    events: &UnboundedSender<Event>,
+) -> Option<crate::tools::mcp::Mcp> {
+    if config.mcp_servers.is_empty() {
+        return None;
+    }
+    let policy = Arc::new(crate::tools::EnvPolicy::from_config(config));
+    let (mcp, mut notices) =
+        crate::tools::mcp::Mcp::new(config.mcp_servers.clone(), cwd.to_path_buf(), policy);
+    registry.attach_mcp(mcp.clone());
+    mcp.start();
+    let tx = events.clone();
+    tokio::spawn(async move {
+        let redactor = crate::redact::global();
+        while let Some((level, text)) = notices.recv().await {
+            let text = redactor.scrub_notice(&text).into_owned();
+            let _ = tx.send(Event::notice(level, text));
+        }
+    });
+    Some(mcp)
+}
+
+/// Closes every MCP server at exit (stdio servers' process groups are killed).
+async fn close_mcp(mcp: Option<crate::tools::mcp::Mcp>) {
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
+}
+
+/// A trusted project's `.ikigai/config.toml` may add MCP servers (over the user's of the
+/// same name); an untrusted one is never read.
+fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
+    let cwd = std::env::current_dir()?;
+    if !project_trusted(&cwd) {
+        return Ok(());
+    }
+    let project = crate::tools::mcp::config::load_project(&cwd).map_err(|e| {
+        AppError::Config(ConfigError::Parse {
+            path: e.file,
+            message: format!("`{}`: {}", e.key, e.message),
+        })
+    })?;
+    config.mcp_servers = crate::tools::mcp::config::merge(&config.mcp_servers, project);
+    Ok(())
+}
+
+/// Whether the folder is trusted (`ikigai trust`). Until the trust store exists no project
+/// folder is: project MCP servers stay off.
+fn project_trusted(_cwd: &std::path::Path) -> bool {
+    false
 }
 
 /// Loads the session to continue; "none there" is the user's to fix (exit 2).

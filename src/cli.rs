@@ -69,11 +69,38 @@ pub enum Command {
     Export(ExportArgs),
     /// List, describe or run a tool through the external-tool protocol.
     Tool(ToolArgs),
+    /// The configured MCP servers: `mcp list` (status, tool count), `mcp get NAME` (tools
+    /// with their schemas). Each server is started, asked, and closed.
+    Mcp(McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout; `make install` installs it.
     #[command(hide = true)]
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub action: McpAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Every configured server: transport, status, tool count (and why one failed).
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One server's tools, with their descriptions and input schemas.
+    Get {
+        /// The server's name (its `[mcp_servers.NAME]` section).
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]

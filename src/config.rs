@@ -132,6 +132,9 @@ pub struct FileConfig {
     pub tool_dirs: Option<ToolDirs>,
     pub max_tool_result_share: Option<f64>,
     pub auto_compact_at: Option<f64>,
+    /// `[mcp_servers.NAME]` sections (validated by `tools::mcp::config`).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, crate::tools::mcp::config::ServerSection>,
 }
 
 /// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
@@ -216,6 +219,8 @@ pub struct Config {
     pub max_tool_result_share: f64,
     /// Share of the window at which the conversation is compacted (0–1].
     pub auto_compact_at: f64,
+    /// The MCP servers of the user's config (a trusted project's are merged in by the app).
+    pub mcp_servers: Vec<crate::tools::mcp::ServerSpec>,
 }
 
 /// The default provider's resolved values, so that `Config::default()` is ready to use
@@ -271,6 +276,7 @@ impl Config {
             tool_dirs: ToolDirs::default(),
             max_tool_result_share: 0.25,
             auto_compact_at: 0.85,
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -356,6 +362,11 @@ impl Config {
         set(&mut self.max_response_bytes, f.max_response_bytes);
         set(&mut self.response_timeout_secs, f.response_timeout_secs);
         self.providers = f.providers;
+        self.mcp_servers =
+            crate::tools::mcp::config::validate(&f.mcp_servers, path).map_err(|e| ConfigError::Parse {
+                path: e.file,
+                message: format!("`{}`: {}", e.key, e.message),
+            })?;
         set(&mut self.tool_env_pass, f.tool_env_pass);
         set(&mut self.tool_env_exclude, f.tool_env_exclude);
         set(&mut self.tool_schema_timeout_ms, f.tool_schema_timeout_ms);
@@ -662,6 +673,9 @@ impl Config {
         {
             secrets.push(pw.to_string());
         }
+        secrets.extend(crate::tools::mcp::config::secrets(&self.mcp_servers, &|k| {
+            std::env::var(k).ok()
+        }));
         crate::redact::Redactor::new(secrets)
     }
 }

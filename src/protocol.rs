@@ -67,8 +67,11 @@ pub enum Op {
     Compact(Option<String>),
     /// Finish and stop the agent task.
     Shutdown,
-    /// Rescan the tool folders now; the new set is offered from the next request.
+    /// Rescan the tool folders now (and restart failed MCP servers); the new set is
+    /// offered from the next request.
     RefreshTools,
+    /// Restart the MCP server of this name (`/mcp restart NAME`); answered with a notice.
+    RestartMcp(String),
 }
 
 /// How a turn ended.
@@ -152,6 +155,12 @@ pub enum Event {
     Compacted {
         before: u64,
         after: u64,
+    },
+    /// The running call reported progress (an MCP server's `notifications/progress`), as one
+    /// short line: `3/5 (60%) message`. Front ends show it on the call's line.
+    ToolCallProgress {
+        id: String,
+        text: String,
     },
     /// What an external tool wrote on stderr (never sent to the model); `--verbose` shows it.
     ToolStderr {

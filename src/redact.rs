@@ -199,7 +199,7 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
             r.scrub_in_place(output);
         }
         Event::Retrying { reason, .. } => r.scrub_notice_in_place(reason),
-        Event::ToolStderr { text, .. } => r.scrub_in_place(text),
+        Event::ToolStderr { text, .. } | Event::ToolCallProgress { text, .. } => r.scrub_in_place(text),
         // A server's error text may echo what it was sent.
         Event::Providers { providers } => providers
             .iter_mut()

@@ -21,6 +21,7 @@ pub fn name(op: &Op) -> &'static str {
         Op::Resume(_) => "/resume",
         Op::ListSessions => "/sessions",
         Op::RefreshTools => "/refresh",
+        Op::RestartMcp(_) => "/mcp restart",
         Op::Compact(_) => "/compact",
         Op::Shutdown => "exit",
     }
@@ -35,6 +36,7 @@ pub async fn handle(st: &mut AgentState, op: Op) {
         Op::ListSessions => sessions(st).await,
         Op::Resume(prefix) => resume(st, &prefix).await,
         Op::RefreshTools => refresh_tools(st).await,
+        Op::RestartMcp(name) => restart_mcp(st, &name).await,
         Op::Compact(instructions) => compact(st, instructions.as_deref()).await,
         Op::Submit(_) | Op::Cancel | Op::Shutdown => {}
     }
@@ -50,6 +52,30 @@ pub async fn refresh_tools(st: &mut AgentState) {
         NoticeLevel::Info,
         format!("Tools refreshed. {n} tools available."),
     );
+}
+
+/// `/mcp restart NAME`: starts the server again; says whether it came up (a failure is
+/// told by the server's own notice, with its reason and stderr).
+pub async fn restart_mcp(st: &mut AgentState, name: &str) {
+    let Some(mcp) = st.registry().mcp() else {
+        st.notice(NoticeLevel::Warning, "no MCP server is configured");
+        return;
+    };
+    match mcp.restart(name).await {
+        Ok(crate::tools::mcp::Status::Ready) => {
+            let n = mcp
+                .list(&st.registry().base_names())
+                .into_iter()
+                .find(|s| s.name == name)
+                .map_or(0, |s| s.tools.len());
+            st.notice(
+                NoticeLevel::Info,
+                format!("MCP server `{name}` restarted: ready, {n} tools."),
+            );
+        }
+        Ok(_) => {}
+        Err(e) => st.notice(NoticeLevel::Warning, e),
+    }
 }
 
 /// Switches the model (or provider) for the following requests and records it.

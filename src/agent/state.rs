@@ -167,6 +167,11 @@ impl AgentState {
         self.runtime.events.clone()
     }
 
+    /// What hides secrets in events (for tasks that report later).
+    pub fn redactor(&self) -> Arc<Redactor> {
+        self.runtime.redactor.clone()
+    }
+
     pub fn emit(&self, mut event: Event) {
         redact::scrub_event(&self.runtime.redactor, &mut event);
         // A front end that went away is not the agent's problem.

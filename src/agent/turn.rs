@@ -185,11 +185,13 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     // cancelled, `AgentState::interrupt` puts it in the call's result.
                     st.set_running_call(Some(c.id.clone()));
                     let partial = st.tool_partial();
-                    let (mut done, stderr) = partial
-                        .scope(
-                            st.registry()
-                                .execute_with_stderr(&c.name, &c.arguments, st.tool_ctx()),
-                        )
+                    let progress = progress_sink(st, &c.id);
+                    let (mut done, stderr) = progress
+                        .scope(partial.scope(st.registry().execute_with_stderr(
+                            &c.name,
+                            &c.arguments,
+                            st.tool_ctx(),
+                        )))
                         .await;
                     st.set_running_call(None);
                     let _ = partial.take_text();
@@ -229,6 +231,18 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         }
         limit_reached = executed >= limit;
     }
+}
+
+/// Where the running call's progress goes: a `ToolCallProgress` event for its line.
+fn progress_sink(st: &AgentState, id: &str) -> crate::tools::progress::Sink {
+    let events = st.events();
+    let redactor = st.redactor();
+    let id = id.to_string();
+    crate::tools::progress::Sink::new(move |text| {
+        let mut e = Event::ToolCallProgress { id: id.clone(), text };
+        crate::redact::scrub_event(&redactor, &mut e);
+        let _ = events.send(e);
+    })
 }
 
 /// The result of a repeated call that was not run again.

@@ -77,6 +77,11 @@ impl EnvPolicy {
         !(looks_secret(&name) || self.exclude.is_match(name.as_ref()))
     }
 
+    /// True for a provider key variable, which no tool or server ever gets.
+    pub fn is_provider_key(&self, name: &str) -> bool {
+        self.always_removed.iter().any(|v| v == name)
+    }
+
     /// The variables of `vars` that may reach a tool process.
     pub fn filter(&self, vars: impl IntoIterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
         vars.into_iter().filter(|(k, _)| self.allows(k)).collect()

@@ -13,10 +13,12 @@ pub mod fsutil;
 pub mod glob;
 pub mod grep;
 pub mod list_dir;
+pub mod mcp;
 pub mod output;
 pub mod params;
 pub mod partial;
 pub mod process;
+pub mod progress;
 pub mod registry;
 pub mod walk;
 
@@ -213,6 +215,8 @@ impl ToolError {
 pub enum ToolSource {
     Builtin,
     External(PathBuf),
+    /// A tool of the MCP server of this name.
+    Mcp(String),
 }
 
 /// A tool the model may call. Cancellation is by dropping the future: a tool that owns a

@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::discovery::{self, DiscoverySpec, Skipped};
+use super::mcp::Mcp;
 use super::{Envelope, Tool, ToolContext, ToolError, ToolSchema};
 
 /// The longest a request waits for discovery, counted from its start.
@@ -50,6 +51,8 @@ enum Phase {
 struct Shared {
     state: RwLock<State>,
     phase: watch::Sender<Phase>,
+    /// The MCP servers whose tools are laid over the others (see `tools::mcp`).
+    mcp: RwLock<Option<Mcp>>,
 }
 
 /// The set of tools offered to the model, in a stable order: built-ins first (an
@@ -65,6 +68,7 @@ impl Default for Registry {
             shared: Arc::new(Shared {
                 state: RwLock::new(State::default()),
                 phase: watch::Sender::new(Phase::Idle),
+                mcp: RwLock::new(None),
             }),
         }
     }
@@ -110,20 +114,63 @@ impl Registry {
         st.tools.push(tool);
     }
 
+    /// The tool of that name: a built-in or external one, else an MCP tool (also one whose
+    /// server is down, so that a call to it says why).
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        let st = self.read();
-        st.names
-            .iter()
-            .position(|n| n == name)
-            .map(|i| st.tools[i].clone())
+        let (found, taken) = {
+            let st = self.read();
+            let found = st
+                .names
+                .iter()
+                .position(|n| n == name)
+                .map(|i| st.tools[i].clone());
+            (found, st.names.clone())
+        };
+        if found.is_some() {
+            return found;
+        }
+        let mcp = self.mcp()?;
+        mcp.tools(&taken)
+            .into_iter()
+            .map(|(t, _)| t)
+            .find(|t| t.schema().name == name)
     }
 
+    /// The tools offered to the model now: built-in and external ones, then the tools of
+    /// the MCP servers that are ready.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.read().tools.clone()
+        let (mut tools, taken) = {
+            let st = self.read();
+            (st.tools.clone(), st.names.clone())
+        };
+        if let Some(mcp) = self.mcp() {
+            tools.extend(
+                mcp.tools(&taken)
+                    .into_iter()
+                    .filter(|(_, ready)| *ready)
+                    .map(|(t, _)| t),
+            );
+        }
+        tools
     }
 
     pub fn schemas(&self) -> Vec<ToolSchema> {
-        self.read().tools.iter().map(|t| t.schema()).collect()
+        self.tools().iter().map(|t| t.schema()).collect()
+    }
+
+    /// Lays the tools of these MCP servers over the registry (they join as `SERVER__TOOL`).
+    pub fn attach_mcp(&self, mcp: Mcp) {
+        *self.shared.mcp.write().unwrap_or_else(|e| e.into_inner()) = Some(mcp);
+    }
+
+    /// The MCP servers, when any are attached.
+    pub fn mcp(&self) -> Option<Mcp> {
+        self.shared.mcp.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The names of the built-in and external tools (what MCP tool names must not take).
+    pub fn base_names(&self) -> Vec<String> {
+        self.read().names.clone()
     }
 
     /// Files in the tool folders that were not offered, and why.
@@ -153,7 +200,11 @@ impl Registry {
         if let Some(spec) = spec {
             self.discover_now(spec).await;
         }
-        self.read().tools.len()
+        // MCP servers that failed are started again.
+        if let Some(mcp) = self.mcp() {
+            mcp.restart_failed().await;
+        }
+        self.tools().len()
     }
 
     /// Discovers with `spec` and waits for it.
@@ -211,8 +262,15 @@ impl Registry {
     }
 
     /// The schemas to send with a request: after discovery, or after waiting its limit.
+    /// The first request also waits for MCP servers still starting (each at most its
+    /// `startup_timeout_secs`).
     pub async fn ready_schemas(&self) -> Vec<ToolSchema> {
-        self.ready().await;
+        match self.mcp() {
+            Some(mcp) => {
+                tokio::join!(self.ready(), mcp.first_request());
+            }
+            None => self.ready().await,
+        }
         self.schemas()
     }
 

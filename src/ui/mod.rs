@@ -5,6 +5,7 @@
 //! they never reach into the agent. Only front ends print.
 
 pub mod diff;
+pub mod mcp;
 pub mod models;
 pub mod plain;
 pub mod result;

@@ -26,7 +26,16 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("/tools", "", "list the tools the model may call"),
     ("/tool", "NAME", "show a tool's schema"),
-    ("/refresh", "", "rescan the tool folders"),
+    (
+        "/refresh",
+        "",
+        "rescan the tool folders, restart failed MCP servers",
+    ),
+    (
+        "/mcp",
+        "[NAME | restart NAME]",
+        "MCP servers: status and tools; restart one",
+    ),
     ("/config", "", "show the effective settings (secrets redacted)"),
     ("/exit", "", "quit (also /quit, Ctrl+D)"),
     ("/quit", "", "quit"),
@@ -42,6 +51,8 @@ pub enum Slash {
     Tools,
     Tool(Option<String>),
     Config,
+    /// `/mcp` (every server) or `/mcp NAME` (its tools).
+    Mcp(Option<String>),
     /// A known command used wrongly; the text says how to use it.
     Usage(String),
     /// No such command; carries its name.
@@ -73,6 +84,13 @@ pub fn parse(input: &str) -> Option<Slash> {
         ("/model", Some(m)) => Slash::Agent(Op::SetModel(m)),
         ("/model", None) => Slash::Agent(Op::ListModels),
         ("/compact", arg) => Slash::Agent(Op::Compact(arg)),
+        ("/mcp", None) => Slash::Mcp(None),
+        ("/mcp", Some(arg)) => match arg.split_whitespace().collect::<Vec<_>>().as_slice() {
+            ["restart", name] => Slash::Agent(Op::RestartMcp(name.to_string())),
+            ["restart", ..] => Slash::Usage("usage: /mcp restart NAME (see /mcp)".into()),
+            [name] => Slash::Mcp(Some(name.to_string())),
+            _ => Slash::Usage("usage: /mcp, /mcp NAME or /mcp restart NAME".into()),
+        },
         (name, _) => Slash::Unknown(name.to_string()),
     })
 }
@@ -135,6 +153,14 @@ mod tests {
         assert_eq!(parse("/new"), Some(Slash::Agent(Op::NewSession)));
         assert_eq!(parse("/sessions"), Some(Slash::Agent(Op::ListSessions)));
         assert_eq!(parse("/frob x"), Some(Slash::Unknown("/frob".into())));
+        assert_eq!(parse("/mcp"), Some(Slash::Mcp(None)));
+        assert_eq!(parse("/mcp gh"), Some(Slash::Mcp(Some("gh".into()))));
+        assert_eq!(
+            parse("/mcp restart gh"),
+            Some(Slash::Agent(Op::RestartMcp("gh".into())))
+        );
+        assert!(matches!(parse("/mcp restart"), Some(Slash::Usage(_))));
+        assert!(matches!(parse("/mcp a b"), Some(Slash::Usage(_))));
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
                 ToolSource::External(p) => {
                     text.push_str(&format!("{:<width$}  {first} [{}]\n", s.name, p.display()))
                 }
+                ToolSource::Mcp(server) => {
+                    text.push_str(&format!("{:<width$}  {first} [MCP server {server}]\n", s.name))
+                }
             }
         }
         return print(&text).map(|()| 0);

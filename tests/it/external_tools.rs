@@ -91,7 +91,7 @@ impl Dirs {
 
 fn origin(r: &Registry, name: &str) -> Option<PathBuf> {
     match r.get(name)?.source() {
-        ToolSource::Builtin => None,
+        ToolSource::Builtin | ToolSource::Mcp(_) => None,
         ToolSource::External(p) => Some(p),
     }
 }

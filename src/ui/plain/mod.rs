@@ -139,6 +139,20 @@ fn command<O: Write, E: Write>(
             }
             Line::Done
         }
+        Slash::Mcp(None) => {
+            r.print(&crate::ui::mcp::live(&ctx.registry))?;
+            Line::Done
+        }
+        Slash::Mcp(Some(name)) => {
+            match crate::ui::mcp::live_server(&ctx.registry, &name) {
+                Some(text) => r.print(&text)?,
+                None => r.notice(
+                    NoticeLevel::Error,
+                    &format!("no MCP server named `{name}`; see /mcp"),
+                )?,
+            }
+            Line::Done
+        }
         Slash::Config => {
             let rows = ctx.config.describe();
             let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);

@@ -207,6 +207,13 @@ impl<O: Write, E: Write> Renderer<O, E> {
             Event::SessionStarted { id: Some(id), .. } if self.opts.verbose => {
                 writeln!(self.err, "{}", self.paint(DIM, &format!("session {id}")))?;
             }
+            Event::ToolCallProgress { text, .. } if self.opts.verbose => {
+                writeln!(
+                    self.err,
+                    "{}",
+                    self.paint(DIM, &format!("    progress: {}", sanitize(text)))
+                )?;
+            }
             Event::ToolStderr { text, .. } if self.opts.verbose => {
                 for line in sanitize(text).lines() {
                     writeln!(self.err, "{}", self.paint(DIM, &format!("    stderr: {line}")))?;

@@ -304,6 +304,7 @@ impl App {
                         result: Some(result),
                         interrupted: false,
                         preview: Vec::new(),
+                        progress: None,
                     }),
                 }
                 self.flush_tools();
@@ -323,6 +324,11 @@ impl App {
                     NoticeLevel::Info,
                     crate::ui::compacted_text(before, after),
                 ));
+            }
+            Event::ToolCallProgress { id, text } => {
+                if let Some(t) = self.tools.iter_mut().find(|t| t.id == id && t.result.is_none()) {
+                    t.progress = Some(text);
+                }
             }
             // A tool's stderr is for scripted --verbose runs; the TUI keeps the screen clean.
             Event::ToolStderr { .. } => {}
@@ -567,6 +573,22 @@ impl App {
             Command::Tools => self.push(Cell::Lines(info::tools(&self.ctx.registry, &self.theme))),
             Command::Tool(name) => self.push(info::tool(&self.ctx.registry, name.as_deref(), &self.theme)),
             Command::Config => self.push(info::config(&self.ctx.config)),
+            Command::Mcp(name) => {
+                let registry = &self.ctx.registry;
+                let cell = match name {
+                    None => Cell::Notice(
+                        NoticeLevel::Info,
+                        crate::ui::mcp::live(registry).trim_end().to_string(),
+                    ),
+                    Some(n) => match crate::ui::mcp::live_server(registry, &n) {
+                        Some(text) => Cell::Notice(NoticeLevel::Info, text.trim_end().to_string()),
+                        None => {
+                            Cell::Notice(NoticeLevel::Error, format!("no MCP server named `{n}`; see /mcp"))
+                        }
+                    },
+                };
+                self.push(cell);
+            }
             Command::Agent(op) => self.outbox.push(op),
             Command::Usage(usage) => self.push(Cell::Notice(NoticeLevel::Error, usage)),
             Command::Unknown { name, suggestion } => {

@@ -21,6 +21,8 @@ pub struct ToolCell {
     pub interrupted: bool,
     /// A file change the call makes (a diff, or the start of a written file).
     pub preview: Vec<crate::ui::diff::Line>,
+    /// The last progress the running call reported (`3/5 (60%)`), shown on its line.
+    pub progress: Option<String>,
 }
 
 impl ToolCell {
@@ -44,6 +46,7 @@ impl ToolCell {
             name,
             result: None,
             interrupted: false,
+            progress: None,
         }
     }
 }
@@ -244,8 +247,12 @@ fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'stati
         (Some(r), _) if r.success => ("● ", t.tool_ok),
         (Some(_), _) => ("● ", t.tool_err),
     };
+    let mut call = vec![Span::styled(tool.call.clone(), t.tool)];
+    if let (None, false, Some(p)) = (&tool.result, tool.interrupted, &tool.progress) {
+        call.push(Span::styled(format!("  {}", wrap::sanitize(p)), t.dim));
+    }
     let mut out = wrap::wrap(
-        &[Span::styled(tool.call.clone(), t.tool)],
+        &call,
         width,
         &[Span::styled(bullet.to_string(), bullet_style)],
         &[Span::raw("  ")],
@@ -362,6 +369,7 @@ pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
                 result: Some(ToolResult::from_envelope(&m.content, &d.output, d.success)),
                 interrupted: false,
                 preview: Vec::new(),
+                progress: None,
             })
         }
     })
@@ -467,6 +475,7 @@ mod tests {
             result: Some(ToolResult::from_envelope("exit 0", &output, true)),
             interrupted: false,
             preview: Vec::new(),
+            progress: None,
         });
         let lines: Vec<String> = cell.lines(60, &look(&theme, 3)).iter().map(line_text).collect();
         assert_eq!(

@@ -13,6 +13,7 @@ pub enum Command {
     Tools,
     Tool(Option<String>),
     Config,
+    Mcp(Option<String>),
     /// Handled by the agent: the typed op.
     Agent(Op),
     /// A known command used wrongly.
@@ -32,6 +33,7 @@ pub fn parse(input: &str) -> Option<Command> {
         Slash::Tools => Command::Tools,
         Slash::Tool(arg) => Command::Tool(arg),
         Slash::Config => Command::Config,
+        Slash::Mcp(name) => Command::Mcp(name),
         Slash::Agent(op) => Command::Agent(op),
         Slash::Usage(text) => Command::Usage(text),
         Slash::Unknown(name) => Command::Unknown {

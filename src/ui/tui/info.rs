@@ -87,6 +87,7 @@ pub fn tools(registry: &Registry, t: &Theme) -> Vec<Line<'static>> {
         let from = match tool.source() {
             ToolSource::Builtin => "built-in".to_string(),
             ToolSource::External(p) => p.display().to_string(),
+            ToolSource::Mcp(server) => format!("MCP server {server}"),
         };
         let desc = s.description.lines().next().unwrap_or("").to_string();
         out.push(Line::from(vec![

@@ -135,3 +135,46 @@ fn a_restored_interrupted_tool_call_looks_as_it_did_live() {
     };
     assert_eq!(part(&text), part(&live_text));
 }
+
+#[test]
+fn mcp_progress_shows_on_the_running_calls_line_and_mcp_lists_servers() {
+    let mut h = Harness::new(90, 20, &[]);
+    session(&mut h, vec![]);
+    h.typed("wait").enter();
+    h.ev(Event::TurnStarted);
+    h.ev(Event::ToolCallStarted {
+        id: "c1".into(),
+        name: "every__trigger-long-running-operation".into(),
+        arguments: r#"{"duration":5,"steps":5}"#.into(),
+    });
+    h.ev(Event::ToolCallProgress {
+        id: "c1".into(),
+        text: "3/5 (60%) \x1b[31mstep".into(),
+    });
+    h.draw();
+    let running = h.text();
+    let line = running
+        .lines()
+        .find(|l| l.contains("every__trigger-long-running-operation("))
+        .unwrap_or_else(|| panic!("{running}"));
+    assert!(
+        line.contains("3/5 (60%) [31mstep"),
+        "sanitised, on the call's line: {running}"
+    );
+    h.ev(Event::ToolCallFinished {
+        id: "c1".into(),
+        summary: "1 line".into(),
+        output: json!({"tool_success": true, "result": {"output": "done"}}).to_string(),
+        success: true,
+    });
+    h.ev(Event::TurnEnded {
+        reason: TurnEndReason::Done,
+    });
+    h.draw();
+    assert!(
+        !h.text().contains("3/5 (60%)"),
+        "a finished call shows its result instead"
+    );
+    h.typed("/mcp").enter().draw();
+    assert!(h.text().contains("No MCP servers are configured"), "{}", h.text());
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the real MCP reference server the MCP tests run,
+# @modelcontextprotocol/server-everything (pinned below), from the npm registry into a cache
+# folder outside the repository (never node_modules in the tree). Idempotent: an install of
+# the pinned version is left alone. Needs node and npm (installed from Debian when missing).
+# Where: $IKIGAI_MCP_SERVERS if set, else ${XDG_CACHE_HOME:-~/.cache}/ikigai/mcp/.
+set -euo pipefail
+VERSION=2026.8.31
+DIR=${IKIGAI_MCP_SERVERS:-${XDG_CACHE_HOME:-$HOME/.cache}/ikigai/mcp}
+PKG="$DIR/node_modules/@modelcontextprotocol/server-everything/package.json"
+log() { echo "fetch-mcp-servers: $*" >&2; }
+
+if [ -f "$PKG" ] && grep -q "\"version\": \"$VERSION\"" "$PKG"; then
+  exit 0
+fi
+if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    log "node and npm are needed for the MCP tests; install them by hand"
+    exit 1
+  fi
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  log "installing nodejs and npm"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+mkdir -p "$DIR"
+[ -f "$DIR/package.json" ] || echo '{"private": true}' > "$DIR/package.json"
+log "installing @modelcontextprotocol/server-everything@$VERSION into $DIR"
+(cd "$DIR" && npm install --no-audit --no-fund --silent "@modelcontextprotocol/server-everything@$VERSION")
+[ -f "$PKG" ] || { log "the install did not produce $PKG"; exit 1; }

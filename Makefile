@@ -35,13 +35,16 @@ bench: deps
 	@bash scripts/bench-compare.sh
 	@bash scripts/bench-long-session.sh
 
-# BIN: the binary to install (the tests install a debug build with `make install-files`).
+# BIN: the binary to install (the tests install a debug build with `make install-files`);
+# LAUNCH: the tool launcher built beside it.
 BIN ?= target/release/ikigai
+LAUNCH ?= $(dir $(BIN))ikigai-launch
 
 install: build install-files
 
 install-files:
 	install -Dm755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ikigai
+	install -Dm755 $(LAUNCH) $(DESTDIR)$(PREFIX)/libexec/ikigai-launch
 	install -d $(DESTDIR)$(PREFIX)/libexec/ikigai
 	install -Dm644 config.example.toml $(DESTDIR)$(PREFIX)/share/doc/ikigai/config.example.toml
 	install -d $(DESTDIR)$(PREFIX)/share/doc/ikigai/examples/tools
@@ -55,7 +58,7 @@ install-files:
 
 # Removes what install put there; tools you added to libexec/ikigai stay (and so does it).
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/ikigai
+	rm -f $(DESTDIR)$(PREFIX)/bin/ikigai $(DESTDIR)$(PREFIX)/libexec/ikigai-launch
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/ikigai
 	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/ikigai.1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ikigai \

@@ -39,6 +39,7 @@ fn spec(dir: &Path) -> DiscoverySpec {
         env: Arc::new(EnvPolicy::default()),
         home: None,
         schema_timeout: ikigai::tools::discovery::SCHEMA_TIMEOUT,
+        project_trust: ikigai::tools::discovery::ProjectTrust::Trusted,
     }
 }
 
@@ -59,9 +60,13 @@ fn runtime() -> tokio::runtime::Runtime {
 
 fn call_overhead(c: &mut Criterion) {
     // As the binary does at start (main.rs): escaped processes are then looked for from
-    // our own children down.
+    // our own children down; every tool starts through the launcher found as the
+    // binary finds it (ikigai-launch), and each call is recorded for the next start.
     ikigai::tools::process::become_subreaper();
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_ikigai"));
+    ikigai::tools::launcher::install(ikigai::tools::launcher::locate(Some(exe)));
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    ikigai::tools::leftovers::install(dir.path().join("running"));
     let path = tool(dir.path(), "echo", "");
     let rt = runtime();
     let registry = Registry::builtin();

@@ -9,6 +9,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use crate::agent::{AgentSetup, Resume, Resumed};
 use crate::config::{Config, ConfigError};
+use crate::permissions::trust::TrustError;
 use crate::protocol::{Event, NoticeLevel, Op};
 use crate::provider::SetupError;
 use crate::store::{Sessions, StoreError};
@@ -17,6 +18,7 @@ use crate::ui::mcp::McpCmdError;
 use crate::ui::plain::{Input, PlainError, PlainOptions};
 use crate::ui::sessions::SessionsError;
 use crate::ui::tool_cmd::ToolCmdError;
+use crate::ui::trust_cmd::TrustCmdError;
 use crate::ui::tui::{TuiContext, TuiError};
 
 /// Why a run failed, each failure with its own type until `main.rs` prints it.
@@ -48,6 +50,11 @@ pub enum AppError {
     Sessions(#[from] SessionsError),
     #[error(transparent)]
     Mcp(#[from] McpCmdError),
+    #[error(transparent)]
+    TrustCmd(#[from] TrustCmdError),
+    /// The trust list could not be read or written when the user answered the question.
+    #[error(transparent)]
+    Trust(#[from] TrustError),
 }
 
 impl AppError {
@@ -58,7 +65,11 @@ impl AppError {
             | AppError::Usage(_)
             | AppError::NoSession(_)
             | AppError::ToolCmd(ToolCmdError::Usage(_))
-            | AppError::Mcp(McpCmdError::Usage(_)) => 2,
+            | AppError::Mcp(McpCmdError::Usage(_))
+            // A folder that is not one is the command line's fault.
+            | AppError::TrustCmd(TrustCmdError::Trust(
+                TrustError::Folder { .. } | TrustError::NotUtf8(_),
+            )) => 2,
             _ => 1,
         }
     }
@@ -71,22 +82,32 @@ impl AppError {
             | AppError::Tui(TuiError::Io(e))
             | AppError::ToolCmd(ToolCmdError::Io(e))
             | AppError::Sessions(SessionsError::Io(e))
-            | AppError::Mcp(McpCmdError::Io(e)) => e,
+            | AppError::Mcp(McpCmdError::Io(e))
+            | AppError::TrustCmd(TrustCmdError::Io(e)) => e,
             _ => return false,
         };
         io.kind() == std::io::ErrorKind::BrokenPipe
     }
 }
 
-/// Runs what the command line asks for; returns the exit code for success paths.
-pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
+/// The commands that need no configuration (completion scripts, the manual page, the
+/// trust list): answered from the command line alone, before anything is loaded. `None`
+/// for every other command.
+pub fn run_without_config(cli: &crate::cli::Cli) -> Option<Result<u8, AppError>> {
     use crate::cli::Command;
-    // Printed from the command line's own description: no configuration needed.
     match &cli.command {
-        Some(Command::Completions(args)) => return Ok(crate::ui::shell::completions(args.shell)?),
-        Some(Command::Man) => return Ok(crate::ui::shell::man_page()?),
-        _ => {}
+        Some(Command::Completions(args)) => {
+            Some(crate::ui::shell::completions(args.shell).map_err(AppError::from))
+        }
+        Some(Command::Man) => Some(crate::ui::shell::man_page().map_err(AppError::from)),
+        Some(Command::Trust(args)) => Some(crate::ui::trust_cmd::run(args).map_err(AppError::from)),
+        _ => None,
     }
+}
+
+/// Loads and resolves the settings the command line asks for, and installs the redactor
+/// built from them. Synchronous: the binary calls it before its runtime starts.
+pub fn load_config(cli: &crate::cli::Cli) -> Result<Config, AppError> {
     let overrides = crate::config::Overrides {
         config_path: cli.config.clone(),
         provider: cli.provider.clone(),
@@ -97,8 +118,28 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
     };
     let mut config = crate::config::Config::load(&overrides)?;
     add_project_mcp_servers(&mut config)?;
-    crate::provider::resolve(&mut config, &|k| std::env::var(k).ok())?;
+    crate::provider::resolve(&mut config, &|k| crate::environ::var(k))?;
     crate::redact::install(Arc::new(config.redactor()));
+    Ok(config)
+}
+
+/// Whether environment variable `name` holds a secret under `config` (a provider key,
+/// what the tool filter removes, the database URL): ikigai keeps it out of its own
+/// environment block.
+pub fn is_secret_var(config: &Config, name: &str) -> bool {
+    crate::tools::EnvPolicy::from_config(config).is_secret(name)
+}
+
+/// Runs what the command line asks for with the settings `load_config` gave; returns the
+/// exit code for success paths.
+pub async fn run(cli: crate::cli::Cli, config: Config) -> Result<u8, AppError> {
+    use crate::cli::Command;
+    // What a killed ikigai left running is killed now; our own calls are recorded.
+    let env = |k: &str| crate::environ::var(k);
+    if let Some(data) = crate::config::xdg_dir(&env, "XDG_DATA_HOME", ".local/share") {
+        crate::tools::leftovers::install(crate::tools::leftovers::default_dir(&data.join("ikigai")));
+        crate::tools::leftovers::sweep();
+    }
     match &cli.command {
         Some(Command::Tool(args)) => Ok(crate::ui::tool_cmd::run(args, &config).await?),
         Some(Command::Mcp(args)) => {
@@ -118,7 +159,8 @@ pub async fn run(cli: crate::cli::Cli) -> Result<u8, AppError> {
             let r = crate::ui::sessions::export(&config, &args.id, format).await;
             r.map_err(AppError::from)
         }
-        Some(Command::Completions(_) | Command::Man) => Ok(0),
+        // Answered by `run_without_config`.
+        Some(Command::Completions(_) | Command::Man | Command::Trust(_)) => Ok(0),
         None => chat(&cli, config).await,
     }
 }
@@ -134,7 +176,7 @@ async fn sessions(args: &crate::cli::SessionsArgs, config: &Config) -> Result<u8
 
 /// Chat mode: the TUI when stdin and stdout are terminals and no -p was given, else the
 /// scripted front end.
-async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
+async fn chat(cli: &crate::cli::Cli, mut config: Config) -> Result<u8, AppError> {
     use std::io::IsTerminal;
     if cli.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         return Err(AppError::Usage("the prompt given with -p is empty".into()));
@@ -142,6 +184,28 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     let cwd = std::env::current_dir()?;
     let interactive =
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let discovery = crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd);
+    // Asked once, before anything runs: the TUI only; scripted runs skip them with a notice.
+    if interactive {
+        let untrusted = discovery.untrusted_tools();
+        if !untrusted.is_empty() {
+            use crate::ui::tui::trust_ask::{Answer, ask};
+            let home = crate::environ::var("HOME");
+            match ask(&cwd, &untrusted, home.as_deref())? {
+                // Discovery reads the trust list: from now on it says trusted.
+                Answer::Trust => {
+                    let store = crate::permissions::trust::Store::default_location()
+                        ?;
+                    store.trust(&cwd)?;
+                    // The project's own MCP servers come with the trust, this run already.
+                    add_project_mcp_servers(&mut config)?;
+                    crate::redact::install(Arc::new(config.redactor()));
+                }
+                Answer::NotNow => {}
+                Answer::Quit => return Ok(130),
+            }
+        }
+    }
     let mut provider = crate::provider::build(&config)?;
     let (events_tx, events_rx) = unbounded_channel();
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
@@ -166,7 +230,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     }
     let registry = Registry::builtin();
     // External tools are found in the background; a request waits for them ≤ 1.5 s.
-    registry.start_discovery(crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd));
+    registry.start_discovery(discovery);
     // MCP servers start in the background too; the first request waits for those still
     // starting (each at most its startup_timeout_secs).
     let mcp = start_mcp(&config, &cwd, &registry, &events_tx);
@@ -189,10 +253,18 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
     // The TUI's header shows the provider and model the session continues with.
     let session_model = resumed.as_ref().and_then(|r| r.model.clone());
     let session_provider = provider.name().to_string();
-    let system_prompt = config
-        .system_prompt
-        .clone()
-        .unwrap_or_else(|| crate::agent::prompt::default_prompt(&cwd));
+    let system_prompt = match config.system_prompt.clone() {
+        Some(p) => p,
+        None => {
+            let p = crate::agent::prompt::default_prompt(&cwd);
+            for text in p.notices {
+                let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
+            }
+            p.text
+        }
+    };
+    // A configured key's value never goes out in the system prompt either.
+    let system_prompt = crate::redact::global().scrub(&system_prompt).into_owned();
     let setup = AgentSetup {
         config: config.clone(),
         provider,
@@ -244,7 +316,7 @@ async fn chat(cli: &crate::cli::Cli, config: Config) -> Result<u8, AppError> {
             Some(p) => Input::Prompt(p),
             None => Input::Stdin,
         };
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let no_color = crate::environ::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let opts = PlainOptions {
             json: cli.json,
             verbose: cli.verbose,
@@ -308,10 +380,9 @@ fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Whether the folder is trusted (`ikigai trust`). Until the trust store exists no project
-/// folder is: project MCP servers stay off.
-fn project_trusted(_cwd: &std::path::Path) -> bool {
-    false
+/// Whether the folder is trusted (`ikigai trust`, or `y` at the TUI's question).
+fn project_trusted(cwd: &std::path::Path) -> bool {
+    crate::permissions::trust::is_trusted(cwd)
 }
 
 /// Loads the session to continue; "none there" is the user's to fix (exit 2).
@@ -342,7 +413,7 @@ fn flag_model_wins(
     cli: &crate::cli::Cli,
     events: &UnboundedSender<Event>,
 ) -> Option<String> {
-    let env_set = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty());
+    let env_set = |k: &str| crate::environ::var(k).is_some_and(|v| !v.is_empty());
     let source = if cli.provider.is_some() {
         "--provider"
     } else if cli.model.is_some() {

@@ -72,6 +72,9 @@ pub enum Command {
     /// The configured MCP servers: `mcp list` (status, tool count), `mcp get NAME` (tools
     /// with their schemas). Each server is started, asked, and closed.
     Mcp(McpArgs),
+    /// Trust a folder (default: this one) and the folders under it: its project tools
+    /// (.ikigai/tools) may then run. `--list` shows trusted folders, `--revoke` undoes.
+    Trust(TrustArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout; `make install` installs it.
@@ -101,6 +104,21 @@ pub enum McpAction {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The folder (default: the current one).
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// List the trusted folders.
+    #[arg(long, conflicts_with_all = ["dir", "revoke"])]
+    pub list: bool,
+
+    /// Stop trusting the folder.
+    #[arg(long)]
+    pub revoke: bool,
 }
 
 #[derive(Debug, Args)]

@@ -116,6 +116,7 @@ pub struct FileConfig {
     pub idle_timeout_secs: Option<u64>,
     pub max_retries: Option<u32>,
     pub retry_base_delay_ms: Option<u64>,
+    pub max_retry_wait_secs: Option<u64>,
     pub system_prompt: Option<String>,
     pub system_prompt_file: Option<PathBuf>,
     pub database_url: Option<String>,
@@ -197,6 +198,8 @@ pub struct Config {
     pub max_retries: u32,
     /// First backoff delay; it doubles per attempt (Retry-After wins when given).
     pub retry_base_delay_ms: u64,
+    /// Longest total wait between attempts of one request (backoff and Retry-After).
+    pub max_retry_wait_secs: u64,
     /// Replaces the default system prompt when set (from `system_prompt` or the file).
     pub system_prompt: Option<String>,
     /// Never printed: it may carry a password.
@@ -265,6 +268,7 @@ impl Config {
             idle_timeout_secs: 120,
             max_retries: 4,
             retry_base_delay_ms: 1000,
+            max_retry_wait_secs: 60,
             system_prompt: None,
             database_url: None,
             tool_result_lines: 0,
@@ -303,7 +307,7 @@ pub fn xdg_dir(env: &dyn Fn(&str) -> Option<String>, var: &str, fallback: &str) 
 impl Config {
     /// Loads from the process environment.
     pub fn load(overrides: &Overrides) -> Result<Config, ConfigError> {
-        Self::load_with(overrides, &|k| std::env::var(k).ok())
+        Self::load_with(overrides, &|k| crate::environ::var(k))
     }
 
     /// Loads with an explicit environment (tests pass their own).
@@ -352,6 +356,7 @@ impl Config {
         set(&mut self.idle_timeout_secs, f.idle_timeout_secs);
         set(&mut self.max_retries, f.max_retries);
         set(&mut self.retry_base_delay_ms, f.retry_base_delay_ms);
+        set(&mut self.max_retry_wait_secs, f.max_retry_wait_secs);
         set(&mut self.tool_result_lines, f.tool_result_lines);
         set(&mut self.max_identical_calls, f.max_identical_calls);
         if f.tool_protocol.is_some() {
@@ -578,6 +583,7 @@ impl Config {
             ("idle_timeout_secs".into(), self.idle_timeout_secs.to_string()),
             ("max_retries".into(), self.max_retries.to_string()),
             ("retry_base_delay_ms".into(), self.retry_base_delay_ms.to_string()),
+            ("max_retry_wait_secs".into(), self.max_retry_wait_secs.to_string()),
             (
                 "system_prompt".into(),
                 if self.system_prompt.is_some() {
@@ -661,7 +667,7 @@ impl Config {
         let mut secrets: Vec<String> = self.api_key.iter().map(|k| k.expose().to_string()).collect();
         // Every provider's key, not only the selected one's: a tool or a model may echo any.
         for var in self.provider_key_vars() {
-            if let Ok(v) = std::env::var(&var)
+            if let Some(v) = crate::environ::var(&var)
                 && !v.trim().is_empty()
             {
                 secrets.push(v);
@@ -674,7 +680,7 @@ impl Config {
             secrets.push(pw.to_string());
         }
         secrets.extend(crate::tools::mcp::config::secrets(&self.mcp_servers, &|k| {
-            std::env::var(k).ok()
+            crate::environ::var(k)
         }));
         crate::redact::Redactor::new(secrets)
     }

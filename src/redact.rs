@@ -4,7 +4,7 @@
 //! parameter naming a pass/secret/key) are hidden. Built once from the config (`Config::redactor`); pure string work, no IO.
 
 use std::borrow::Cow;
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
@@ -214,17 +214,21 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
     }
 }
 
-static GLOBAL: OnceLock<Arc<Redactor>> = OnceLock::new();
+static GLOBAL: std::sync::RwLock<Option<Arc<Redactor>>> = std::sync::RwLock::new(None);
 
-/// Sets the process-wide redactor (once, at start) for text printed outside an agent
-/// (errors in `main.rs`, subcommands).
+/// Sets the process-wide redactor for text printed outside an agent (errors in `main.rs`,
+/// subcommands): at start, and again when a folder trusted at start adds secrets.
 pub fn install(r: Arc<Redactor>) {
-    let _ = GLOBAL.set(r);
+    *GLOBAL.write().unwrap_or_else(|e| e.into_inner()) = Some(r);
 }
 
 /// The process-wide redactor; one that only hides URL passwords before `install`.
 pub fn global() -> Arc<Redactor> {
-    GLOBAL.get().cloned().unwrap_or_default()
+    GLOBAL
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,13 +1,23 @@
-//! The default system prompt: what ikigai is, where it runs, and the project's AGENTS.md.
+//! The default system prompt: what ikigai is, where it runs, and the project's AGENTS.md —
+//! only a regular file whose resolved path lies inside the project (a symlink to
+//! `/proc/self/environ` or to `~/.aws/credentials` is skipped with a notice).
 
 use std::path::{Path, PathBuf};
 
 /// AGENTS.md larger than this is cut (it goes into every request).
 const AGENTS_MD_CAP: usize = 64 * 1024;
 
+/// A system prompt and what the user should be told about how it was made.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Prompt {
+    pub text: String,
+    /// Files skipped, and why.
+    pub notices: Vec<String>,
+}
+
 /// The prompt for a session in `cwd`.
-pub fn default_prompt(cwd: &Path) -> String {
-    let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".to_string());
+pub fn default_prompt(cwd: &Path) -> Prompt {
+    let shell = crate::environ::var("SHELL").unwrap_or_else(|| "/bin/sh".to_string());
     let date = chrono::Local::now().format("%Y-%m-%d");
     let mut p = format!(
         "You are ikigai, a coding agent working in the user's terminal. You help with software \
@@ -19,23 +29,37 @@ Working directory: {}\nOS: {}\nShell: {shell}\nDate: {date}\n",
         cwd.display(),
         std::env::consts::OS,
     );
-    if let Some((path, text)) = agents_md(cwd) {
+    let mut notices = Vec::new();
+    if let Some((path, text)) = agents_md(cwd, &mut notices) {
         p.push_str(&format!(
             "\nThe project's instructions ({}):\n\n{text}\n",
             path.display()
         ));
     }
-    p
+    Prompt { text: p, notices }
 }
 
-/// AGENTS.md from the working directory, else from its git root.
-pub fn agents_md(cwd: &Path) -> Option<(PathBuf, String)> {
+/// AGENTS.md from the working directory, else from its git root: the first that is a
+/// regular file inside the project (the git root, else `cwd`). Each one skipped adds a
+/// notice naming it.
+pub fn agents_md(cwd: &Path, notices: &mut Vec<String>) -> Option<(PathBuf, String)> {
+    let root = git_root(cwd);
+    let project = root.clone().unwrap_or_else(|| cwd.to_path_buf());
     let mut candidates = vec![cwd.join("AGENTS.md")];
-    if let Some(root) = git_root(cwd).filter(|r| r != cwd) {
+    if let Some(root) = root.filter(|r| r != cwd) {
         candidates.push(root.join("AGENTS.md"));
     }
     candidates.into_iter().find_map(|path| {
-        let bytes = std::fs::read(&path).ok()?;
+        // Not there at all: nothing to say.
+        std::fs::symlink_metadata(&path).ok()?;
+        let resolved = match inside(&path, &project) {
+            Ok(r) => r,
+            Err(why) => {
+                notices.push(format!("{} skipped: {why}", path.display()));
+                return None;
+            }
+        };
+        let bytes = std::fs::read(&resolved).ok()?;
         let mut text = String::from_utf8_lossy(&bytes).into_owned();
         if text.len() > AGENTS_MD_CAP {
             let end = crate::text::shorten(&text, AGENTS_MD_CAP).len();
@@ -44,6 +68,25 @@ pub fn agents_md(cwd: &Path) -> Option<(PathBuf, String)> {
         }
         Some((path, text))
     })
+}
+
+/// `path` resolved, when it is a regular file inside `project` (both resolved); else why
+/// it may not be read.
+fn inside(path: &Path, project: &Path) -> Result<PathBuf, String> {
+    let resolved = path
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve it ({e})"))?;
+    let project = project
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve the project folder ({e})"))?;
+    if !resolved.starts_with(&project) {
+        return Err(format!("it leads outside the project, to {}", resolved.display()));
+    }
+    let meta = std::fs::metadata(&resolved).map_err(|e| format!("cannot read it ({e})"))?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    Ok(resolved)
 }
 
 /// The nearest ancestor (or `dir` itself) holding `.git`.
@@ -64,11 +107,11 @@ mod tests {
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
         let sub = dir.path().join("src");
         std::fs::create_dir(&sub).unwrap();
-        let p = default_prompt(&sub);
+        let p = default_prompt(&sub).text;
         assert!(p.contains(&format!("Working directory: {}", sub.display())));
         assert!(p.contains("Use tabs."));
         std::fs::write(sub.join("AGENTS.md"), "Local rules.").unwrap();
-        let p = default_prompt(&sub);
+        let p = default_prompt(&sub).text;
         assert!(p.contains("Local rules.") && !p.contains("Use tabs."));
     }
 
@@ -76,6 +119,36 @@ mod tests {
     fn no_agents_md_is_fine() {
         let dir = tempfile::tempdir().unwrap();
         let p = default_prompt(dir.path());
-        assert!(!p.contains("project's instructions"));
+        assert!(!p.text.contains("project's instructions"));
+        assert!(p.notices.is_empty());
+    }
+
+    #[test]
+    fn agents_md_outside_the_project_or_not_a_file_is_skipped_with_a_notice() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("creds"), "aws_secret_access_key = XYZ").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("creds"), sub.join("AGENTS.md")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/environ", dir.path().join("AGENTS.md")).unwrap();
+        let p = default_prompt(&sub);
+        assert!(!p.text.contains("XYZ") && !p.text.contains("project's instructions"));
+        assert_eq!(p.notices.len(), 2, "{:?}", p.notices);
+        assert!(
+            p.notices[0].contains("leads outside the project"),
+            "{:?}",
+            p.notices
+        );
+        // A symlink to a file inside the project is fine; a folder is not a file.
+        std::fs::remove_file(sub.join("AGENTS.md")).unwrap();
+        std::fs::write(dir.path().join("RULES.md"), "Be brief.").unwrap();
+        std::os::unix::fs::symlink("../RULES.md", sub.join("AGENTS.md")).unwrap();
+        assert!(default_prompt(&sub).text.contains("Be brief."));
+        std::fs::remove_file(sub.join("AGENTS.md")).unwrap();
+        std::fs::create_dir(sub.join("AGENTS.md")).unwrap();
+        let p = default_prompt(&sub);
+        assert!(p.notices[0].contains("not a regular file"), "{:?}", p.notices);
     }
 }

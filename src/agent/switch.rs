@@ -92,7 +92,7 @@ fn apply(st: &mut AgentState, model: String) {
 /// `/model` alone: every configured provider, with the models its endpoint lists (asked
 /// at once, each bounded by `LIST_TIMEOUT`; no request where the key is missing).
 pub async fn list(st: &AgentState) {
-    let env = |k: &str| std::env::var(k).ok();
+    let env = |k: &str| crate::environ::var(k);
     let current = st.provider().name().to_string();
     let mut rows = Vec::new();
     let mut asks = Vec::new();

@@ -294,7 +294,7 @@ pub fn key_vars(config: &Config) -> Vec<String> {
 /// Builds the selected provider from a loaded (resolved or not) config.
 pub fn build(config: &Config) -> Result<Arc<dyn Provider>, SetupError> {
     let (name, _) = selected(config);
-    let spec = spec_for(config, &name, None, &|k| std::env::var(k).ok())?;
+    let spec = spec_for(config, &name, None, &|k| crate::environ::var(k))?;
     if spec.kind == WireKind::Local {
         return build_local(config, spec);
     }
@@ -307,7 +307,7 @@ pub fn build_named(
     name: &str,
     model: Option<&str>,
 ) -> Result<Arc<dyn Provider>, SetupError> {
-    let spec = spec_for(config, name, model, &|k| std::env::var(k).ok())?;
+    let spec = spec_for(config, name, model, &|k| crate::environ::var(k))?;
     if spec.kind == WireKind::Local {
         return build_local(config, spec);
     }

@@ -28,9 +28,12 @@ pub struct ErrorContext {
     pub secret: Option<String>,
 }
 
-/// A client tuned for streaming: connect timeout, no overall timeout, no Nagle.
+/// A client tuned for streaming: connect timeout, no overall timeout, no Nagle. It never
+/// follows a redirect: every request carries the key or the conversation (see
+/// `super::screen`).
 pub fn client(connect_timeout: Duration) -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
         .user_agent(concat!("ikigai/", env!("CARGO_PKG_VERSION")))
@@ -137,7 +140,7 @@ pub async fn post(
             });
         }
         Ok(Err(e)) => return Err(send_error(&shown, &e)),
-        Ok(Ok(resp)) => resp,
+        Ok(Ok(resp)) => super::screen::screen(resp, spec.idle).await?,
     };
     if !resp.status().is_success() {
         let ctx = spec.error_context(model, &crate::config::redact_url(&url));
@@ -205,7 +208,7 @@ pub async fn list_models(client: &reqwest::Client, spec: &Spec) -> Result<Vec<St
             });
         }
         Ok(Err(e)) => return Err(send_error(&shown, &e)),
-        Ok(Ok(resp)) => resp,
+        Ok(Ok(resp)) => super::screen::screen(resp, spec.idle).await?,
     };
     if !resp.status().is_success() {
         let ctx = spec.error_context(&spec.model, &crate::config::redact_url(&url));

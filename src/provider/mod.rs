@@ -15,6 +15,7 @@ pub mod local;
 pub mod openai;
 pub mod presets;
 pub mod responses;
+pub mod screen;
 pub mod sse;
 pub mod text_protocol;
 pub mod window;
@@ -195,6 +196,19 @@ pub enum ProviderError {
     /// The account has no credit or quota left. Not retryable.
     #[error("the account's quota is exhausted (billing){detail}")]
     QuotaExhausted { detail: String },
+    /// The server answered with a redirect, which is never followed (the key and the
+    /// conversation would go along). Not retryable.
+    #[error("the server redirected ({status}) to {location}; set base_url to that if you trust it")]
+    Redirected { status: u16, location: String },
+    /// A success answer that is not what the API sends (an HTML page: a proxy, a login
+    /// portal, a wrong base URL). Not retryable.
+    #[error("the server answered {status} with {content_type}, not the API's response: {start}")]
+    NotApi {
+        status: u16,
+        content_type: String,
+        /// Its first bytes, cleaned.
+        start: String,
+    },
 }
 
 impl ProviderError {

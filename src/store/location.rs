@@ -25,7 +25,7 @@ impl Location {
     /// `database_url` when set, else `$XDG_DATA_HOME/ikigai/ikigai.db`
     /// (or `~/.local/share/ikigai/ikigai.db`).
     pub fn from_config(config: &Config) -> Result<Location, StoreError> {
-        Self::resolve(config, &|k| std::env::var(k).ok())
+        Self::resolve(config, &|k| crate::environ::var(k))
     }
 
     /// As `from_config`, with an explicit environment.

@@ -1,7 +1,9 @@
 //! Finds external tools: the executables in the system, user and project folders, each
-//! asked for `--schema` in parallel (1 s each, then killed with its group). Applies the name
-//! rules and precedence (project > user > system > built-in) and says what it skipped or
-//! overrode. Never runs a tool for real and never prints (notices are returned).
+//! asked for `--schema` in parallel (1 s each, then killed with its group). The project
+//! folder's files are not even asked unless the folder is trusted. Applies the name rules
+//! and precedence (user > system > built-in; a project tool only adds a new name) and says
+//! what it skipped or overrode. Never runs a tool for real and never prints (notices are
+//! returned).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,7 @@ use super::EnvPolicy;
 use super::external::{ExternalTool, parse_schema};
 use super::process::{self, Outcome, Spec, StderrMode, signal_name};
 use crate::config::Config;
+use crate::permissions::trust::NOT_TRUSTED;
 
 /// How long a tool may take to answer `--schema` by default (`tool_schema_timeout_ms`).
 pub const SCHEMA_TIMEOUT: Duration = Duration::from_secs(1);
@@ -50,12 +53,24 @@ pub struct DiscoverySpec {
     pub home: Option<PathBuf>,
     /// How long each tool may take to answer `--schema`.
     pub schema_timeout: Duration,
+    /// Whether the project folder (`cwd`) is trusted: only then are its tools run.
+    pub project_trust: ProjectTrust,
+}
+
+/// How discovery knows whether the project folder is trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProjectTrust {
+    Trusted,
+    Untrusted,
+    /// The user's trust list, read at every discovery (so `/refresh` sees an
+    /// `ikigai trust` or `--revoke` made meanwhile).
+    FromStore,
 }
 
 impl DiscoverySpec {
     /// The folders a config asks for, run from `cwd`.
     pub fn from_config(config: &Config, cwd: &Path) -> Self {
-        let home = std::env::var_os("HOME")
+        let home = crate::environ::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
         let exe = std::env::current_exe().ok();
@@ -68,13 +83,46 @@ impl DiscoverySpec {
                 }
             }
         }
+        // Run in the home folder, the project folder is the user folder: its tools are
+        // the user's.
+        let user: Vec<PathBuf> = dirs
+            .iter()
+            .filter(|d| d.origin == Origin::User)
+            .filter_map(|d| d.path.canonicalize().ok())
+            .collect();
+        dirs.retain(|d| {
+            d.origin != Origin::Project || d.path.canonicalize().map_or(true, |p| !user.contains(&p))
+        });
         DiscoverySpec {
             dirs,
             cwd: cwd.to_path_buf(),
             env: Arc::new(EnvPolicy::from_config(config)),
             home,
             schema_timeout: Duration::from_millis(config.tool_schema_timeout_ms),
+            project_trust: ProjectTrust::FromStore,
         }
+    }
+
+    /// Whether the project folder is trusted now.
+    pub fn project_trusted(&self) -> bool {
+        match self.project_trust {
+            ProjectTrust::Trusted => true,
+            ProjectTrust::Untrusted => false,
+            ProjectTrust::FromStore => crate::permissions::trust::is_trusted(&self.cwd),
+        }
+    }
+
+    /// The project folder's tool files, when the folder is not trusted (not run; listed
+    /// so the user can be asked).
+    pub fn untrusted_tools(&self) -> Vec<PathBuf> {
+        if self.project_trusted() {
+            return Vec::new();
+        }
+        self.dirs
+            .iter()
+            .filter(|d| d.origin == Origin::Project)
+            .flat_map(|d| candidates(&d.path))
+            .collect()
     }
 
     /// `path` with the home folder shown as `~`.
@@ -126,6 +174,18 @@ pub fn tool_dirs(config: &Config, cwd: &Path, home: Option<&Path>, exe: Option<&
 pub struct Skipped {
     pub path: PathBuf,
     pub reason: String,
+    /// Not run at all: it is in the project folder, which is not trusted.
+    pub untrusted: bool,
+}
+
+impl Skipped {
+    fn new(path: PathBuf, reason: String) -> Self {
+        Skipped {
+            path,
+            reason,
+            untrusted: false,
+        }
+    }
 }
 
 /// What one discovery found.
@@ -195,17 +255,37 @@ async fn ask(path: PathBuf, spec: &DiscoverySpec) -> Result<ExternalTool, String
     Ok(ExternalTool { path, schema })
 }
 
-/// Runs discovery: every candidate of every folder asked in parallel, then the rules.
-/// `builtin` names the built-in tools, for the override notices.
+/// Runs discovery: every candidate of every folder asked in parallel (the project folder's
+/// only when it is trusted), then the rules. `builtin` names the built-in tools, for the
+/// override notices.
 pub async fn discover(spec: &DiscoverySpec, builtin: &[String]) -> Found {
+    let mut found = Found::default();
     let mut jobs = Vec::new();
+    let mut untrusted = Vec::new();
+    let trusted = spec.project_trusted();
     for dir in &spec.dirs {
         for path in candidates(&dir.path) {
-            jobs.push((dir.clone(), path));
+            if dir.origin == Origin::Project && !trusted {
+                untrusted.push(path);
+            } else {
+                jobs.push((dir.clone(), path));
+            }
         }
     }
+    if let Some(first) = untrusted.first() {
+        let folder = first.parent().map(|p| spec.shown(p)).unwrap_or_default();
+        let n = untrusted.len();
+        let tools = if n == 1 { "tool" } else { "tools" };
+        found.notices.push(format!(
+            "{n} project {tools} in {folder} {NOT_TRUSTED}; `ikigai trust` trusts it"
+        ));
+        found.skipped.extend(untrusted.into_iter().map(|path| Skipped {
+            path,
+            reason: NOT_TRUSTED.to_string(),
+            untrusted: true,
+        }));
+    }
     let answers = join_all(jobs.iter().map(|(_, p)| ask(p.clone(), spec))).await;
-    let mut found = Found::default();
     // name → (tool, its folder), filled from the lowest precedence up.
     let mut winners: Vec<(ExternalTool, ToolDir)> = Vec::new();
     let mut in_this_dir: Vec<(String, PathBuf)> = Vec::new();
@@ -225,7 +305,7 @@ pub async fn discover(spec: &DiscoverySpec, builtin: &[String]) -> Found {
                 found
                     .notices
                     .push(format!("tool '{file}' skipped: {reason} ({})", spec.shown(&path)));
-                found.skipped.push(Skipped { path, reason });
+                found.skipped.push(Skipped::new(path, reason));
                 continue;
             }
         };
@@ -233,10 +313,30 @@ pub async fn discover(spec: &DiscoverySpec, builtin: &[String]) -> Found {
         if let Some((_, first)) = in_this_dir.iter().find(|(n, _)| *n == name) {
             let reason = format!("`{name}` is already declared by {}", spec.shown(first));
             found.notices.push(format!("tool '{file}' skipped: {reason}"));
-            found.skipped.push(Skipped { path, reason });
+            found.skipped.push(Skipped::new(path, reason));
             continue;
         }
         in_this_dir.push((name.clone(), path.clone()));
+        // A project tool only adds a name: it never stands in for a tool the user or the
+        // system provides, nor for a built-in.
+        if dir.origin == Origin::Project {
+            let taken = if builtin.contains(&name) {
+                Some("a built-in tool".to_string())
+            } else {
+                winners
+                    .iter()
+                    .find(|(t, _)| t.schema.name == name)
+                    .map(|(_, d)| format!("the tool from {}", spec.shown(&d.path)))
+            };
+            if let Some(taken) = taken {
+                let reason = format!("`{name}` is {taken}; a project tool cannot replace it");
+                found
+                    .notices
+                    .push(format!("tool '{file}' skipped: {reason} ({})", spec.shown(&path)));
+                found.skipped.push(Skipped::new(path, reason));
+                continue;
+            }
+        }
         if let Some(i) = winners.iter().position(|(t, _)| t.schema.name == name) {
             let (_, lower) = winners.remove(i);
             found.notices.push(format!(

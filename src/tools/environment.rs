@@ -68,13 +68,23 @@ impl EnvPolicy {
     /// True when a variable of this name may reach a tool process.
     pub fn allows(&self, name: &OsStr) -> bool {
         let name = name.to_string_lossy();
-        if self.always_removed.iter().any(|v| *v == name) || name == super::process::CALL_MARKER {
+        if name == super::process::CALL_MARKER || name == crate::environ::HANDOVER_VAR {
+            return false;
+        }
+        if self.always_removed.iter().any(|v| *v == name) {
             return false;
         }
         if self.pass.iter().any(|v| *v == name) {
             return true;
         }
-        !(looks_secret(&name) || self.exclude.is_match(name.as_ref()))
+        !self.is_secret(&name)
+    }
+
+    /// True when a variable of this name holds a secret, whether or not it is passed to
+    /// tools: a provider key, a secret-looking name, an excluded pattern, the database
+    /// URL. ikigai keeps these out of its own environment block (see `environ`).
+    pub fn is_secret(&self, name: &str) -> bool {
+        self.always_removed.iter().any(|v| v == name) || looks_secret(name) || self.exclude.is_match(name)
     }
 
     /// True for a provider key variable, which no tool or server ever gets.
@@ -87,9 +97,10 @@ impl EnvPolicy {
         vars.into_iter().filter(|(k, _)| self.allows(k)).collect()
     }
 
-    /// The filtered environment of this process.
+    /// The filtered environment of this process (the secrets held outside its environment
+    /// block included, so a passed one still reaches tools).
     pub fn current(&self) -> Vec<(OsString, OsString)> {
-        self.filter(std::env::vars_os())
+        self.filter(crate::environ::vars_os())
     }
 }
 
@@ -128,9 +139,14 @@ mod tests {
                 "MONKEY_BUSINESS",
                 "LANG",
                 "IKIGAI_TOOL_CALL",
+                "IKIGAI_HANDOVER_FD",
             ],
         );
         assert_eq!(kept, ["PATH", "HOME", "LANG"]);
+        assert!(p.is_secret("GITHUB_TOKEN") && p.is_secret("OPENAI_API_KEY"));
+        assert!(
+            !p.is_secret("IKIGAI_TOOL_CALL") && !p.is_secret("IKIGAI_HANDOVER_FD") && !p.is_secret("PATH")
+        );
     }
 
     #[test]
@@ -160,5 +176,9 @@ mod tests {
             ],
         );
         assert_eq!(kept, ["GITHUB_TOKEN", "IKIGAI_DATABASE_URL", "PATH"]);
+        // Passed or not, they are secrets ikigai keeps out of its own environment block.
+        for v in ["GITHUB_TOKEN", "MY_VENDOR_CRED", "GCP_CREDENTIALS", "aws_region"] {
+            assert!(p.is_secret(v), "{v}");
+        }
     }
 }

@@ -12,7 +12,7 @@ use super::ToolContext;
 /// `given` as an absolute path: relative paths resolve against `ctx.cwd`; `~/` is home.
 pub fn resolve(ctx: &ToolContext, given: &str) -> PathBuf {
     if let Some(rest) = given.strip_prefix("~/")
-        && let Some(home) = std::env::var_os("HOME")
+        && let Some(home) = crate::environ::var_os("HOME")
     {
         return PathBuf::from(home).join(rest);
     }

@@ -12,6 +12,8 @@ pub mod file_write;
 pub mod fsutil;
 pub mod glob;
 pub mod grep;
+pub mod launcher;
+pub mod leftovers;
 pub mod list_dir;
 pub mod mcp;
 pub mod output;

@@ -2,7 +2,9 @@
 //! environment, stdin closed (or fed, then closed), stdout and stderr capped while read.
 //! When the call returns, times out or is dropped, the group and every descendant of the
 //! call (found by a per-call marker variable, even after `setsid`) are killed and reaped.
-//! Knows nothing of any tool's arguments or results.
+//! Every process starts through the launcher (when installed), so it also dies with
+//! ikigai; the calls in flight are recorded for the next start to clean up after a crash
+//! (`leftovers`). Knows nothing of any tool's arguments or results.
 
 use std::ffi::OsString;
 use std::io;
@@ -19,8 +21,9 @@ use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
 use nix::unistd::Pid;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
-use tokio::process::Command;
 
+use super::launcher;
+use super::leftovers::{self, Call};
 use super::output::CappedBuf;
 
 /// Set in every tool process's environment to a value unique to the call; descendants
@@ -88,32 +91,77 @@ pub fn become_subreaper() -> bool {
     nix::sys::prctl::set_child_subreaper(true).is_ok()
 }
 
-/// The calls in flight in this process: (process group, marker, start in clock ticks).
-static RUNNING: Mutex<Vec<(Pid, String, u64)>> = Mutex::new(Vec::new());
+/// The calls in flight in this process, as recorded for the next start.
+static RUNNING: Mutex<Vec<Call>> = Mutex::new(Vec::new());
 
-fn running() -> std::sync::MutexGuard<'static, Vec<(Pid, String, u64)>> {
+fn running() -> std::sync::MutexGuard<'static, Vec<Call>> {
     RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Adds a call to the ones in flight (and to this process's record).
+fn started(call: Call) {
+    let mut calls = running();
+    calls.push(call);
+    leftovers::record(&calls);
+}
+
+/// Removes the call of group `pgid` from the ones in flight.
+fn ended(pgid: Pid) {
+    let mut calls = running();
+    let before = calls.len();
+    calls.retain(|c| c.pgid != pgid.as_raw());
+    if calls.len() != before {
+        leftovers::record(&calls);
+    }
+}
+
+/// A process group started outside `run` — an MCP server — recorded like a call in
+/// flight, so that the next ikigai kills it (and what carries its marker) if this one dies
+/// without closing it. Dropping it removes the record.
+pub(crate) struct Tracked(Pid);
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        ended(self.0);
+    }
+}
+
+/// A fresh call marker and the clock just before the start, for `track`: set the marker as
+/// `CALL_MARKER` in the process's environment.
+pub(crate) fn new_marker() -> (String, u64) {
+    (next_marker(), ticks_now().saturating_sub(2))
+}
+
+/// Records the group `pgid` (its leader just started, unreaped) with `marker`.
+pub(crate) fn track(pgid: Pid, marker: String, since: u64) -> Tracked {
+    started(Call {
+        pgid: pgid.as_raw(),
+        leader_start: start_ticks(pgid.as_raw() as u32).unwrap_or(0),
+        marker,
+        since,
+    });
+    Tracked(pgid)
 }
 
 /// Kills every tool process in flight in this process — each call's group and every
 /// process carrying its marker — for a front end that must stop at once (SIGTERM, SIGHUP).
 /// The calls themselves then finish as killed. Returns how many calls were running.
 pub fn kill_running() -> usize {
-    let calls: Vec<(Pid, String, u64)> = running().clone();
-    for (pgid, marker, since) in &calls {
-        let _ = killpg(*pgid, Signal::SIGKILL);
-        kill_marked(marker, *since);
+    let calls: Vec<Call> = running().clone();
+    for c in &calls {
+        let _ = killpg(Pid::from_raw(c.pgid), Signal::SIGKILL);
+        kill_marked(&c.marker, c.since);
     }
     calls.len()
 }
 
+/// A marker no other call, of this or any other ikigai, carries: a random prefix per
+/// process (pids are reused) and a counter.
 fn next_marker() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    static PREFIX: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_string());
+    format!("{}-{}", *PREFIX, COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Kills everything this call started when dropped (on cancel) or when asked. The group is
@@ -144,7 +192,7 @@ impl CallGuard {
 
 impl Drop for CallGuard {
     fn drop(&mut self) {
-        running().retain(|(p, _, _)| *p != self.pgid);
+        ended(self.pgid);
         if self.done {
             return;
         }
@@ -170,9 +218,13 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     };
     let marker = next_marker();
     let since = ticks_now().saturating_sub(2);
-    let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args)
-        .current_dir(&spec.cwd)
+    let path_var = spec
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_os_str());
+    let mut cmd = launcher::command(&spec.program, &spec.args, &spec.cwd, path_var)?;
+    cmd.current_dir(&spec.cwd)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .env(CALL_MARKER, &marker)
@@ -194,7 +246,12 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
         .ok_or_else(|| io::Error::other("the process exited before it could be watched"))?;
     let pid = Pid::from_raw(pid as i32);
     // Registered while the main process is unreaped, so the group id stays ours.
-    running().push((pid, marker.clone(), since));
+    started(Call {
+        pgid: pid.as_raw(),
+        leader_start: start_ticks(pid.as_raw() as u32).unwrap_or(0),
+        marker: marker.clone(),
+        since,
+    });
     let mut guard = CallGuard {
         pgid: pid,
         marker,
@@ -292,7 +349,7 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     if let (false, Some(rx), Some(e)) = (err_eof, err_rx.as_ref(), err.as_mut()) {
         drain(rx, e, &mut err_chunk);
     }
-    running().retain(|(p, _, _)| *p != pid);
+    ended(pid);
     let status = child.wait().await;
     guard.group_armed = false;
     guard.done = true;
@@ -385,11 +442,21 @@ fn ticks_now() -> u64 {
 /// a tool could have started; older ones are skipped without reading their environment
 /// (which can wait on a busy process's memory lock).
 pub fn kill_marked(marker: &str, since: u64) -> Vec<Pid> {
+    kill_marked_among(marker, since, &|me| candidates(me))
+}
+
+/// `kill_marked` over every process of the system, for the calls of an ikigai that is
+/// gone (their processes are no longer our descendants).
+pub(crate) fn kill_marked_everywhere(marker: &str, since: u64) -> Vec<Pid> {
+    kill_marked_among(marker, since, &|_| all_pids())
+}
+
+fn kill_marked_among(marker: &str, since: u64, among: &dyn Fn(u32) -> Vec<u32>) -> Vec<Pid> {
     let needle = format!("{CALL_MARKER}={marker}");
     let me = std::process::id();
     let mut killed = Vec::new();
     for _ in 0..16 {
-        let found = marked(needle.as_bytes(), me, since);
+        let found = marked(needle.as_bytes(), me, since, among(me));
         if found.is_empty() {
             break;
         }
@@ -404,9 +471,9 @@ pub fn kill_marked(marker: &str, since: u64) -> Vec<Pid> {
 }
 
 /// Live processes (zombies have no environment) with the exact entry `needle`.
-fn marked(needle: &[u8], me: u32, since: u64) -> Vec<Pid> {
+fn marked(needle: &[u8], me: u32, since: u64, candidates: Vec<u32>) -> Vec<Pid> {
     let mut found = Vec::new();
-    for pid in candidates(me) {
+    for pid in candidates {
         if pid == me {
             continue;
         }
@@ -433,11 +500,37 @@ fn candidates(me: u32) -> Vec<u32> {
     if subreaper && let Some(d) = descendants(me) {
         return d;
     }
+    all_pids()
+}
+
+/// Every process of the system (that `/proc` shows).
+fn all_pids() -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.flatten()
         .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()))
+        .collect()
+}
+
+/// The processes whose process group is `pgid`.
+pub(crate) fn group_members(pgid: i32) -> Vec<u32> {
+    all_pids()
+        .into_iter()
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    // Fields after the command: state, ppid, pgrp.
+                    stat.rsplit_once(')')?
+                        .1
+                        .split_whitespace()
+                        .nth(2)?
+                        .parse::<i32>()
+                        .ok()
+                })
+                == Some(pgid)
+        })
         .collect()
 }
 
@@ -497,7 +590,7 @@ fn reap(killed: &[Pid], main: Pid) {
 }
 
 /// When a process started, in clock ticks since boot (field 22 of /proc/PID/stat).
-fn start_ticks(pid: u32) -> Option<u64> {
+pub(crate) fn start_ticks(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()
 }

@@ -1,6 +1,6 @@
 //! Front ends: `plain` (piped stdin, -p, --json), `tui` (interactive) and the printing
-//! subcommands (`tool_cmd`, `sessions`: `ikigai sessions`, `sessions rm`, `export`; and
-//! `shell`: completion scripts and the manual page).
+//! subcommands (`tool_cmd`, `trust_cmd`, `sessions`: `ikigai sessions`, `sessions rm`,
+//! `export`; and `shell`: completion scripts and the manual page).
 //! They consume agent `Event`s and send `Op`s (parsed from slash commands by `slash`);
 //! they never reach into the agent. Only front ends print.
 
@@ -13,6 +13,7 @@ pub mod sessions;
 pub mod shell;
 pub mod slash;
 pub mod tool_cmd;
+pub mod trust_cmd;
 pub mod tui;
 
 /// What every front end says when the conversation was compacted.

@@ -1,6 +1,8 @@
 //! The session subcommands, each its own small front end that prints: `ikigai sessions`
 //! (a table, or `--json`), `ikigai sessions rm ID` and `ikigai export ID`. The tables
-//! and transcripts are built purely; the store is only asked, never bypassed.
+//! and transcripts are built purely; the store is only asked, never bypassed. What a
+//! person reads shows control characters visibly (`text::visible`); `--json` and `jsonl`
+//! are exact.
 
 use std::io::{IsTerminal, Write};
 
@@ -49,7 +51,7 @@ fn show_notices(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) {
             text,
         } = ev
         {
-            eprintln!("ikigai: {text}");
+            eprintln!("ikigai: {}", crate::text::visible(&text));
         }
     }
 }
@@ -64,7 +66,7 @@ pub async fn list(config: &Config, json: bool) -> Result<u8, SessionsError> {
         let text = serde_json::to_string_pretty(&sessions).map_err(std::io::Error::other)?;
         writeln!(out, "{text}")?;
     } else {
-        let home = std::env::var("HOME").ok();
+        let home = crate::environ::var("HOME");
         let width = if out.is_terminal() {
             crossterm::terminal::size().ok().map(|(w, _)| usize::from(w))
         } else {
@@ -87,7 +89,8 @@ pub async fn remove(config: &Config, id: &str) -> Result<u8, SessionsError> {
     let info = store.delete(id).await?;
     show_notices(&mut notices);
     let title = info.title.as_deref().unwrap_or("(no message yet)");
-    writeln!(std::io::stdout(), "deleted session {} ({title})", info.id)?;
+    let shown = crate::text::visible(&format!("deleted session {} ({title})", info.id)).into_owned();
+    writeln!(std::io::stdout(), "{shown}")?;
     Ok(0)
 }
 
@@ -97,7 +100,8 @@ pub async fn export(config: &Config, id: &str, format: ExportFormat) -> Result<u
     let (info, events) = store.export(id).await?;
     show_notices(&mut notices);
     let text = match format {
-        ExportFormat::Markdown => markdown(&info, &events),
+        // Stored as sent; shown so that no escape sequence acts on the terminal.
+        ExportFormat::Markdown => crate::text::visible(&markdown(&info, &events)).into_owned(),
         ExportFormat::Jsonl => jsonl(&events)?,
     };
     let mut out = std::io::stdout().lock();
@@ -242,6 +246,7 @@ where
                 s.messages.to_string(),
                 s.title.clone().unwrap_or_else(|| "(no message yet)".into()),
             ]
+            .map(|cell| cell_text(&cell))
         })
         .collect();
     let header = ["ID", "WHEN", "DIRECTORY", "MODEL", "MSGS", "TITLE"].map(String::from);
@@ -266,6 +271,11 @@ where
         out.push('\n');
     }
     out
+}
+
+/// A table cell on one line, with control characters shown (`text::visible`).
+fn cell_text(cell: &str) -> String {
+    crate::text::visible(cell).replace(['\n', '\t'], " ")
 }
 
 /// The shortest length (at least 8) at which every id's prefix is unique.

@@ -1,5 +1,6 @@
 //! `ikigai tool …`: list, describe or run a tool through the external-tool protocol. This
-//! is a front end: it prints the tool's JSON on stdout (and nothing else). It returns its
+//! is a front end: it prints the tool's JSON on stdout (and nothing else), with anything a
+//! terminal could act on shown visibly (lists) or escaped (JSON). It returns its
 //! own error; `app.rs` converts it and `main.rs` picks the exit code.
 
 use std::io::{IsTerminal, Read, Write};
@@ -8,6 +9,7 @@ use serde_json::Value;
 
 use crate::cli::ToolArgs;
 use crate::config::Config;
+use crate::text::visible;
 use crate::tools::discovery::DiscoverySpec;
 use crate::tools::registry::parse_arguments;
 use crate::tools::{Envelope, Registry, ToolContext, ToolSource};
@@ -37,7 +39,7 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
         }
         // Skips and overrides go to stderr, so stdout stays the list.
         for notice in registry.take_notices() {
-            eprintln!("{notice}");
+            eprintln!("{}", visible(&notice));
         }
         let mut text = String::new();
         let tools = registry.tools();
@@ -55,7 +57,7 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
                 }
             }
         }
-        return print(&text).map(|()| 0);
+        return print(&visible(&text)).map(|()| 0);
     }
     let Some(name) = &args.name else {
         return Err(ToolCmdError::Usage(
@@ -63,9 +65,19 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
         ));
     };
     let Some(tool) = registry.get(name) else {
-        return Err(ToolCmdError::Usage(format!(
-            "unknown tool `{name}`; `ikigai tool --list` shows the tools"
-        )));
+        let untrusted = registry.skipped().into_iter().find(|s| {
+            s.untrusted
+                && s.path
+                    .file_name()
+                    .is_some_and(|f| f.to_string_lossy().replace('-', "_") == *name)
+        });
+        return Err(ToolCmdError::Usage(match untrusted {
+            Some(s) => format!(
+                "`{name}` is a project tool ({}) of a folder that is not trusted; `ikigai trust` trusts it",
+                s.path.display()
+            ),
+            None => format!("unknown tool `{name}`; `ikigai tool --list` shows the tools"),
+        }));
     };
     if args.schema {
         return print_json(&tool.schema().to_protocol_json()).map(|()| 0);
@@ -90,8 +102,9 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
     }
 }
 
+/// JSON on stdout: the same value, with what a terminal could act on escaped.
 fn print_json(v: &Value) -> Result<(), ToolCmdError> {
-    print(&format!("{v}\n"))
+    print(&format!("{}\n", crate::text::json_visible(&v.to_string())))
 }
 
 fn print(text: &str) -> Result<(), ToolCmdError> {

@@ -21,6 +21,21 @@ use tokio::sync::mpsc::unbounded_channel;
 
 const KEY: &str = "sk-e2e-PROVIDERKEY12345678";
 
+/// Trusts `project` (its project tools run only then), as a user would.
+fn trust(home: &Path, project: &Path) {
+    let out = common::ikigai(home)
+        .current_dir(project)
+        .arg("trust")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn tool(dir: &Path, file: &str, schema: &Value, run: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let p = dir.join(file);
@@ -79,6 +94,7 @@ fn the_model_calls_an_external_tool_and_gets_its_wrapped_result() {
         "args=$(cat); echo 'debug noise' >&2; \
          printf '{\"forecast\":\"mild\",\"args\":%s,\"key\":\"%s%s\"}' \"$args\" \"$OPENAI_API_KEY\" \"$ANTHROPIC_API_KEY\"",
     );
+    trust(home.path(), &project);
     let mut cmd = common::ikigai(home.path());
     cmd.current_dir(&project)
         .args(["-p", "weather in Oslo?", "--base-url", &fake.base_url])
@@ -165,7 +181,10 @@ async fn refresh_makes_a_new_tool_appear_in_the_next_request() {
     config.tool_dirs.system = Some(dir.path().join("no-system"));
     config.tool_dirs.user = Some(dir.path().join("no-user"));
     let registry = Registry::builtin();
-    registry.start_discovery(DiscoverySpec::from_config(&config, dir.path()));
+    let mut spec = DiscoverySpec::from_config(&config, dir.path());
+    // As if the folder were trusted (the store is the user's; see `trust_folders`).
+    spec.project_trust = ikigai::tools::discovery::ProjectTrust::Trusted;
+    registry.start_discovery(spec);
     let (tx, events) = unbounded_channel();
     let setup = ikigai::agent::AgentSetup {
         provider: Arc::new(OpenAiChat::new(&config).unwrap()),
@@ -218,6 +237,7 @@ fn ikigai_tool_lists_describes_and_runs_external_tools() {
         "printf '{\"got\":%s}' \"$(cat)\"",
     );
     tool(&project.join(".ikigai/tools"), "broken", &json!({}), "true");
+    trust(home.path(), &project);
     let run = |args: &[&str], stdin: &str| {
         let mut cmd = common::ikigai(home.path());
         cmd.current_dir(&project)

@@ -40,6 +40,8 @@ fn install_puts_everything_in_place_and_uninstall_removes_it() {
     let root = dest.path().join("opt/ik");
     let bin = root.join("bin/ikigai");
     assert_eq!(mode(&bin), 0o755);
+    // The tool launcher, outside the tool folder (it is not a tool).
+    assert_eq!(mode(&root.join("libexec/ikigai-launch")), 0o755);
     assert!(root.join("libexec/ikigai").is_dir());
     let example = root.join("share/doc/ikigai/config.example.toml");
     assert_eq!(
@@ -95,6 +97,7 @@ fn install_puts_everything_in_place_and_uninstall_removes_it() {
     let out = make("uninstall", dest.path());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!bin.exists());
+    assert!(!root.join("libexec/ikigai-launch").exists());
     assert!(!root.join("share/doc/ikigai").exists());
     assert!(!root.join("share/man/man1/ikigai.1").exists());
     assert!(!root.join("share/bash-completion/completions/ikigai").exists());
@@ -108,6 +111,7 @@ fn install_puts_everything_in_place_and_uninstall_removes_it() {
     assert!(make("uninstall", dest.path()).status.success());
     assert!(!root.join("libexec/ikigai").exists());
     assert!(!bin.exists());
+    assert!(!root.join("libexec/ikigai-launch").exists());
 }
 
 /// What bash completes for the command line `words` (the last one being typed), with the

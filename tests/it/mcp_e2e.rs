@@ -1,6 +1,7 @@
 //! The real binary with MCP servers configured: `ikigai mcp list` / `mcp get`, `/mcp` in
 //! piped mode, a server's environment (filtered like tools', secrets never reach the
-//! model), and no server process (nor what it started) left after exit, SIGTERM or SIGHUP.
+//! model), and no server process (nor what it started) left after exit, SIGTERM, SIGHUP
+//! or SIGKILL.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -270,6 +271,46 @@ fn no_server_process_survives_sighup() {
     killed_by(nix::sys::signal::Signal::SIGHUP, 129);
 }
 
+/// SIGKILL leaves ikigai no chance to close anything: each server's own process dies at
+/// once (its death signal, armed by the launcher), and what it started in its group is
+/// killed by the next ikigai to start, from the record of the running servers.
+#[test]
+fn no_server_process_survives_sigkill() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("a slow answer that takes a long time").paced(Duration::from_secs(5)));
+    let h = tempfile::tempdir().unwrap();
+    let (cfg, pidfile) = two_servers(h.path());
+    let mut child = ikigai(h.path(), &cfg)
+        .args(["-p", "hi", "--base-url", &fake.base_url])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pids = pids(&pidfile, 2);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while fake.requests().is_empty() {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let record = h
+        .path()
+        .join(format!(".local/share/ikigai/running/{}.json", child.id()));
+    assert!(record.exists(), "the running servers are recorded");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Each line is "server sleep": the servers die with ikigai.
+    let servers: Vec<i32> = pids.iter().step_by(2).copied().collect();
+    let sleeps: Vec<i32> = pids.iter().skip(1).step_by(2).copied().collect();
+    assert_all_gone(&servers);
+    assert!(sleeps.iter().all(|p| alive(*p)), "left for the next start");
+    // Any next start sweeps what the dead ikigai left.
+    let out = ikigai(h.path(), &cfg).args(["sessions"]).output().unwrap();
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    assert_all_gone(&sleeps);
+    assert!(!record.exists(), "the dead owner's record is removed");
+}
+
 #[test]
 fn mcp_calls_are_stored_and_resumed_like_any_call() {
     let fake = FakeProvider::start();
@@ -379,4 +420,42 @@ fn an_http_server_gets_the_headers_and_the_bearer_token_and_a_missing_token_is_n
         text.contains("bearer_token_env names $WEB_MCP_TOKEN, which is not set"),
         "{text}"
     );
+}
+
+/// A cloned repository's `.ikigai/config.toml` declares an MCP server: nothing of it runs
+/// until the folder is trusted (`ikigai trust`); then its server is listed and started.
+#[test]
+fn a_project_server_starts_only_in_a_trusted_folder() {
+    let h = tempfile::tempdir().unwrap();
+    let project = h.path().join("repo");
+    std::fs::create_dir_all(project.join(".ikigai")).unwrap();
+    let ran = h.path().join("ran");
+    std::fs::write(
+        project.join(".ikigai/config.toml"),
+        fixture_section(
+            "proj",
+            "lists",
+            &format!(
+                "env = {{ MCP_FIXTURE_PIDFILE = {:?} }}",
+                ran.display().to_string()
+            ),
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = common::ikigai(h.path());
+        cmd.current_dir(&project).args(args);
+        cmd.output().unwrap()
+    };
+    let out = run(&["mcp", "list"]);
+    assert!(!s(&out.stdout).contains("proj"), "{}", s(&out.stdout));
+    assert!(!ran.exists(), "an untrusted project's server was started");
+
+    let out = run(&["trust"]);
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    let out = run(&["mcp", "list"]);
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    let listed = s(&out.stdout);
+    assert!(listed.contains("proj") && listed.contains("ready"), "{listed}");
+    assert!(ran.exists(), "the trusted project's server ran");
 }

@@ -253,7 +253,7 @@ fn sighup_cancels_the_tool_and_exits_129() {
 }
 
 #[test]
-fn escape_sequences_never_reach_the_terminal_but_json_keeps_them() {
+fn escape_sequences_are_shown_not_performed_but_json_keeps_them() {
     let fake = FakeProvider::start();
     let h = tempfile::tempdir().unwrap();
     let script = || {
@@ -274,8 +274,9 @@ fn escape_sequences_never_reach_the_terminal_but_json_keeps_them() {
     for bad in ['\u{1b}', '\u{7}', '\r'] {
         assert!(!stdout.contains(bad), "{bad:?} in {stdout:?}");
     }
-    assert!(stdout.contains("plain [31mred[0m text\n"), "{stdout:?}");
-    assert!(stdout.contains("]0;HACKEDtitle\tok"), "{stdout:?}");
+    // Shown, not performed.
+    assert!(stdout.contains("plain ␛[31mred␛[0m text\n"), "{stdout:?}");
+    assert!(stdout.contains("␛]0;HACKED␇title\tok"), "{stdout:?}");
 
     script();
     let out = run(

@@ -106,10 +106,17 @@ fn the_key_value_never_leaves_through_output_database_or_requests() {
     }
     let data = h.path().join(".local/share/ikigai");
     let mut files = 0;
-    for entry in std::fs::read_dir(&data).unwrap() {
-        let p = entry.unwrap().path();
-        assert_clean(&p.display().to_string(), &std::fs::read(&p).unwrap());
-        files += 1;
+    let mut dirs = vec![data.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+                continue;
+            }
+            assert_clean(&p.display().to_string(), &std::fs::read(&p).unwrap());
+            files += 1;
+        }
     }
     assert!(files >= 1, "the database is in {}", data.display());
     let listed = common::ikigai(h.path()).arg("sessions").output().unwrap();

@@ -94,7 +94,7 @@ impl Anthropic {
                 });
             }
             Ok(Err(e)) => return Err(http::send_error(&shown, &e)),
-            Ok(Ok(resp)) => resp,
+            Ok(Ok(resp)) => super::screen::screen(resp, idle).await?,
         };
         if !resp.status().is_success() {
             let ctx = self.spec.error_context(model, &redact_url(url));

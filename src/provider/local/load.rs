@@ -43,7 +43,7 @@ pub fn backend() -> Result<&'static LlamaBackend, String> {
         .get_or_init(|| {
             let mut b = LlamaBackend::init().map_err(|e| format!("cannot start llama.cpp: {e}"))?;
             // llama.cpp logs to stderr, which would draw over the TUI.
-            if std::env::var_os("IKIGAI_LLAMA_LOG").is_none() {
+            if crate::environ::var_os("IKIGAI_LLAMA_LOG").is_none() {
                 b.void_logs();
             }
             Ok(b)

@@ -92,9 +92,11 @@ fn partial_suffix(s: &str, tag: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// The block injected after a command: `<||SYSTEM.OUTPUT>\n…\n<SYSTEM.OUTPUT||>`.
+/// The block injected after a command: `<||SYSTEM.OUTPUT>\n…\n<SYSTEM.OUTPUT||>`, the
+/// output's own tags defused as the text protocol does.
 pub fn output_block(output: &str) -> String {
-    format!("{OUTPUT_OPEN}\n{output}\n{OUTPUT_CLOSE}")
+    let body = crate::provider::text_protocol::tags::escape_output(output);
+    format!("{OUTPUT_OPEN}\n{body}\n{OUTPUT_CLOSE}")
 }
 
 /// The tag as the model wrote it, for rendering a stored call back into the prompt.

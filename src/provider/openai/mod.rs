@@ -28,7 +28,7 @@ impl OpenAiChat {
         } else {
             config.provider.clone()
         };
-        let spec = super::factory::spec_for(config, &name, None, &|k| std::env::var(k).ok())?;
+        let spec = super::factory::spec_for(config, &name, None, &|k| crate::environ::var(k))?;
         Self::from_spec(spec)
     }
 

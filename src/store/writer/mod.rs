@@ -61,7 +61,7 @@ impl Default for Options {
 /// the spool happen in the background. Problems reach the user as `Event::Notice`s.
 /// Also makes ikigai's data folder private (0700).
 pub fn open(config: &Config, notices: mpsc::UnboundedSender<Event>) -> Arc<dyn Sessions> {
-    super::location::secure_data_dir(&|k| std::env::var(k).ok());
+    super::location::secure_data_dir(&|k| crate::environ::var(k));
     open_with(config, notices, Options::default())
 }
 
@@ -82,7 +82,7 @@ pub fn open_with(
     let spool_dir = options
         .spool_dir
         .clone()
-        .or_else(|| spool::default_spool_dir(&|k| std::env::var(k).ok()));
+        .or_else(|| spool::default_spool_dir(&|k| crate::environ::var(k)));
     let mut writer = Writer {
         rx,
         queue: VecDeque::new(),

@@ -172,8 +172,8 @@ fn http_transport(
         .custom_headers(map)
         .max_sse_event_size(MAX_MESSAGE);
     if let Some(var) = token_env {
-        match std::env::var(var) {
-            Ok(t) if !t.trim().is_empty() => config = config.auth_header(t.trim().to_string()),
+        match crate::environ::var(var) {
+            Some(t) if !t.trim().is_empty() => config = config.auth_header(t.trim().to_string()),
             _ => return Err(format!("bearer_token_env names ${var}, which is not set")),
         }
     }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::config::Transport;
 use crate::tools::EnvPolicy;
@@ -142,12 +142,8 @@ pub struct Process {
     child: Child,
     pgid: Option<Pid>,
     pub stderr: StderrTail,
-}
-
-/// The program that runs a server: the binary given. The launcher mode of ikigai (death
-/// signal before exec) goes here once it exists, in this one place.
-fn command(program: &str) -> Command {
-    Command::new(program)
+    /// The group's record for the next start's sweep, should ikigai die without closing it.
+    _tracked: Option<crate::tools::process::Tracked>,
 }
 
 /// The environment of a server: the tool environment (provider keys and secret-looking
@@ -162,7 +158,7 @@ pub fn environment(
         if policy.is_provider_key(name) {
             continue;
         }
-        if let Some(v) = std::env::var_os(name)
+        if let Some(v) = crate::environ::var_os(name)
             && !env.iter().any(|(k, _)| k == name.as_str())
         {
             env.push((name.into(), v));
@@ -196,24 +192,32 @@ pub fn spawn(
         Some(d) => cwd.join(d),
         None => cwd.to_path_buf(),
     };
-    let mut cmd = command(program);
-    cmd.args(args)
-        .current_dir(&dir)
-        .env_clear()
-        .envs(environment(policy, pass, env))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|e| match e.kind() {
+    let env = environment(policy, pass, env);
+    let path_var = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
+    // Through the launcher (when installed): the server dies with ikigai, even by SIGKILL.
+    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    let explain = |e: io::Error| match e.kind() {
         io::ErrorKind::NotFound if !dir.is_dir() => {
             io::Error::new(e.kind(), format!("its cwd {} does not exist", dir.display()))
         }
         io::ErrorKind::NotFound => io::Error::new(e.kind(), format!("`{program}` was not found")),
         _ => io::Error::new(e.kind(), format!("cannot start `{program}`: {e}")),
-    })?;
+    };
+    let mut cmd =
+        crate::tools::launcher::command(Path::new(program), &args, &dir, path_var).map_err(explain)?;
+    let (marker, since) = crate::tools::process::new_marker();
+    cmd.current_dir(&dir)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env(crate::tools::process::CALL_MARKER, &marker)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(explain)?;
     let pgid = child.id().map(|p| Pid::from_raw(p as i32));
+    let tracked = pgid.map(|p| crate::tools::process::track(p, marker, since));
     let (Some(stdout), Some(stdin), Some(mut err)) =
         (child.stdout.take(), child.stdin.take(), child.stderr.take())
     else {
@@ -229,7 +233,16 @@ pub fn spawn(
             tail.push(&buf[..n]);
         }
     });
-    Ok((Process { child, pgid, stderr }, stdout, stdin))
+    Ok((
+        Process {
+            child,
+            pgid,
+            stderr,
+            _tracked: tracked,
+        },
+        stdout,
+        stdin,
+    ))
 }
 
 impl Process {

@@ -121,6 +121,9 @@ fn command<O: Write, E: Write>(
                 let first = s.description.lines().next().unwrap_or("");
                 text.push_str(&format!("{:<width$}  {first}\n", s.name));
             }
+            for s in ctx.registry.skipped() {
+                text.push_str(&format!("skipped {}  {}\n", s.path.display(), s.reason));
+            }
             r.print(&text)?;
             Line::Done
         }
@@ -229,6 +232,25 @@ pub async fn run(
                 };
                 let Some(line) = line else { break };
                 if line.trim().is_empty() {
+                    continue;
+                }
+                // What the tool folders hold is known only once discovery is done.
+                if matches!(slash::parse(&line), Some(Slash::Tools | Slash::Tool(Some(_)))) {
+                    ctx.registry.discovered().await;
+                }
+                // A rescan is done here, in order with the lines after it (the registry is
+                // the agent's too: its next request offers the new set).
+                if slash::parse(&line) == Some(Slash::Agent(Op::RefreshTools)) {
+                    let n = ctx.registry.refresh().await;
+                    let mut shown = Ok(());
+                    for text in ctx.registry.take_notices() {
+                        shown = shown.and_then(|()| r.notice(NoticeLevel::Warning, &text));
+                    }
+                    let done = format!("Tools refreshed. {n} tools available.");
+                    if let Err(e) = shown.and_then(|()| r.notice(NoticeLevel::Info, &done)) {
+                        output_error = Some(e);
+                        break;
+                    }
                     continue;
                 }
                 match command(&mut r, &ctx, &line) {

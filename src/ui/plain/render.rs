@@ -1,7 +1,7 @@
 //! How the scripted front end shows agent events: text, tool calls and results on stdout,
 //! notices on stderr, or one JSON line per event (`--json`). Control characters from the
-//! model or a tool are dropped (only `\n` and `\t` pass); ikigai's own colours are added
-//! after. Writes only to the writers it is given.
+//! model or a tool are shown as visible symbols (only `\n` and `\t` pass); ikigai's own
+//! colours are added after. Writes only to the writers it is given.
 
 use std::io::Write;
 
@@ -25,6 +25,8 @@ pub struct Renderer<O: Write, E: Write> {
     err: E,
     opts: PlainOptions,
     at_line_start: bool,
+    /// The attempt whose retry is being counted down, once its first line was shown.
+    retrying: Option<u32>,
     /// The model in use, from `SessionStarted` / `ModelChanged` (for `/model`).
     pub model: String,
 }
@@ -37,13 +39,10 @@ const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
 
 /// Text from the model or a tool made safe for a terminal: control characters other than
-/// `\n` and `\t` (escape sequences, `\r`, C1 codes) are dropped.
+/// `\n` and `\t` (escape sequences, `\r`, C1 codes) and bidirectional controls are shown
+/// as visible symbols (`crate::text::visible`).
 pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    std::borrow::Cow::Owned(text.chars().filter(|c| !unsafe_char(*c)).collect())
+    crate::text::visible(text)
 }
 
 impl<O: Write, E: Write> Renderer<O, E> {
@@ -53,6 +52,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             err,
             opts,
             at_line_start: true,
+            retrying: None,
             model: String::new(),
         }
     }
@@ -98,7 +98,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
             Event::SessionStarted { model, .. } | Event::ModelChanged { model, .. } => {
                 self.model.clone_from(model)
             }
-            _ => {}
+            Event::Retrying { .. } => {}
+            _ => self.retrying = None,
         }
         if self.opts.json {
             // Straight to the writer through a small buffer: a resumed session's
@@ -163,10 +164,21 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 in_secs,
                 reason,
             } => {
-                let line = format!(
-                    "ikigai: {}; retrying in {in_secs:.1} s (attempt {attempt})",
-                    sanitize(reason)
-                );
+                // The agent counts a wait down once a second: the first line says why,
+                // then every 10 s and the last 3 s say how long is left.
+                let line = if self.retrying == Some(*attempt) {
+                    let left = in_secs.round() as u64;
+                    if !left.is_multiple_of(10) && left > 3 {
+                        return Ok(());
+                    }
+                    format!("ikigai: retrying in {left} s (attempt {attempt})")
+                } else {
+                    self.retrying = Some(*attempt);
+                    format!(
+                        "ikigai: {}; retrying in {in_secs:.1} s (attempt {attempt})",
+                        sanitize(reason)
+                    )
+                };
                 writeln!(self.err, "{}", self.paint(YELLOW, &line))?;
             }
             Event::Notice { level, text } => {
@@ -193,7 +205,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 self.print(&crate::ui::models::text(providers))?;
             }
             Event::Sessions { sessions } => {
-                let home = std::env::var("HOME").ok();
+                let home = crate::environ::var("HOME");
                 let table = crate::ui::sessions::format_sessions(sessions, home.as_deref(), &chrono::Local);
                 self.print(&table)?;
             }
@@ -295,6 +307,32 @@ mod tests {
     }
 
     #[test]
+    fn a_retry_countdown_says_why_once_then_every_ten_seconds_and_the_last_three() {
+        let retry = |attempt, in_secs: f64| Event::Retrying {
+            attempt,
+            in_secs,
+            reason: "rate limited (429)".into(),
+        };
+        let mut events: Vec<Event> = (1..=25).rev().map(|s| retry(1, f64::from(s))).collect();
+        events.push(Event::TurnStarted);
+        events.push(retry(1, 2.0));
+        let (_, err) = render(&events, PlainOptions::default());
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "ikigai: rate limited (429); retrying in 25.0 s (attempt 1)",
+                "ikigai: retrying in 20 s (attempt 1)",
+                "ikigai: retrying in 10 s (attempt 1)",
+                "ikigai: retrying in 3 s (attempt 1)",
+                "ikigai: retrying in 2 s (attempt 1)",
+                "ikigai: retrying in 1 s (attempt 1)",
+                "ikigai: rate limited (429); retrying in 2.0 s (attempt 1)",
+            ]
+        );
+    }
+
+    #[test]
     fn long_results_are_abbreviated_unless_verbose() {
         let body: Vec<String> = (0..60).map(|i| format!("line {i}")).collect();
         let env =
@@ -337,7 +375,7 @@ mod tests {
     }
 
     #[test]
-    fn interrupted_turns_are_marked_and_control_characters_dropped() {
+    fn interrupted_turns_are_marked_and_control_characters_shown() {
         let (out, err) = render(
             &[
                 Event::TextDelta {
@@ -350,8 +388,8 @@ mod tests {
             ],
             PlainOptions::default(),
         );
-        assert_eq!(out, "half [31mred\tdone\n[interrupted]\n");
-        assert_eq!(err, "ikigai: error: bad ]0;title\n");
+        assert_eq!(out, "half ␛[31mred␇␍\tdone\n[interrupted]\n");
+        assert_eq!(err, "ikigai: error: bad ␛]0;title␇\n");
     }
 
     #[test]

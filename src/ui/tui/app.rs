@@ -26,6 +26,11 @@ pub const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Phase {
     Waiting,
+    /// Waiting to send attempt `attempt + 1` at `at`.
+    Retrying {
+        attempt: u32,
+        at: Instant,
+    },
     Streaming,
     Tool(String),
 }
@@ -337,12 +342,15 @@ impl App {
                 in_secs,
                 reason,
             } => {
-                self.flush_live();
-                self.push(Cell::Notice(
-                    NoticeLevel::Warning,
-                    format!("{reason}; retrying in {in_secs:.1}s (attempt {attempt})"),
-                ));
-                self.phase(Phase::Waiting, now);
+                // Counted down once a second: one notice, then the status line.
+                let phase = self.turn.as_ref().map(|t| &t.phase);
+                if !matches!(phase, Some(Phase::Retrying { attempt: a, .. }) if *a == attempt) {
+                    self.flush_live();
+                    let text = format!("{reason}; retrying in {in_secs:.1}s (attempt {attempt})");
+                    self.push(Cell::Notice(NoticeLevel::Warning, text));
+                }
+                let at = now + Duration::from_secs_f64(in_secs.clamp(0.0, 3600.0));
+                self.phase(Phase::Retrying { attempt, at }, now);
             }
             Event::Notice { level, text } => {
                 self.flush_live();
@@ -356,7 +364,7 @@ impl App {
             Event::TurnEnded { reason } => self.end_turn(reason, now),
             Event::UserMessage { .. } => {}
             Event::Sessions { sessions } => {
-                let home = std::env::var("HOME").ok();
+                let home = crate::environ::var("HOME");
                 let table = crate::ui::sessions::format_sessions(&sessions, home.as_deref(), &chrono::Local);
                 self.push(Cell::Notice(NoticeLevel::Info, table.trim_end().to_string()));
             }

@@ -17,6 +17,7 @@ pub mod markdown;
 pub mod paste;
 pub mod screen;
 pub mod theme;
+pub mod trust_ask;
 pub mod view;
 pub mod wrap;
 
@@ -107,7 +108,7 @@ pub async fn run(
     mut events: UnboundedReceiver<Event>,
     ctx: TuiContext,
 ) -> Result<u8, TuiError> {
-    let env = |k: &str| std::env::var(k).ok();
+    let env = |k: &str| crate::environ::var(k);
     let theme = theme::Theme::from_env(&env);
     let hist = history::History::load(history::default_path(&env));
     let cwd_display = display_path(&ctx.cwd, env("HOME").as_deref());

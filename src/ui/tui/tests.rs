@@ -413,3 +413,60 @@ fn long_live_message_shows_its_tail_and_viewport_grows() {
         "nothing lost: {all}"
     );
 }
+
+#[test]
+fn escape_sequences_and_bidi_controls_are_shown_not_performed() {
+    let mut h = Harness::new(80, 20, &[]);
+    session(&mut h);
+    h.typed("go").enter();
+    h.ev(Event::TurnStarted);
+    h.ev(Event::TextDelta {
+        text: "title \u{1b}]0;T\u{7} clear \u{1b}[2J flip \u{202E}gnp.exe\n".into(),
+    });
+    h.ev(Event::ToolCallStarted {
+        id: "c1".into(),
+        name: "bash".into(),
+        arguments: r#"{"command":"cat x"}"#.into(),
+    });
+    h.ev(Event::ToolCallFinished {
+        id: "c1".into(),
+        summary: "exit 0".into(),
+        output: tool_output("out \u{1b}]52;c;Y2xpcA==\u{7} \u{2066}x\u{2069}"),
+        success: true,
+    });
+    h.ev(Event::TurnEnded {
+        reason: TurnEndReason::Done,
+    });
+    h.draw();
+    let all = h.text();
+    assert!(
+        all.contains("title ␛]0;T␇ clear ␛[2J flip <U+202E>gnp.exe"),
+        "{all}"
+    );
+    assert!(all.contains("out ␛]52;c;Y2xpcA==␇ <U+2066>x<U+2069>"), "{all}");
+    assert!(
+        !all.chars()
+            .any(|c| c == '\u{1b}' || c == '\u{7}' || crate::text::is_bidi_control(c)),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_retry_is_one_notice_and_a_countdown_on_the_status_line() {
+    let mut h = Harness::new(80, 20, &[]);
+    session(&mut h);
+    h.typed("go").enter();
+    h.ev(Event::TurnStarted);
+    for left in [30.0, 29.0, 28.0] {
+        h.ev(Event::Retrying {
+            attempt: 1,
+            in_secs: left,
+            reason: "rate limited (429)".into(),
+        });
+    }
+    h.draw();
+    let all = h.text();
+    assert_eq!(all.matches("rate limited (429); retrying in").count(), 1, "{all}");
+    // Drawn two seconds after the last event (the harness's clock): 26 s left.
+    assert!(all.contains("Retrying in 26s (attempt 1)"), "{all}");
+}

@@ -88,6 +88,13 @@ pub fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usize, now
         let (label, since) = match (&turn.phase, turn.cancelling) {
             (_, true) => ("Interrupting".to_string(), turn.started),
             (Phase::Waiting, _) => ("Thinking".to_string(), turn.started),
+            (Phase::Retrying { attempt, at }, _) => {
+                let left = at.saturating_duration_since(now).as_secs_f64().ceil();
+                (
+                    format!("Retrying in {left:.0}s (attempt {attempt})"),
+                    turn.started,
+                )
+            }
             (Phase::Streaming, _) => ("Responding".to_string(), turn.started),
             (Phase::Tool(name), _) => (format!("Running {name}"), turn.phase_since),
         };

@@ -17,21 +17,14 @@ pub fn str_width(s: &str) -> usize {
 }
 
 /// Makes text safe to put on a terminal: tabs become spaces, other control characters
-/// (escape sequences included) are dropped. Newlines are kept.
+/// (escape sequences included) and bidirectional controls become visible symbols
+/// (`crate::text::visible`). Newlines are kept.
 pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\n') {
-        return std::borrow::Cow::Borrowed(text);
+    let shown = crate::text::visible(text);
+    if !shown.contains('\t') {
+        return shown;
     }
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\t' => out.push_str("    "),
-            '\n' => out.push('\n'),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
+    std::borrow::Cow::Owned(shown.replace('\t', "    "))
 }
 
 /// How a logical line is broken when it is wider than the width.
@@ -267,8 +260,9 @@ mod tests {
     }
 
     #[test]
-    fn control_chars_are_removed() {
-        assert_eq!(sanitize("a\x1b[31mred\tx\r\n"), "a[31mred    x\n");
+    fn control_chars_are_shown() {
+        assert_eq!(sanitize("a\x1b[31mred\tx\r\n"), "a␛[31mred    x\n");
+        assert_eq!(sanitize("\u{202E}abc"), "<U+202E>abc");
         assert_eq!(truncate("hello world", 6), "hello…");
         assert_eq!(truncate("hi", 6), "hi");
     }

@@ -221,9 +221,14 @@ async fn handle(
             .body(Body::from("fake vendor: no scripted reply left"))
             .expect("response"),
         Some(Reply::Status { code, headers, body }) => {
-            let mut b = Response::builder()
-                .status(code)
-                .header("content-type", "application/json");
+            let mut b = Response::builder().status(code);
+            // JSON unless the reply names its own content type.
+            if !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            {
+                b = b.header("content-type", "application/json");
+            }
             for (k, v) in headers {
                 b = b.header(k, v);
             }

@@ -20,9 +20,22 @@ use std::process::Command;
 #[allow(unused_imports)]
 pub use fake_provider::{fixture, fixture_path};
 
+/// The binary under test: the one this build made, or `IKIGAI_TEST_BIN` (to check that a
+/// test fails on an older build).
+pub fn binary() -> std::path::PathBuf {
+    std::env::var_os("IKIGAI_TEST_BIN")
+        .map(Into::into)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_ikigai").into())
+}
+
 /// The real binary with an isolated environment (see `env::isolate`), run in `home`.
 pub fn ikigai(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ikigai"));
+    ikigai_at(&binary(), home)
+}
+
+/// `ikigai`, with the binary at `bin`.
+pub fn ikigai_at(bin: &Path, home: &Path) -> Command {
+    let mut cmd = Command::new(bin);
     env::isolate(&mut cmd, home);
     cmd.current_dir(home);
     cmd

@@ -16,6 +16,11 @@ pub struct Tmux {
 
 impl Tmux {
     pub fn start(home: &Path, base_url: &str, args: &str) -> Tmux {
+        Self::start_in(home, home, base_url, args)
+    }
+
+    /// `start`, with ikigai run in `cwd` (a project folder that is not the home folder).
+    pub fn start_in(home: &Path, cwd: &Path, base_url: &str, args: &str) -> Tmux {
         let ok = Command::new("tmux")
             .arg("-V")
             .output()
@@ -29,7 +34,8 @@ impl Tmux {
         static STARTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = STARTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let socket = home.join(format!("tmux-{n}.sock"));
-        let bin = env!("CARGO_BIN_EXE_ikigai");
+        let bin = super::binary();
+        let bin = bin.display();
         let env = format!(
             "env -u OPENAI_API_KEY -u IKIGAI_CONFIG -u IKIGAI_MODEL -u IKIGAI_DATABASE_URL -u NO_COLOR \
              HOME={h} XDG_CONFIG_HOME={h}/.config XDG_DATA_HOME={h}/.local/share \
@@ -37,9 +43,9 @@ impl Tmux {
             h = home.display()
         );
         let script = format!(
-            "cd {h} && printf 'before ikigai\\n' && {env} {bin} {args}; echo EXITED:$?; \
+            "cd {c} && printf 'before ikigai\\n' && {env} {bin} {args}; echo EXITED:$?; \
              echo TTY: $(stty -a | tr ' ;' '\\n\\n' | grep -x -e '-\\?icanon' -e '-\\?echo'); sleep 600",
-            h = home.display()
+            c = cwd.display()
         );
         let status = Command::new("tmux")
             .arg("-S")

@@ -1,0 +1,19 @@
+//! `ikigai-launch`: the tool launcher as a small executable of its own — the same code as
+//! ikigai's launcher mode (`src/tools/launcher/exec.rs`), without loading the whole ikigai
+//! binary (its C++ runtime, its relocations), so that every tool call pays for a small
+//! exec. ikigai starts its tools through it when it is installed beside ikigai; it is not
+//! run by hand.
+
+#[path = "../tools/launcher/exec.rs"]
+mod exec;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if !exec::is_launch(&args) {
+        eprintln!("ikigai-launch: ikigai starts its tools through this program; it is not run by hand");
+        return ExitCode::from(2);
+    }
+    ExitCode::from(exec::run(args))
+}

@@ -1,0 +1,63 @@
+//! The launcher's own side: what it does once started (`MODE POLICY PATH ARGV0 ARGS…`):
+//! applies the policy to itself — today the death signal: SIGKILL when the ikigai thread
+//! that started it ends, even by SIGKILL — then executes the tool in its place (same pid,
+//! same process group, the environment and working directory it was given). The policy is
+//! a small JSON object (the mode's name carries its version), so later restrictions (a
+//! sandbox) travel the same way. Self-contained (std, nix, serde): compiled into `ikigai`
+//! (its launcher mode) and into the small `ikigai-launch` executable. Never loads a config
+//! and never touches the terminal except to say why the tool could not be executed.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// `argv[1]` of the launcher mode. Not an option anyone would type.
+pub const MODE: &str = "__ikigai-launch-v1";
+/// The exit code when the tool could not be executed (as a shell says "not found").
+pub const CANNOT_EXEC: u8 = 127;
+
+/// What the launcher applies to itself before it executes the tool.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Policy {
+    /// The process that started the launcher; if it is already gone when the death
+    /// signal is armed, the launcher exits instead of running the tool unwatched.
+    pub parent: u32,
+}
+
+/// True when this process was started as the launcher.
+pub fn is_launch(args: &[OsString]) -> bool {
+    args.get(1).is_some_and(|a| a == MODE)
+}
+
+/// The launcher mode: applies the policy and executes the tool. Returns only when that
+/// failed, with the exit code to end with.
+pub fn run(args: Vec<OsString>) -> u8 {
+    let mut it = args.into_iter().skip(2);
+    let (Some(policy), Some(path), Some(argv0)) = (it.next(), it.next(), it.next()) else {
+        eprintln!("ikigai: the launcher was started without a tool");
+        return 2;
+    };
+    let policy: Policy = match serde_json::from_str(&policy.to_string_lossy()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("ikigai: the launcher's policy is invalid: {e}");
+            return 2;
+        }
+    };
+    if let Err(e) = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL) {
+        eprintln!("ikigai: cannot arm the launcher's death signal: {e}");
+        return CANNOT_EXEC;
+    }
+    // The parent may have died before the signal was armed: then nobody watches the tool.
+    if policy.parent != 0 && nix::unistd::getppid().as_raw() as u32 != policy.parent {
+        return CANNOT_EXEC;
+    }
+    // `exec` resets the signal dispositions std changed (SIGPIPE) and the signal mask,
+    // so the tool starts as if spawned directly.
+    let err = std::process::Command::new(&path).arg0(argv0).args(it).exec();
+    eprintln!("ikigai: cannot run {}: {err}", Path::new(&path).display());
+    CANNOT_EXEC
+}

@@ -1,0 +1,208 @@
+//! The launcher, through which every tool process starts: the small `ikigai-launch`
+//! executable when it is installed beside ikigai (a tool call then pays for a small exec),
+//! else a hidden mode of the ikigai binary itself (`ikigai MODE …`, checked first thing in
+//! `main`). Both run `exec.rs`: arm the death signal, then execute the tool. This side
+//! finds the launcher and builds the command that goes through it; it never prints.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+mod exec;
+
+pub use exec::{CANNOT_EXEC, MODE, Policy, is_launch, run};
+
+/// The small launcher executable's name.
+pub const LAUNCHER_NAME: &str = "ikigai-launch";
+
+/// The binary to re-execute as the launcher, once set; `None`: tools start directly
+/// (a library user without the ikigai binary).
+static EXE: OnceLock<PathBuf> = OnceLock::new();
+
+/// Sets the launcher binary for this process (`locate()` in the binary; tests and benches
+/// name a built one). The first call wins.
+pub fn install(exe: impl Into<PathBuf>) {
+    let _ = EXE.set(exe.into());
+}
+
+/// Where the launcher is for the binary at `exe`: `ikigai-launch` beside it (a build
+/// tree) or in `../libexec/` (an install), else `exe` itself in launcher mode
+/// (`/proc/self/exe`, which still works when the file was replaced meanwhile).
+pub fn locate(exe: Option<&Path>) -> PathBuf {
+    let executable = |p: &Path| nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).is_ok() && p.is_file();
+    if let Some(dir) = exe.and_then(Path::parent) {
+        for p in [
+            dir.join(LAUNCHER_NAME),
+            dir.join("../libexec").join(LAUNCHER_NAME),
+        ] {
+            if executable(&p) {
+                return p;
+            }
+        }
+    }
+    PathBuf::from("/proc/self/exe")
+}
+
+/// The launcher binary, when installed.
+pub fn installed() -> Option<&'static Path> {
+    EXE.get().map(PathBuf::as_path)
+}
+
+/// The arguments that make the launcher run `path` (with `argv0` and `args`) under `policy`.
+pub fn arguments(policy: &Policy, path: &Path, argv0: &OsString, args: &[OsString]) -> Vec<OsString> {
+    let policy = serde_json::to_string(policy).unwrap_or_else(|_| "{}".into());
+    let mut out = Vec::with_capacity(args.len() + 4);
+    out.push(OsString::from(MODE));
+    out.push(OsString::from(policy));
+    out.push(path.as_os_str().to_owned());
+    out.push(argv0.clone());
+    out.extend(args.iter().cloned());
+    out
+}
+
+/// A command that runs `program` with `args` through the launcher when one is installed
+/// (else directly), for any process ikigai starts on the user's behalf (tools, MCP
+/// servers). The caller sets the rest (working directory, environment, stdio, group).
+/// Spawn it from a thread that lives as long as ikigai (the runtime's main thread): the
+/// death signal fires when the spawning thread ends. `program` is resolved here (see
+/// `resolve`), so a missing one is the same error a direct spawn gives.
+pub fn command(
+    program: &Path,
+    args: &[OsString],
+    cwd: &Path,
+    path_var: Option<&std::ffi::OsStr>,
+) -> std::io::Result<tokio::process::Command> {
+    Ok(match installed() {
+        Some(exe) => {
+            let path = resolve(program, cwd, path_var)?;
+            let policy = Policy {
+                parent: std::process::id(),
+            };
+            let mut cmd = tokio::process::Command::new(exe);
+            cmd.args(arguments(&policy, &path, &program.as_os_str().to_owned(), args));
+            cmd
+        }
+        None => {
+            let mut cmd = tokio::process::Command::new(program);
+            cmd.args(args);
+            cmd
+        }
+    })
+}
+
+/// Where `program` is, as the launcher must be told: a path with a `/` (relative to
+/// `cwd`), or the first executable file of that name in `path_var` (the tool's `PATH`).
+/// The error is the one a direct spawn would give (not found, permission denied).
+pub fn resolve(program: &Path, cwd: &Path, path_var: Option<&std::ffi::OsStr>) -> std::io::Result<PathBuf> {
+    use std::io::{Error, ErrorKind};
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file())
+            && nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).is_ok()
+    };
+    if program.as_os_str().as_encoded_bytes().contains(&b'/') {
+        let p = cwd.join(program);
+        return if executable(&p) {
+            Ok(p)
+        } else if p.exists() {
+            Err(Error::new(
+                ErrorKind::PermissionDenied,
+                format!("{} is not an executable file", p.display()),
+            ))
+        } else {
+            Err(Error::new(
+                ErrorKind::NotFound,
+                format!("{} does not exist", p.display()),
+            ))
+        };
+    }
+    let search = path_var.unwrap_or(std::ffi::OsStr::new("/usr/local/bin:/usr/bin:/bin"));
+    for dir in std::env::split_paths(search) {
+        let dir = if dir.as_os_str().is_empty() {
+            cwd.to_path_buf()
+        } else {
+            cwd.join(dir)
+        };
+        let p = dir.join(program);
+        if executable(&p) {
+            return Ok(p);
+        }
+    }
+    Err(Error::new(
+        ErrorKind::NotFound,
+        format!("{} is not in PATH", program.display()),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_resolve_like_a_spawn_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let tool = bin.join("t");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        let path = std::ffi::OsString::from(format!("/nonexistent:{}", bin.display()));
+        let err = resolve(Path::new("t"), dir.path(), Some(&path));
+        assert_eq!(
+            err.unwrap_err().kind(),
+            std::io::ErrorKind::NotFound,
+            "not executable yet"
+        );
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(resolve(Path::new("t"), dir.path(), Some(&path)).unwrap(), tool);
+        assert_eq!(resolve(Path::new("bin/t"), dir.path(), None).unwrap(), tool);
+        let missing = resolve(Path::new("./nope"), dir.path(), None).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let denied = resolve(&tool, dir.path(), None).unwrap_err();
+        assert_eq!(denied.kind(), std::io::ErrorKind::PermissionDenied);
+    }
+
+    #[test]
+    fn the_small_launcher_is_found_beside_the_binary_or_in_libexec() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let bin = root.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let exe = bin.join("ikigai");
+        assert_eq!(
+            locate(Some(&exe)),
+            Path::new("/proc/self/exe"),
+            "none: its own mode"
+        );
+        assert_eq!(locate(None), Path::new("/proc/self/exe"));
+        let libexec = root.path().join("libexec");
+        std::fs::create_dir_all(&libexec).unwrap();
+        let installed = libexec.join(LAUNCHER_NAME);
+        std::fs::write(&installed, "").unwrap();
+        std::fs::set_permissions(&installed, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(locate(Some(&exe)), bin.join("../libexec").join(LAUNCHER_NAME));
+        let beside = bin.join(LAUNCHER_NAME);
+        std::fs::write(&beside, "").unwrap();
+        std::fs::set_permissions(&beside, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(locate(Some(&exe)), beside);
+    }
+
+    #[test]
+    fn the_policy_travels_as_versioned_json_in_the_arguments() {
+        let p = Policy { parent: 42 };
+        let args = arguments(
+            &p,
+            Path::new("/bin/sh"),
+            &"sh".into(),
+            &["-c".into(), "true".into()],
+        );
+        assert!(is_launch(&[OsString::from("ikigai"), args[0].clone()]));
+        assert_eq!(
+            serde_json::from_str::<Policy>(&args[1].to_string_lossy()).unwrap(),
+            p
+        );
+        assert_eq!(&args[2..], &["/bin/sh", "sh", "-c", "true"].map(OsString::from));
+        // Fields added later default, so an older launcher policy still reads.
+        assert_eq!(serde_json::from_str::<Policy>("{}").unwrap(), Policy::default());
+    }
+}

@@ -194,8 +194,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config) -> Result<u8, AppError>
             match ask(&cwd, &untrusted, home.as_deref())? {
                 // Discovery reads the trust list: from now on it says trusted.
                 Answer::Trust => {
-                    let store = crate::permissions::trust::Store::default_location()
-                        ?;
+                    let store = crate::permissions::trust::Store::default_location()?;
                     store.trust(&cwd)?;
                     // The project's own MCP servers come with the trust, this run already.
                     add_project_mcp_servers(&mut config)?;

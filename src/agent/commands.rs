@@ -12,7 +12,7 @@ use crate::protocol::{Event, NoticeLevel, Op};
 use crate::store::MarkerKind;
 
 /// The slash command an op stands for (for messages about it).
-pub fn name(op: &Op) -> &'static str {
+pub(crate) fn name(op: &Op) -> &'static str {
     match op {
         Op::Submit(_) => "a message",
         Op::Cancel => "cancel",
@@ -28,7 +28,7 @@ pub fn name(op: &Op) -> &'static str {
 }
 
 /// Answers one command op (between turns).
-pub async fn handle(st: &mut AgentState, op: Op) {
+pub(crate) async fn handle(st: &mut AgentState, op: Op) {
     match op {
         Op::SetModel(name) => set_model(st, &name),
         Op::ListModels => super::switch::list(st).await,
@@ -43,7 +43,7 @@ pub async fn handle(st: &mut AgentState, op: Op) {
 }
 
 /// Rescans the tool folders; the new set goes with the next request.
-pub async fn refresh_tools(st: &mut AgentState) {
+pub(crate) async fn refresh_tools(st: &mut AgentState) {
     let n = st.registry().refresh().await;
     for text in st.registry().take_notices() {
         st.notice(NoticeLevel::Warning, text);
@@ -56,7 +56,7 @@ pub async fn refresh_tools(st: &mut AgentState) {
 
 /// `/mcp restart NAME`: starts the server again; says whether it came up (a failure is
 /// told by the server's own notice, with its reason and stderr).
-pub async fn restart_mcp(st: &mut AgentState, name: &str) {
+pub(crate) async fn restart_mcp(st: &mut AgentState, name: &str) {
     let Some(mcp) = st.registry().mcp() else {
         st.notice(NoticeLevel::Warning, "no MCP server is configured");
         return;
@@ -79,7 +79,7 @@ pub async fn restart_mcp(st: &mut AgentState, name: &str) {
 }
 
 /// Switches the model (or provider) for the following requests and records it.
-pub fn set_model(st: &mut AgentState, name: &str) {
+pub(crate) fn set_model(st: &mut AgentState, name: &str) {
     super::switch::set_model(st, name);
 }
 
@@ -114,7 +114,7 @@ async fn resume(st: &mut AgentState, prefix: &str) {
 }
 
 /// `/compact [instructions]`: summarise the conversation now.
-pub async fn compact(st: &mut AgentState, instructions: Option<&str>) {
+pub(crate) async fn compact(st: &mut AgentState, instructions: Option<&str>) {
     if let Err(e) = super::compact::run(st, instructions).await {
         st.notice(NoticeLevel::Warning, format!("/compact: {e}"));
     }

@@ -18,7 +18,7 @@ const KEEP_SHARE: f64 = 0.30;
 
 /// Why a compaction did not happen.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum CompactError {
+pub(crate) enum CompactError {
     /// Everything is among the messages kept whole.
     #[error("there is nothing to compact yet")]
     Nothing,
@@ -34,14 +34,14 @@ pub enum CompactError {
 
 /// Estimated tokens before and after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Compacted {
+pub(crate) struct Compacted {
     pub before: u64,
     pub after: u64,
 }
 
 /// Compacts the conversation now; `instructions` are the user's additions (`/compact …`).
 /// Emits `Event::Compacted` and records the summary.
-pub async fn run(st: &mut AgentState, instructions: Option<&str>) -> Result<Compacted, CompactError> {
+pub(crate) async fn run(st: &mut AgentState, instructions: Option<&str>) -> Result<Compacted, CompactError> {
     st.sync_budget();
     let b = st.budget();
     let before = b.tokens(b.messages_chars());
@@ -68,7 +68,7 @@ pub async fn run(st: &mut AgentState, instructions: Option<&str>) -> Result<Comp
 
 /// The user message the next request asks the model to answer, when nothing has
 /// answered it yet (it is the last message): compaction never summarises it.
-pub fn awaiting_answer(messages: &[Message]) -> Option<usize> {
+pub(crate) fn awaiting_answer(messages: &[Message]) -> Option<usize> {
     let last = messages.len().checked_sub(1)?;
     (messages[last].kind == Kind::User).then_some(last)
 }
@@ -76,7 +76,7 @@ pub fn awaiting_answer(messages: &[Message]) -> Option<usize> {
 /// Where the messages kept whole begin: the current user turn when it fits in
 /// `max_chars`, else the earliest boundary after it that does (a boundary never splits a
 /// tool call from its result). `messages.len()` keeps nothing.
-pub fn keep_from(messages: &[Message], size: impl Fn(usize) -> u64, max_chars: u64) -> usize {
+pub(crate) fn keep_from(messages: &[Message], size: impl Fn(usize) -> u64, max_chars: u64) -> usize {
     let n = messages.len();
     let last_user = messages.iter().rposition(|m| m.kind == Kind::User).unwrap_or(0);
     let boundary = |b: usize| {

@@ -9,14 +9,14 @@ use crate::tools::{Envelope, ErrorCode};
 
 /// Counts the calls of one turn.
 #[derive(Debug)]
-pub struct RepeatGuard {
+pub(crate) struct RepeatGuard {
     max: u32,
     seen: HashMap<(String, String), u32>,
 }
 
 impl RepeatGuard {
     /// `max` of 0 turns the guard off.
-    pub fn new(max: u32) -> Self {
+    pub(crate) fn new(max: u32) -> Self {
         RepeatGuard {
             max,
             seen: HashMap::new(),
@@ -24,7 +24,7 @@ impl RepeatGuard {
     }
 
     /// Records a call about to run; `false` when it must not run (one too many repeats).
-    pub fn allow(&mut self, name: &str, arguments: &str) -> bool {
+    pub(crate) fn allow(&mut self, name: &str, arguments: &str) -> bool {
         if self.max == 0 {
             return true;
         }
@@ -39,7 +39,7 @@ impl RepeatGuard {
         true
     }
 
-    pub fn max(&self) -> u32 {
+    pub(crate) fn max(&self) -> u32 {
         self.max
     }
 }
@@ -54,7 +54,7 @@ fn canonical(arguments: &str) -> String {
 }
 
 /// What the model gets instead of running a repeated call.
-pub fn repeated_envelope(name: &str, times: u32) -> Envelope {
+pub(crate) fn repeated_envelope(name: &str, times: u32) -> Envelope {
     Envelope::failure(
         ErrorCode::RepeatedCall,
         format!(

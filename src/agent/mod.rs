@@ -2,18 +2,18 @@
 //! it only through `Op` and `Event`; cancelling drops the turn in flight.
 
 pub mod budget;
-pub mod commands;
-pub mod compact;
+pub(crate) mod commands;
+pub(crate) mod compact;
 pub mod context;
-pub mod elide;
-pub mod guard;
-pub mod limit;
-pub mod prompt;
+pub(crate) mod elide;
+pub(crate) mod guard;
+pub(crate) mod limit;
+pub(crate) mod prompt;
 pub mod resume;
-pub mod retry;
-pub mod state;
-pub mod switch;
-pub mod turn;
+pub(crate) mod retry;
+pub(crate) mod state;
+pub(crate) mod switch;
+pub(crate) mod turn;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

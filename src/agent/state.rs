@@ -74,7 +74,7 @@ pub struct AgentState {
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
-pub fn new_session_id() -> String {
+pub(crate) fn new_session_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 

@@ -16,11 +16,11 @@ use crate::provider::{Provider, ProviderError};
 use crate::store::MarkerKind;
 
 /// How long `/model` waits for one provider's model list.
-pub const LIST_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const LIST_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// `/model MODEL` (current provider), `/model PROVIDER/MODEL` (switch provider) or
 /// `/model PROVIDER/` (switch to the provider's own model).
-pub fn set_model(st: &mut AgentState, arg: &str) {
+pub(crate) fn set_model(st: &mut AgentState, arg: &str) {
     let arg = arg.trim();
     if arg.is_empty() {
         st.notice(NoticeLevel::Error, "usage: /model MODEL or /model PROVIDER/MODEL");
@@ -53,7 +53,7 @@ pub fn set_model(st: &mut AgentState, arg: &str) {
 
 /// Why another provider cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum SwitchError {
+pub(crate) enum SwitchError {
     /// Unknown provider, bad section.
     #[error(transparent)]
     Setup(#[from] SetupError),
@@ -64,7 +64,7 @@ pub enum SwitchError {
 
 /// Builds provider `name` with `model` and makes it current; on failure (unknown
 /// provider, no key, bad section) the current provider stays and the error says why.
-pub fn switch_provider(st: &mut AgentState, name: &str, model: &str) -> Result<(), SwitchError> {
+pub(crate) fn switch_provider(st: &mut AgentState, name: &str, model: &str) -> Result<(), SwitchError> {
     let provider = factory::build_named(st.config(), name, Some(model))?;
     let hint = provider.setup_hint();
     if !hint.is_empty() {
@@ -91,7 +91,7 @@ fn apply(st: &mut AgentState, model: String) {
 
 /// `/model` alone: every configured provider, with the models its endpoint lists (asked
 /// at once, each bounded by `LIST_TIMEOUT`; no request where the key is missing).
-pub async fn list(st: &AgentState) {
+pub(crate) async fn list(st: &AgentState) {
     let env = |k: &str| crate::environ::var(k);
     let current = st.provider().name().to_string();
     let mut rows = Vec::new();

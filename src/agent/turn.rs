@@ -49,7 +49,7 @@ impl Reasoning {
 }
 
 /// Runs one user turn. Cancel by dropping the future, then call `AgentState::interrupt`.
-pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
+pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     st.emit(Event::UserMessage { text: text.clone() });
     st.emit(Event::TurnStarted);
     st.append(Message::user(text));

@@ -77,7 +77,7 @@ pub(crate) struct EventRow {
 }
 
 impl EventRow {
-    pub fn new(id: String, session_id: String, record: Record, created_at: String) -> Self {
+    pub(super) fn new(id: String, session_id: String, record: Record, created_at: String) -> Self {
         let (kind, content, data, title, model) = match record {
             Record::Message(m) => {
                 let data = Some(m.data_json()).filter(|d| !d.is_null());
@@ -106,7 +106,7 @@ impl EventRow {
     }
 
     /// The provider a `model` marker names (`/model PROVIDER/MODEL`): the session's from now.
-    pub fn provider(&self) -> Option<String> {
+    pub(super) fn provider(&self) -> Option<String> {
         if self.kind != super::MarkerKind::Model.as_str() {
             return None;
         }
@@ -151,7 +151,7 @@ impl StoredEvent {
 impl StoredEvent {
     /// Back to what the agent recorded; a message whose data does not fit its kind is
     /// damage, reported with its position.
-    pub fn into_record(self, session_id: &str) -> Result<Record, StoreError> {
+    pub(super) fn into_record(self, session_id: &str) -> Result<Record, StoreError> {
         if let Some(kind) = Kind::parse(&self.kind) {
             // Typed straight from the text: a long session builds no JSON tree per row.
             return Message::from_stored(kind, self.content, self.data.as_deref())
@@ -178,7 +178,7 @@ impl StoredEvent {
 
 impl StoredEvent {
     /// The public, raw view (`ikigai export --format jsonl`).
-    pub fn info(&self) -> super::EventInfo {
+    pub(super) fn info(&self) -> super::EventInfo {
         let data = self
             .data
             .as_deref()

@@ -27,7 +27,7 @@ pub(crate) struct Store {
 }
 
 impl Store {
-    pub fn new(
+    pub(super) fn new(
         tx: mpsc::UnboundedSender<Cmd>,
         state: watch::Receiver<Conn>,
         pending: Arc<AtomicUsize>,

@@ -19,7 +19,7 @@ use super::lease::PgLocks;
 use super::sql::{Db, Dialect};
 
 /// The PostgreSQL schema, embedded in the binary.
-pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
+pub(super) static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// SQLSTATE prefixes that mean "not now": connection exceptions, insufficient
 /// resources, operator intervention (shutdown), transaction rollback, system errors.

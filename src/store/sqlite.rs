@@ -24,7 +24,7 @@ use super::location::parent_dir;
 use super::sql::{Db, Dialect};
 
 /// The SQLite schema, embedded in the binary.
-pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
+pub(super) static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// SQLite result codes (primary, low byte) that mean "not now" rather than "never".
 const TRANSIENT_CODES: [i64; 8] = [

@@ -14,7 +14,7 @@ use super::mcp::Mcp;
 use super::{Envelope, Tool, ToolContext, ToolError, ToolSchema};
 
 /// The longest a request waits for discovery, counted from its start.
-pub const DISCOVERY_WAIT: Duration = Duration::from_millis(1500);
+pub(crate) const DISCOVERY_WAIT: Duration = Duration::from_millis(1500);
 
 /// One finished tool call: what the scrollback shows and what the model gets.
 #[derive(Clone, Debug, PartialEq)]
@@ -316,7 +316,7 @@ impl Registry {
 }
 
 /// Parses the model's arguments; an empty string means no arguments.
-pub fn parse_arguments(arguments: &str) -> Result<Value, ToolError> {
+pub(crate) fn parse_arguments(arguments: &str) -> Result<Value, ToolError> {
     if arguments.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }

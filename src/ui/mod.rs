@@ -4,14 +4,14 @@
 //! They consume agent `Event`s and send `Op`s (parsed from slash commands by `slash`);
 //! they never reach into the agent. Only front ends print.
 
-pub mod diff;
+pub(crate) mod diff;
 pub mod mcp;
-pub mod models;
+pub(crate) mod models;
 pub mod plain;
-pub mod result;
+pub(crate) mod result;
 pub mod sessions;
-pub mod shell;
-pub mod slash;
+pub(crate) mod shell;
+pub(crate) mod slash;
 pub mod tool_cmd;
 pub mod trust_cmd;
 pub mod tui;

@@ -5,7 +5,7 @@
 use crate::tools::Envelope;
 
 /// The output or error an envelope carries; text that is not an envelope, as it is.
-pub fn text(output: &str) -> String {
+pub(crate) fn text(output: &str) -> String {
     match Envelope::parse(output) {
         Some(e) => e.text(),
         None => output.to_string(),
@@ -13,27 +13,27 @@ pub fn text(output: &str) -> String {
 }
 
 /// What a call that timed out or was interrupted printed before it stopped, or "".
-pub fn partial_output(output: &str) -> String {
+pub(crate) fn partial_output(output: &str) -> String {
     Envelope::parse(output)
         .and_then(|e| e.partial_output)
         .unwrap_or_default()
 }
 
 /// The message put on the last result allowed this turn, if it is that one.
-pub fn limit_message(output: &str) -> Option<String> {
+pub(crate) fn limit_message(output: &str) -> Option<String> {
     Envelope::parse(output).and_then(|e| e.limit_message)
 }
 
 /// Whether the result only says the tool call limit stopped the call (the agent's notice
 /// names the limit once).
-pub fn only_limit(output: &str) -> bool {
+pub(crate) fn only_limit(output: &str) -> bool {
     Envelope::parse(output).is_some_and(|e| e.only_limit())
 }
 
 /// The result line and the body under it. An error's summary ends with the error itself
 /// (`CODE: message`): a one-line message is shown in the line only, a longer one under
 /// the bare code.
-pub fn head_and_body<'a>(summary: &'a str, body: &'a str) -> (&'a str, &'a str) {
+pub(crate) fn head_and_body<'a>(summary: &'a str, body: &'a str) -> (&'a str, &'a str) {
     let body_trimmed = body.trim_end_matches('\n');
     let summary = summary.trim_end_matches('\n');
     if body_trimmed.trim().is_empty() {

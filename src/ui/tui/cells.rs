@@ -105,7 +105,7 @@ fn decode_envelope(output: &str) -> String {
 
 /// One item of the transcript.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Cell {
+pub(crate) enum Cell {
     User(String),
     Assistant(String),
     Reasoning(String),
@@ -126,7 +126,7 @@ pub enum Cell {
 
 /// How cells are drawn besides the width.
 #[derive(Clone, Copy, Debug)]
-pub struct Look<'a> {
+pub(crate) struct Look<'a> {
     pub theme: &'a Theme,
     /// Tool result lines shown; 0 = all.
     pub result_lines: usize,
@@ -135,7 +135,7 @@ pub struct Look<'a> {
 }
 
 impl Cell {
-    pub fn lines(&self, width: usize, look: &Look<'_>) -> Vec<Line<'static>> {
+    pub(crate) fn lines(&self, width: usize, look: &Look<'_>) -> Vec<Line<'static>> {
         let t = look.theme;
         match self {
             Cell::User(text) => wrap::wrap_text(
@@ -339,7 +339,7 @@ fn preview_lines(preview: &[crate::ui::diff::Line], width: usize, t: &Theme) -> 
 }
 
 /// A finished message from a stored session, as a cell (system prompts are not shown).
-pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
+pub(crate) fn from_message(m: &crate::message::Message) -> Option<Cell> {
     use crate::message::Kind;
     Some(match m.kind {
         Kind::System => return None,
@@ -379,7 +379,7 @@ pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
 /// was interrupted shows as it did live: `■ interrupted` where a stored mark says so
 /// (`interrupted`: the number of messages before each mark), or, without one, when a
 /// turn with an interrupted call ends.
-pub fn from_history(history: &[crate::message::Message], interrupted: &[usize]) -> Vec<Cell> {
+pub(crate) fn from_history(history: &[crate::message::Message], interrupted: &[usize]) -> Vec<Cell> {
     let mut out: Vec<Cell> = Vec::new();
     let mut interrupted_turn = false;
     let mark = |out: &mut Vec<Cell>| {
@@ -426,12 +426,12 @@ pub fn from_history(history: &[crate::message::Message], interrupted: &[usize]) 
 }
 
 /// The mark left where a turn was interrupted.
-pub fn interrupted_marker() -> Cell {
+pub(crate) fn interrupted_marker() -> Cell {
     Cell::Marker("■ interrupted".into())
 }
 
 /// A plain line in a style, for building `Cell::Lines`.
-pub fn styled(text: impl Into<String>, style: Style) -> Line<'static> {
+pub(crate) fn styled(text: impl Into<String>, style: Style) -> Line<'static> {
     Line::from(Span::styled(text.into(), style))
 }
 

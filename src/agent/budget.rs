@@ -35,9 +35,9 @@ pub struct Budget {
     /// Set when `reserve` came from the config (it then survives a window change).
     reserve_fixed: bool,
     /// Share of the window at which the conversation is compacted.
-    pub compact_at: f64,
+    compact_at: f64,
     /// Share of the window one tool result may take.
-    pub tool_share: f64,
+    tool_share: f64,
     /// Estimated characters of the system prompt and tool schemas.
     fixed_chars: u64,
     /// How many tool schemas `fixed_chars` counted.

@@ -101,7 +101,7 @@ fn call_overhead(c: &mut Criterion) {
     g.bench_function("through_registry", |b| {
         b.to_async(&rt).iter(|| async {
             let e = registry.execute("echo", ARGS, &ctx).await;
-            assert_eq!(e.envelope["result"]["text"], "hello");
+            assert_eq!(e.envelope.to_value()["result"]["text"], "hello");
         })
     });
     g.finish();

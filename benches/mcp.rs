@@ -111,7 +111,7 @@ fn call_overhead(c: &mut Criterion) {
     g.bench_function("through_registry", |b| {
         b.to_async(&rt).iter(|| async {
             let e = registry.execute("s0__hello", "{}", &ctx).await;
-            assert_eq!(e.envelope["result"]["output"], "hello ran", "{e:?}");
+            assert_eq!(e.envelope.to_value()["result"]["output"], "hello ran", "{e:?}");
         })
     });
     g.finish();

@@ -14,7 +14,7 @@ use ikigai::provider::local::render::{self, ChatPrompt};
 use ikigai::provider::local::tag::{exec_block, output_block};
 use ikigai::provider::sse::SseDecoder;
 use ikigai::tools::bash::Bash;
-use ikigai::tools::{Tool, ToolContext, envelope};
+use ikigai::tools::{Envelope, Tool, ToolContext};
 use serde_json::{Value, json};
 
 const SYSTEM: &str = "You are a careful senior engineer. Answer precisely.";
@@ -55,7 +55,7 @@ async fn run_bash() -> String {
         .call(json!({ "command": COMMAND }), &ctx)
         .await
         .expect("bash");
-    output_block(&render::result_text(&envelope::success(&out).to_string()))
+    output_block(&render::result_text(&Envelope::of_output(&out).to_string()))
 }
 
 /// Runs a job; returns (events, time of the first text event).

@@ -1,5 +1,5 @@
 //! Wires config, provider, tools, store and one front end together for one run.
-//! Front ends return their own errors; this module converts them into `AppError`, and
+//! Front ends return their own errors; `AppError` carries them with their type, and
 //! `main.rs` prints it and picks the exit code.
 
 use std::io::Read;
@@ -9,20 +9,25 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use crate::agent::{AgentSetup, Resume, Resumed};
 use crate::config::{Config, ConfigError};
+use crate::permissions::trust::TrustError;
 use crate::protocol::{Event, NoticeLevel, Op};
 use crate::provider::{Resolved, SetupError, Spec};
 use crate::store::{Sessions, StoreError};
 use crate::tools::Registry;
+use crate::ui::mcp::McpCmdError;
 use crate::ui::plain::{Input, PlainError, PlainOptions};
+use crate::ui::sessions::SessionsError;
 use crate::ui::tool_cmd::ToolCmdError;
+use crate::ui::trust_cmd::TrustCmdError;
 use crate::ui::tui::{TuiContext, TuiError};
 
-/// Why a run failed. `exit_code` maps it: 2 for usage and configuration, 1 otherwise.
+/// Why a run failed, each failure with its own type until `main.rs` prints it.
+/// `exit_code` maps it: 2 for usage and configuration, 1 otherwise.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The settings name no provider that can be set up.
+    /// The provider the settings name cannot be set up.
     #[error(transparent)]
     Setup(#[from] SetupError),
     /// The command line or the input was wrong.
@@ -31,70 +36,57 @@ pub enum AppError {
     /// `--resume ID` or `-c` found no session to continue.
     #[error("{0}")]
     NoSession(String),
-    /// The provider failed in a way retries could not fix.
-    #[error("{0}")]
-    Provider(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
-    #[error("{0}")]
-    Runtime(String),
+    #[error(transparent)]
+    Plain(#[from] PlainError),
+    #[error(transparent)]
+    Tui(#[from] TuiError),
+    #[error(transparent)]
+    ToolCmd(#[from] ToolCmdError),
+    #[error(transparent)]
+    Sessions(#[from] SessionsError),
+    #[error(transparent)]
+    Mcp(#[from] McpCmdError),
+    #[error(transparent)]
+    TrustCmd(#[from] TrustCmdError),
+    /// The trust list could not be read or written when the user answered the question.
+    #[error(transparent)]
+    Trust(#[from] TrustError),
 }
 
 impl AppError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            AppError::Config(_) | AppError::Setup(_) | AppError::Usage(_) | AppError::NoSession(_) => 2,
+            AppError::Config(_)
+            | AppError::Setup(_)
+            | AppError::Usage(_)
+            | AppError::NoSession(_)
+            | AppError::ToolCmd(ToolCmdError::Usage(_))
+            | AppError::Mcp(McpCmdError::Usage(_))
+            // A folder that is not one is the command line's fault.
+            | AppError::TrustCmd(TrustCmdError::Trust(
+                TrustError::Folder { .. } | TrustError::NotUtf8(_),
+            )) => 2,
             _ => 1,
         }
     }
 
     /// Whoever read our output stopped reading (`ikigai -p … | head`).
     pub fn is_broken_pipe(&self) -> bool {
-        matches!(self, AppError::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
-    }
-}
-
-impl From<ToolCmdError> for AppError {
-    fn from(e: ToolCmdError) -> Self {
-        match e {
-            ToolCmdError::Usage(m) => AppError::Usage(m),
-            ToolCmdError::Io(e) => AppError::Io(e),
-        }
-    }
-}
-
-impl From<crate::ui::trust_cmd::TrustCmdError> for AppError {
-    fn from(e: crate::ui::trust_cmd::TrustCmdError) -> Self {
-        use crate::permissions::trust::TrustError;
-        use crate::ui::trust_cmd::TrustCmdError;
-        match e {
-            TrustCmdError::Io(e) => AppError::Io(e),
-            // A folder that is not one is the command line's fault.
-            e @ TrustCmdError::Trust(TrustError::Folder { .. } | TrustError::NotUtf8(_)) => {
-                AppError::Usage(e.to_string())
-            }
-            e @ TrustCmdError::Trust(_) => AppError::Runtime(e.to_string()),
-        }
-    }
-}
-
-impl From<PlainError> for AppError {
-    fn from(e: PlainError) -> Self {
-        match e {
-            PlainError::Io(e) => AppError::Io(e),
-            e @ PlainError::AgentGone => AppError::Runtime(e.to_string()),
-        }
-    }
-}
-
-impl From<TuiError> for AppError {
-    fn from(e: TuiError) -> Self {
-        match e {
-            TuiError::Io(e) => AppError::Io(e),
-            e @ (TuiError::Terminal(_) | TuiError::AgentGone) => AppError::Runtime(e.to_string()),
-        }
+        let io = match self {
+            AppError::Io(e)
+            | AppError::Plain(PlainError::Io(e))
+            | AppError::Tui(TuiError::Io(e))
+            | AppError::ToolCmd(ToolCmdError::Io(e))
+            | AppError::Sessions(SessionsError::Io(e))
+            | AppError::Mcp(McpCmdError::Io(e))
+            | AppError::TrustCmd(TrustCmdError::Io(e)) => e,
+            _ => return false,
+        };
+        io.kind() == std::io::ErrorKind::BrokenPipe
     }
 }
 
@@ -167,12 +159,7 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
                 crate::cli::McpAction::Get { name, json } => (Some(name.as_str()), *json),
             };
             let cwd = std::env::current_dir()?;
-            crate::ui::mcp::run(&config, cwd, get, json)
-                .await
-                .map_err(|e| match e {
-                    crate::ui::mcp::McpCmdError::Usage(m) => AppError::Usage(m),
-                    crate::ui::mcp::McpCmdError::Io(e) => AppError::Io(e),
-                })
+            Ok(crate::ui::mcp::run(&config, cwd, get, json).await?)
         }
         Some(Command::Sessions(args)) => sessions(args, &config).await,
         Some(Command::Export(args)) => {
@@ -198,15 +185,6 @@ async fn sessions(args: &crate::cli::SessionsArgs, config: &Config) -> Result<u8
     r.map_err(AppError::from)
 }
 
-impl From<crate::ui::sessions::SessionsError> for AppError {
-    fn from(e: crate::ui::sessions::SessionsError) -> Self {
-        match e {
-            crate::ui::sessions::SessionsError::Store(e) => AppError::Store(e),
-            crate::ui::sessions::SessionsError::Io(e) => AppError::Io(e),
-        }
-    }
-}
-
 /// Chat mode: the TUI when stdin and stdout are terminals and no -p was given, else the
 /// scripted front end.
 async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> Result<u8, AppError> {
@@ -228,9 +206,8 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
             match ask(&cwd, &untrusted, home.as_deref())? {
                 // Discovery reads the trust list: from now on it says trusted.
                 Answer::Trust => {
-                    let store = crate::permissions::trust::Store::default_location()
-                        .map_err(|e| AppError::Runtime(e.to_string()))?;
-                    store.trust(&cwd).map_err(|e| AppError::Runtime(e.to_string()))?;
+                    let store = crate::permissions::trust::Store::default_location()?;
+                    store.trust(&cwd)?;
                     // The project's own MCP servers come with the trust, this run already
                     // (settings read now from the project's file, as at load).
                     add_project_mcp_servers(&mut config)?;
@@ -527,4 +504,32 @@ fn attach_stdin(prompt: &str, max: usize, events: &UnboundedSender<Event>) -> Re
         "{prompt}\n\n<stdin>\n{}\n</stdin>",
         text.trim_end_matches('\n')
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_keep_their_type_and_their_exit_code() {
+        let setup = AppError::from(SetupError::NoModel { name: "x".into() });
+        assert!(matches!(setup, AppError::Setup(SetupError::NoModel { .. })));
+        assert_eq!(setup.exit_code(), 2);
+        assert!(setup.to_string().starts_with("provider `x`: no model"), "{setup}");
+        let gone = AppError::from(PlainError::AgentGone);
+        assert!(matches!(gone, AppError::Plain(PlainError::AgentGone)));
+        assert_eq!(
+            (gone.exit_code(), gone.to_string().as_str()),
+            (1, "the agent stopped unexpectedly")
+        );
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(AppError::from(PlainError::Io(pipe)).is_broken_pipe());
+        let usage = AppError::from(ToolCmdError::Usage("bad".into()));
+        assert_eq!(usage.exit_code(), 2);
+        let store = AppError::from(SessionsError::Store(StoreError::NotFound("ab".into())));
+        assert_eq!(
+            (store.exit_code(), store.to_string().as_str()),
+            (1, "no session matches `ab`")
+        );
+    }
 }

@@ -5,13 +5,13 @@
 use std::time::Duration;
 
 /// Longest wait between two provider attempts when the server gave no Retry-After.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Longest Retry-After we honour.
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
 /// How long to wait before attempt `attempt + 1` (`attempt` starts at 1): `base` doubled
 /// per attempt, at most `max`; a Retry-After (seconds) wins, up to `MAX_RETRY_AFTER`.
-pub fn delay(attempt: u32, base: Duration, max: Duration, retry_after: Option<f64>) -> Duration {
+pub(crate) fn delay(attempt: u32, base: Duration, max: Duration, retry_after: Option<f64>) -> Duration {
     if let Some(secs) = retry_after {
         return Duration::from_secs_f64(secs.clamp(0.0, MAX_RETRY_AFTER.as_secs_f64()));
     }

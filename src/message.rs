@@ -375,9 +375,6 @@ pub fn fresh_call_id() -> String {
     format!("call_{}", &hex[..24])
 }
 
-/// The text given to the model when a tool call never got its result.
-pub const INTERRUPTED_TOOL_ERROR: &str = "interrupted before the tool finished";
-
 /// An ordered list of canonical messages; memory is authoritative during a session.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Conversation {
@@ -423,37 +420,6 @@ impl Conversation {
             .cloned()
             .collect()
     }
-
-    /// Appends an error result for every orphan tool call so every provider accepts the
-    /// history, and returns the messages it added (so the caller can store them too).
-    pub fn repair_orphans(&mut self) -> Vec<Message> {
-        let added: Vec<Message> = self
-            .orphan_tool_calls()
-            .into_iter()
-            .map(|c| interrupted_result(&c.id, &c.function.name))
-            .collect();
-        self.messages.extend(added.iter().cloned());
-        added
-    }
-}
-
-/// The error result recorded for a tool call that was interrupted or never ran.
-pub fn interrupted_result(id: &str, name: &str) -> Message {
-    interrupted_result_with(id, name, None)
-}
-
-/// The error result of an interrupted call, with what it printed before the cancel
-/// (`partial_output`, as a timeout carries it) when there is any.
-pub fn interrupted_result_with(id: &str, name: &str, partial_output: Option<&str>) -> Message {
-    let mut output = serde_json::json!({
-        "tool_success": false,
-        "error": INTERRUPTED_TOOL_ERROR,
-        "error_code": "TOOL_CRASHED",
-    });
-    if let Some(p) = partial_output.filter(|p| !p.is_empty()) {
-        output["partial_output"] = serde_json::Value::String(p.to_string());
-    }
-    Message::tool_result(id, name, INTERRUPTED_TOOL_ERROR, output.to_string(), false)
 }
 
 #[cfg(test)]
@@ -572,19 +538,5 @@ mod tests {
         );
         let id = fresh_call_id();
         assert!(id.starts_with("call_") && id.len() == 29 && id != fresh_call_id());
-    }
-
-    #[test]
-    fn repair_adds_results_only_for_orphans() {
-        let mut c = Conversation::new();
-        c.push(Message::user("hi"));
-        c.push(Message::tool_call("a", "glob", "{}"));
-        c.push(Message::tool_result("a", "glob", "0 files", "{}", true));
-        c.push(Message::tool_call("b", "bash", "{}"));
-        let added = c.repair_orphans();
-        assert_eq!(added.len(), 1);
-        assert_eq!(added[0].as_tool_result().unwrap().tool_call_id, "b");
-        assert!(c.orphan_tool_calls().is_empty());
-        assert!(c.repair_orphans().is_empty());
     }
 }

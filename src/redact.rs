@@ -136,16 +136,18 @@ fn variants(secret: &str) -> Vec<String> {
 
 /// Hides URL passwords (userinfo and password-like query parameters) in any text.
 pub fn scrub_urls(text: &str) -> Cow<'_, str> {
-    if !text.contains("://") && !text.contains('=') {
-        return Cow::Borrowed(text);
-    }
+    // Each pattern is compiled only for a text that could hold it (most never do).
+    let userinfo = text.contains("://") && text.contains('@');
+    let query = text.contains('=') && (text.contains('?') || text.contains('&'));
     let mut out = Cow::Borrowed(text);
-    if let Some(re) = URL_USERINFO.as_ref()
+    if userinfo
+        && let Some(re) = URL_USERINFO.as_ref()
         && re.is_match(&out)
     {
         out = Cow::Owned(re.replace_all(&out, "${1}redacted@").into_owned());
     }
-    if let Some(re) = URL_QUERY_SECRET.as_ref()
+    if query
+        && let Some(re) = URL_QUERY_SECRET.as_ref()
         && re.is_match(&out)
     {
         out = Cow::Owned(re.replace_all(&out, "${1}redacted").into_owned());

@@ -1,6 +1,7 @@
 //! The context budget: the model's window, the output reserve, and the estimate of a
 //! request's tokens (the last reported input tokens as ground truth, plus bytes/4 of
-//! what changed since). Pure bookkeeping: sends nothing, changes no conversation.
+//! what changed since). Pure bookkeeping: sends nothing, changes no conversation, and
+//! knows nothing of the store.
 
 use crate::message::{Kind, Message};
 use crate::tools::ToolSchema;
@@ -14,7 +15,7 @@ const CHARS_PER_TOKEN: u64 = 4;
 /// Wire characters of one message besides its text (role, keys, ids).
 const MESSAGE_OVERHEAD: u64 = 24;
 
-/// Where the window size came from (shown by `/context`-style notices and tests).
+/// Where the window size came from (a fallback is asked of the provider once).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WindowSource {
     Config,
@@ -27,16 +28,16 @@ pub enum WindowSource {
 #[derive(Clone, Debug)]
 pub struct Budget {
     /// Context window in tokens.
-    pub window: u64,
-    pub source: WindowSource,
+    window: u64,
+    source: WindowSource,
     /// Tokens kept free for the answer.
-    pub reserve: u64,
+    reserve: u64,
     /// Set when `reserve` came from the config (it then survives a window change).
     reserve_fixed: bool,
     /// Share of the window at which the conversation is compacted.
-    pub compact_at: f64,
+    compact_at: f64,
     /// Share of the window one tool result may take.
-    pub tool_share: f64,
+    tool_share: f64,
     /// Estimated characters of the system prompt and tool schemas.
     fixed_chars: u64,
     /// How many tool schemas `fixed_chars` counted.
@@ -49,10 +50,8 @@ pub struct Budget {
     sizes: Vec<u64>,
     /// Kind and content length of the first message `sizes` was computed for.
     first: Option<(Kind, usize)>,
-    /// Records written in this session (an approximation of the store's `seq`).
-    pub records: i64,
-    /// The server was asked for the window already.
-    pub probed: bool,
+    /// The provider was asked for the window already.
+    probed: bool,
 }
 
 impl Budget {
@@ -77,7 +76,6 @@ impl Budget {
             last_sent: None,
             sizes: Vec::new(),
             first: None,
-            records: 0,
             probed: false,
         }
     }
@@ -101,6 +99,31 @@ impl Budget {
         let (window, source) = window_for(config, name, window, model);
         self.set_window(window, source);
         self.probed = false;
+    }
+
+    /// Context window in tokens.
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+
+    /// Tokens kept free for the answer.
+    pub fn reserve(&self) -> u64 {
+        self.reserve
+    }
+
+    pub fn source(&self) -> WindowSource {
+        self.source
+    }
+
+    /// Whether the provider should be asked for the window: nothing else knew it, and it
+    /// was not asked yet for this model.
+    pub fn needs_probe(&self) -> bool {
+        self.source == WindowSource::Fallback && !self.probed
+    }
+
+    /// The provider was asked (whatever it answered).
+    pub fn probed(&mut self) {
+        self.probed = true;
     }
 
     /// Switches to another window (a server said so, or the model changed).
@@ -193,6 +216,12 @@ impl Budget {
         let calibrated = raw as i64 + self.offset;
         // The calibration corrects, it never halves an estimate.
         calibrated.max((raw / 2) as i64).max(0) as u64
+    }
+
+    /// Tokens of a request carrying `chars` message characters, uncalibrated (the
+    /// calibration speaks for a whole request, not for a part of one).
+    pub fn uncalibrated(&self, chars: u64) -> u64 {
+        (self.fixed_chars + chars).div_ceil(CHARS_PER_TOKEN)
     }
 
     /// Tokens of `chars` message characters alone, uncalibrated and without the fixed part.
@@ -294,7 +323,7 @@ mod tests {
     #[test]
     fn estimate_is_calibrated_by_the_last_report() {
         let mut b = Budget::new(8192, WindowSource::Config, None, 0.85, 0.25);
-        assert_eq!(b.reserve, 1024);
+        assert_eq!(b.reserve(), 1024);
         assert_eq!(b.tokens(4000), 1000);
         b.sent(1000);
         assert_eq!(b.observe(1300), Some(16));

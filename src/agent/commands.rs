@@ -1,7 +1,8 @@
-//! The typed commands the agent answers: `SetModel`, `NewSession`, `ListSessions`,
-//! `ListModels`, `Resume`, `Compact`. Answers are structured events (`ModelChanged`,
-//! `Providers`, `SessionStarted`, `Sessions`)
-//! or notices; front ends render them and answer /help, /tools, /config themselves.
+//! The typed commands the agent answers between turns: `SetModel`, `NewSession`,
+//! `ListSessions`, `ListModels`, `Resume`, `RefreshTools`, `Compact`. Answers are
+//! structured events (`ModelChanged`, `Providers`, `SessionStarted`, `Sessions`,
+//! `Compacted`) or notices; front ends render them and answer /help, /tools, /config
+//! themselves.
 
 use serde_json::json;
 
@@ -11,7 +12,7 @@ use crate::protocol::{Event, NoticeLevel, Op};
 use crate::store::MarkerKind;
 
 /// The slash command an op stands for (for messages about it).
-pub fn name(op: &Op) -> &'static str {
+pub(crate) fn name(op: &Op) -> &'static str {
     match op {
         Op::Submit(_) => "a message",
         Op::Cancel => "cancel",
@@ -27,7 +28,7 @@ pub fn name(op: &Op) -> &'static str {
 }
 
 /// Answers one command op (between turns).
-pub async fn handle(st: &mut AgentState, op: Op) {
+pub(crate) async fn handle(st: &mut AgentState, op: Op) {
     match op {
         Op::SetModel(name) => set_model(st, &name),
         Op::ListModels => super::switch::list(st).await,
@@ -42,9 +43,9 @@ pub async fn handle(st: &mut AgentState, op: Op) {
 }
 
 /// Rescans the tool folders; the new set goes with the next request.
-pub async fn refresh_tools(st: &mut AgentState) {
-    let n = st.registry.refresh().await;
-    for text in st.registry.take_notices() {
+pub(crate) async fn refresh_tools(st: &mut AgentState) {
+    let n = st.registry().refresh().await;
+    for text in st.registry().take_notices() {
         st.notice(NoticeLevel::Warning, text);
     }
     st.notice(
@@ -55,15 +56,15 @@ pub async fn refresh_tools(st: &mut AgentState) {
 
 /// `/mcp restart NAME`: starts the server again; says whether it came up (a failure is
 /// told by the server's own notice, with its reason and stderr).
-pub async fn restart_mcp(st: &mut AgentState, name: &str) {
-    let Some(mcp) = st.registry.mcp() else {
+pub(crate) async fn restart_mcp(st: &mut AgentState, name: &str) {
+    let Some(mcp) = st.registry().mcp() else {
         st.notice(NoticeLevel::Warning, "no MCP server is configured");
         return;
     };
     match mcp.restart(name).await {
         Ok(crate::tools::mcp::Status::Ready) => {
             let n = mcp
-                .list(&st.registry.base_names())
+                .list(&st.registry().base_names())
                 .into_iter()
                 .find(|s| s.name == name)
                 .map_or(0, |s| s.tools.len());
@@ -78,20 +79,20 @@ pub async fn restart_mcp(st: &mut AgentState, name: &str) {
 }
 
 /// Switches the model (or provider) for the following requests and records it.
-pub fn set_model(st: &mut AgentState, name: &str) {
+pub(crate) fn set_model(st: &mut AgentState, name: &str) {
     super::switch::set_model(st, name);
 }
 
 fn new_session(st: &mut AgentState) {
-    let previous = st.switch_session(new_session_id(), false, Conversation::new(), (0, 0));
-    if st.sessions.is_some() {
+    let previous = st.switch_session(new_session_id(), false, 0, Conversation::new(), (0, 0));
+    if st.store().is_some() {
         st.marker(MarkerKind::New, json!({"previous": previous}));
     }
     st.announce_session(Vec::new());
 }
 
 async fn sessions(st: &mut AgentState) {
-    let Some(store) = st.sessions.clone() else {
+    let Some(store) = st.store().cloned() else {
         st.notice(NoticeLevel::Warning, "sessions are not stored in this run");
         return;
     };
@@ -102,18 +103,18 @@ async fn sessions(st: &mut AgentState) {
 }
 
 async fn resume(st: &mut AgentState, prefix: &str) {
-    let Some(store) = st.sessions.clone() else {
+    let Some(store) = st.store().cloned() else {
         st.notice(NoticeLevel::Warning, "sessions are not stored in this run");
         return;
     };
-    match super::resume::load(store.as_ref(), &super::Resume::Id(prefix.to_string()), &st.cwd).await {
+    match super::resume::load(store.as_ref(), &super::Resume::Id(prefix.to_string()), st.cwd()).await {
         Ok(resumed) => super::resume::install(st, resumed),
         Err(e) => st.notice(NoticeLevel::Error, e.to_string()),
     }
 }
 
 /// `/compact [instructions]`: summarise the conversation now.
-pub async fn compact(st: &mut AgentState, instructions: Option<&str>) {
+pub(crate) async fn compact(st: &mut AgentState, instructions: Option<&str>) {
     if let Err(e) = super::compact::run(st, instructions).await {
         st.notice(NoticeLevel::Warning, format!("/compact: {e}"));
     }

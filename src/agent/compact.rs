@@ -1,7 +1,8 @@
 //! Compaction: the model summarises the conversation so far (task, decisions, files
 //! touched, open questions); the summary, stored as a `compaction` event, stands for the
-//! earlier messages in every later request, and the recent messages stay whole. The
-//! database keeps the full history; only the in-memory conversation shrinks.
+//! earlier messages in every later request, and the recent messages stay whole (a user
+//! message nothing has answered yet always does). The database keeps the full history;
+//! only the in-memory conversation shrinks. Sends through `retry`, never through a turn.
 
 use futures_util::StreamExt;
 
@@ -9,59 +10,72 @@ use super::elide;
 use super::state::AgentState;
 use crate::message::{Kind, Message};
 use crate::protocol::Event;
-use crate::provider::StreamEvent;
-use crate::store::Record;
+use crate::provider::{ProviderError, StreamEvent};
 
 /// Share of the usable window the recent messages kept whole may take.
 const KEEP_SHARE: f64 = 0.30;
 
 /// Why a compaction did not happen.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CompactError {
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum CompactError {
+    /// Everything is among the messages kept whole.
     #[error("there is nothing to compact yet")]
     Nothing,
+    /// The summary request failed (after retries), or its stream broke.
     #[error("the model could not summarise the conversation: {0}")]
-    Failed(String),
+    Provider(ProviderError),
+    #[error("the model could not summarise the conversation: the summary came back empty")]
+    Empty,
+    /// Refused as too long even after shrinking its input once.
+    #[error("the model could not summarise the conversation: the conversation is too long even to summarise")]
+    TooLong,
 }
 
 /// Estimated tokens before and after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Compacted {
+pub(crate) struct Compacted {
     pub before: u64,
     pub after: u64,
 }
 
 /// Compacts the conversation now; `instructions` are the user's additions (`/compact …`).
 /// Emits `Event::Compacted` and records the summary.
-pub async fn run(st: &mut AgentState, instructions: Option<&str>) -> Result<Compacted, CompactError> {
-    st.budget.sync(&st.conversation.messages);
-    let before = st.budget.tokens(st.budget.messages_chars());
-    let messages = &st.conversation.messages;
-    let keep_chars = (st.budget.usable() as f64 * KEEP_SHARE) as u64 * 4;
-    let from = keep_from(messages, |i| st.budget.size(i), keep_chars);
+pub(crate) async fn run(st: &mut AgentState, instructions: Option<&str>) -> Result<Compacted, CompactError> {
+    st.sync_budget();
+    let b = st.budget();
+    let before = b.tokens(b.messages_chars());
+    let messages = st.messages();
+    let keep_chars = (b.usable() as f64 * KEEP_SHARE) as u64 * 4;
+    let mut from = keep_from(messages, |i| b.size(i), keep_chars);
+    // The message being answered stays whole, however large: it is never summarised.
+    if let Some(i) = awaiting_answer(messages) {
+        from = from.min(i);
+    }
     let only_old_summary = from == 1 && messages[0].kind == Kind::Compaction;
     if from == 0 || only_old_summary {
         return Err(CompactError::Nothing);
     }
     let summary = summarise(st, from, instructions).await?;
-    let kept = st.conversation.messages.len() - from;
-    let compaction = Message::compaction(summary, st.budget.records, kept);
-    st.record(Record::Message(compaction.clone()));
-    let tail = st.conversation.messages.split_off(from);
-    st.conversation.messages = Vec::with_capacity(tail.len() + 1);
-    st.conversation.messages.push(compaction);
-    st.conversation.messages.extend(tail);
-    st.budget.reset_sizes();
-    st.budget.sync(&st.conversation.messages);
-    let after = st.budget.tokens(st.budget.messages_chars());
+    let kept = st.messages().len() - from;
+    let compaction = Message::compaction(summary, st.records(), kept);
+    st.install_compaction(compaction, from);
+    let b = st.budget();
+    let after = b.tokens(b.messages_chars());
     st.emit(Event::Compacted { before, after });
     Ok(Compacted { before, after })
+}
+
+/// The user message the next request asks the model to answer, when nothing has
+/// answered it yet (it is the last message): compaction never summarises it.
+pub(crate) fn awaiting_answer(messages: &[Message]) -> Option<usize> {
+    let last = messages.len().checked_sub(1)?;
+    (messages[last].kind == Kind::User).then_some(last)
 }
 
 /// Where the messages kept whole begin: the current user turn when it fits in
 /// `max_chars`, else the earliest boundary after it that does (a boundary never splits a
 /// tool call from its result). `messages.len()` keeps nothing.
-pub fn keep_from(messages: &[Message], size: impl Fn(usize) -> u64, max_chars: u64) -> usize {
+pub(crate) fn keep_from(messages: &[Message], size: impl Fn(usize) -> u64, max_chars: u64) -> usize {
     let n = messages.len();
     let last_user = messages.iter().rposition(|m| m.kind == Kind::User).unwrap_or(0);
     let boundary = |b: usize| {
@@ -89,7 +103,7 @@ async fn summarise(
     from: usize,
     instructions: Option<&str>,
 ) -> Result<String, CompactError> {
-    let words = (st.budget.window / 20).clamp(150, 1500);
+    let words = (st.budget().window() / 20).clamp(150, 1500);
     let mut ask = format!(
         "Summarise the conversation above for your own later use: it replaces the earlier \
 messages, which you will no longer see. Use at most {words} words, in these sections: \
@@ -103,52 +117,50 @@ names, paths, commands, error messages. Do not call tools; answer with the summa
     }
     let ask_chars = super::budget::message_chars(&Message::user(ask.clone()));
     let answer_tokens = words * 2;
-    let mut room = st.budget.usable().saturating_sub(answer_tokens);
+    let mut room = st.budget().usable().saturating_sub(answer_tokens);
     for attempt in 0..2 {
         let input = fit(st, from, ask_chars, room);
         let mut wire = input;
         wire.push(Message::user(ask.clone()));
-        st.budget.sent(
-            st.budget
-                .tokens(wire.iter().map(super::budget::message_chars).sum()),
-        );
-        let result = super::turn::send(st, &wire, &[]).await;
+        let tokens = st
+            .budget()
+            .tokens(wire.iter().map(super::budget::message_chars).sum());
+        st.budget_mut().sent(tokens);
+        let result = super::retry::send(st, &wire, &[]).await;
         let mut stream = match result {
             Ok(s) => s,
             Err(crate::provider::ProviderError::ContextLength { requested, .. }) if attempt == 0 => {
-                st.budget.refused(requested);
+                st.budget_mut().refused(requested);
                 room /= 2;
                 continue;
             }
-            Err(e) => return Err(CompactError::Failed(e.to_string())),
+            Err(e) => return Err(CompactError::Provider(e)),
         };
         let mut text = String::new();
         while let Some(item) = stream.next().await {
             match item {
                 Ok(StreamEvent::TextDelta(t)) => text.push_str(&t),
                 Ok(StreamEvent::Usage { input, .. }) => {
-                    st.budget.observe(input);
+                    st.budget_mut().observe(input);
                 }
                 Ok(_) => {}
-                Err(e) => return Err(CompactError::Failed(e.to_string())),
+                Err(e) => return Err(CompactError::Provider(e)),
             }
         }
         let text = text.trim().to_string();
         if text.is_empty() {
-            return Err(CompactError::Failed("the summary came back empty".into()));
+            return Err(CompactError::Empty);
         }
         return Ok(text);
     }
-    Err(CompactError::Failed(
-        "the conversation is too long even to summarise".into(),
-    ))
+    Err(CompactError::TooLong)
 }
 
 /// `messages[..from]` made to fit in `room` tokens with the question: old tool output
 /// elided (all of it if need be), then the oldest messages dropped.
 fn fit(st: &AgentState, from: usize, ask_chars: u64, room: u64) -> Vec<Message> {
-    let msgs = &st.conversation.messages[..from];
-    let b = &st.budget;
+    let msgs = &st.messages()[..from];
+    let b = st.budget();
     let fits = |chars: u64| b.tokens(chars + ask_chars) <= room;
     let total: u64 = (0..from).map(|i| b.size(i)).sum();
     if fits(total) {

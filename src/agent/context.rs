@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use super::budget::{Budget, WindowSource};
@@ -32,15 +33,20 @@ pub async fn request(st: &mut AgentState) -> Result<EventStream, Failure> {
     tokio::task::yield_now().await;
     probe_window(st).await;
     // External tools found so far (a discovery in progress is waited for, briefly).
-    let schemas = st.registry.ready_schemas().await;
-    st.budget.refresh_fixed(&st.system_prompt, &schemas);
+    let schemas = st.registry().ready_schemas().await;
+    let system = st.system_prompt().to_string();
+    st.budget_mut().refresh_fixed(&system, &schemas);
     let mut force = false;
     loop {
         let plan = ensure(st, force).await?;
-        st.budget.sent(st.budget.tokens(plan.chars));
+        let tokens = st.budget().tokens(plan.chars);
+        st.budget_mut().sent(tokens);
         let result = {
-            let view = wire(&st.conversation.messages, &plan);
-            super::turn::send(st, &view, &schemas).await
+            let view = wire(st.messages(), &plan);
+            match super::retry::send(st, &view, &schemas).await {
+                Ok(stream) => refused_at_once(stream).await,
+                Err(e) => Err(e),
+            }
         };
         match result {
             Ok(s) => return Ok(s),
@@ -49,10 +55,11 @@ pub async fn request(st: &mut AgentState) -> Result<EventStream, Failure> {
                     requested, window, ..
                 },
             ) => {
-                st.budget.refused(requested);
+                st.budget_mut().refused(requested);
                 // The server knows its window better than any table.
-                if let Some(w) = window.filter(|w| *w < st.budget.window && *w >= 1024) {
-                    st.budget.set_window(w, WindowSource::Server);
+                let current = st.budget().window();
+                if let Some(w) = window.filter(|w| *w < current && *w >= 1024) {
+                    st.budget_mut().set_window(w, WindowSource::Server);
                 }
                 if force {
                     return Err(Failure::TooLarge(format!(
@@ -71,6 +78,18 @@ pub async fn request(st: &mut AgentState) -> Result<EventStream, Failure> {
     }
 }
 
+/// A response whose first item is a context-length refusal (an engine finds the prompt
+/// too long only once it reads it) is a refused request, like a server's 400.
+async fn refused_at_once(mut stream: EventStream) -> Result<EventStream, ProviderError> {
+    match stream.next().await {
+        Some(Err(e @ ProviderError::ContextLength { .. })) => Err(e),
+        Some(first) => Ok(Box::pin(
+            futures_util::stream::once(async { first }).chain(stream),
+        )),
+        None => Ok(stream),
+    }
+}
+
 /// The messages a request carries under `plan`.
 pub fn wire<'a>(messages: &'a [Message], plan: &Plan) -> Cow<'a, [Message]> {
     if plan.is_empty() {
@@ -83,51 +102,60 @@ pub fn wire<'a>(messages: &'a [Message], plan: &Plan) -> Cow<'a, [Message]> {
 /// Makes the conversation fit: the elision plan for the next request, compacting first
 /// when needed (`force`: the server refused the last one).
 pub async fn ensure(st: &mut AgentState, force: bool) -> Result<Plan, Failure> {
-    st.tool_ctx.max_output_size = st.budget.tool_cap(st.config.max_output_size);
-    st.budget.sync(&st.conversation.messages);
+    let cap = st.budget().tool_cap(st.config().max_output_size);
+    st.set_tool_cap(cap);
+    st.sync_budget();
     too_large_message(st)?;
     let plan = plan(st, force);
-    let est = st.budget.tokens(plan.chars);
-    if !force && est <= st.budget.compact_threshold() {
+    let b = st.budget();
+    let est = b.tokens(plan.chars);
+    if !force && est <= b.compact_threshold() {
         return Ok(plan);
     }
+    let usable = b.usable();
     let compacted = match compact::run(st, None).await {
         Ok(_) => true,
-        Err(CompactError::Nothing) if !force && est <= st.budget.usable() => return Ok(plan),
-        Err(e @ CompactError::Failed(_)) => {
+        Err(CompactError::Nothing) if !force && est <= usable => return Ok(plan),
+        Err(e @ (CompactError::Provider(_) | CompactError::Empty | CompactError::TooLong)) => {
             st.notice(NoticeLevel::Warning, e.to_string());
-            if !force && est <= st.budget.usable() {
+            if !force && est <= usable {
                 return Ok(plan);
             }
             false
         }
         Err(CompactError::Nothing) => false,
     };
-    st.budget.sync(&st.conversation.messages);
-    let plan = plan_for(st, st.budget.elide_threshold(), KEEP_NEWEST);
-    if st.budget.tokens(plan.chars) <= st.budget.usable() && (compacted || !force) {
+    st.sync_budget();
+    let b = st.budget();
+    let plan = plan_for(st, b.elide_threshold(), KEEP_NEWEST);
+    if b.tokens(plan.chars) <= b.usable() && (compacted || !force) {
         return Ok(plan);
     }
     // Stronger elision: every result, the newest too.
     let strong = plan_for(st, 0, 0);
-    let est = st.budget.tokens(strong.chars);
-    if est <= st.budget.usable() {
+    let est = b.tokens(strong.chars);
+    if est <= b.usable() {
         return Ok(strong);
+    }
+    // Nothing but the message being answered is left to shrink: it is what is too large.
+    if let Some(i) = compact::awaiting_answer(st.messages()) {
+        return Err(Failure::TooLarge(message_too_large(st, i)));
     }
     Err(Failure::TooLarge(format!(
         "The conversation does not fit this model's context window even after compacting: \
          about {est} tokens, and the window holds {} ({} kept for the answer). Start over with \
          /new, or send a smaller request.",
-        st.budget.window, st.budget.reserve
+        b.window(),
+        b.reserve()
     )))
 }
 
 /// The elision plan before compaction is considered.
 fn plan(st: &AgentState, force: bool) -> Plan {
     if force {
-        return plan_for(st, st.budget.elide_threshold(), KEEP_NEWEST);
+        return plan_for(st, st.budget().elide_threshold(), KEEP_NEWEST);
     }
-    request_plan(&st.budget, &st.conversation.messages)
+    request_plan(st.budget(), st.messages())
 }
 
 /// The wire plan for `messages` with no compaction: nothing elided under the elision
@@ -150,9 +178,9 @@ pub fn request_plan(budget: &Budget, messages: &[Message]) -> Plan {
 
 fn plan_for(st: &AgentState, target_tokens: u64, keep: usize) -> Plan {
     elide::plan(
-        &st.conversation.messages,
-        &st.budget,
-        chars_for(&st.budget, target_tokens),
+        st.messages(),
+        st.budget(),
+        chars_for(st.budget(), target_tokens),
         keep,
     )
 }
@@ -172,10 +200,11 @@ fn chars_for(b: &Budget, target_tokens: u64) -> u64 {
     lo
 }
 
-/// The latest user message alone does not fit: say so plainly (it stays stored, and
-/// later requests carry it as a stub).
+/// The latest user message does not fit, alone or with what every request carries
+/// (system prompt, tool schemas): say so plainly (it stays stored, and later requests
+/// carry it as a stub). Never summarised instead: compaction keeps it whole.
 fn too_large_message(st: &AgentState) -> Result<(), Failure> {
-    let msgs = &st.conversation.messages;
+    let msgs = st.messages();
     let Some(i) = msgs.iter().rposition(|m| m.kind == Kind::User) else {
         return Ok(());
     };
@@ -183,42 +212,47 @@ fn too_large_message(st: &AgentState) -> Result<(), Failure> {
     if msgs[i + 1..].iter().any(|m| m.kind == Kind::Assistant) {
         return Ok(());
     }
-    let alone = st.budget.raw_tokens(st.budget.size(i));
-    if alone <= st.budget.usable() * 9 / 10 {
+    let b = st.budget();
+    let size = b.size(i);
+    if b.raw_tokens(size) <= b.usable() * 9 / 10 && b.uncalibrated(size) <= b.usable() {
         return Ok(());
     }
-    Err(Failure::TooLarge(format!(
-        "Your message is too large for this model's context window: about {alone} tokens, and the \
-         window holds {} ({} kept for the answer). Send a smaller request (for a big file, ask for \
-         it to be read in parts), or start over with /new.",
-        st.budget.window, st.budget.reserve
-    )))
+    Err(Failure::TooLarge(message_too_large(st, i)))
 }
 
-/// Asks the server for the window once, when neither the config nor the table knew it.
+/// The plain refusal of message `i`, which cannot fit the window.
+fn message_too_large(st: &AgentState, i: usize) -> String {
+    let b = st.budget();
+    let alone = b.raw_tokens(b.size(i));
+    format!(
+        "Your message is too large for this model's context window: about {alone} tokens, and the \
+         window holds {} ({} kept for the answer, and the system prompt and tool descriptions \
+         take some too). Send a smaller request (for a big file, ask for it to be read in parts), \
+         or start over with /new.",
+        b.window(),
+        b.reserve()
+    )
+}
+
+/// Asks the provider for the window once, when neither the config nor the table knew it.
 async fn probe_window(st: &mut AgentState) {
-    if st.budget.source != WindowSource::Fallback || st.budget.probed {
+    if !st.budget().needs_probe() {
         return;
     }
-    st.budget.probed = true;
-    let Ok(client) = crate::provider::http::client(std::time::Duration::from_secs(
-        st.config.connect_timeout_secs.min(3),
-    )) else {
-        return;
-    };
-    let timeout = std::time::Duration::from_secs(3);
-    let base_url = st.provider.spec().base_url.clone();
-    if let Some(w) = crate::provider::window::probe(&client, &base_url, &st.model, timeout).await {
-        st.budget.set_window(w, WindowSource::Server);
+    st.budget_mut().probed();
+    let model = st.model().to_string();
+    if let Some(w) = st.provider().context_window(&model).await {
+        st.budget_mut().set_window(w, WindowSource::Server);
     }
 }
 
 /// After a tool ran: a result cut to fit the window tells the model how to read on.
 pub fn after_tool(st: &AgentState, done: &mut Executed) {
-    if st.tool_ctx.max_output_size >= st.config.max_output_size {
+    let cap = st.tool_ctx().max_output_size;
+    if cap >= st.config().max_output_size {
         return;
     }
-    let Some(result) = done.envelope.get_mut("result").and_then(Value::as_object_mut) else {
+    let Some(result) = done.envelope.result.as_mut().and_then(Value::as_object_mut) else {
         return;
     };
     if result.get("truncated") != Some(&Value::Bool(true)) {
@@ -228,12 +262,12 @@ pub fn after_tool(st: &AgentState, done: &mut Executed) {
         Some(n) => format!(
             "Cut to fit the model's context window ({} bytes per result). Read on with offset={n} \
              and a limit, or search the file with grep.",
-            st.tool_ctx.max_output_size
+            cap
         ),
         None => format!(
             "Cut to fit the model's context window ({} bytes per result). Narrow it down: a more \
              specific pattern or path, or head/tail/grep in bash.",
-            st.tool_ctx.max_output_size
+            cap
         ),
     };
     result.insert("paging".into(), json!(hint));

@@ -7,7 +7,7 @@ use super::budget::{Budget, message_chars};
 use crate::message::{Data, Kind, Message};
 
 /// The newest tool results are never elided.
-pub const KEEP_NEWEST: usize = 3;
+pub(crate) const KEEP_NEWEST: usize = 3;
 /// Results shorter than this (wire characters) are not worth a stub.
 const MIN_ELIDE: u64 = 300;
 
@@ -30,7 +30,7 @@ impl Plan {
 /// too large for the window that are not the latest user message, then tool results
 /// from the oldest, keeping the newest `keep` results whole. `budget` must be synced
 /// with `messages`.
-pub fn plan(messages: &[Message], budget: &Budget, target: u64, keep: usize) -> Plan {
+pub(crate) fn plan(messages: &[Message], budget: &Budget, target: u64, keep: usize) -> Plan {
     let mut chars = budget.messages_chars();
     let mut stubbed = Vec::new();
     let last_user = messages.iter().rposition(|m| m.kind == Kind::User);
@@ -72,7 +72,7 @@ pub fn plan(messages: &[Message], budget: &Budget, target: u64, keep: usize) -> 
 }
 
 /// The messages as the request carries them.
-pub fn apply(messages: &[Message], plan: &Plan) -> Vec<Message> {
+pub(crate) fn apply(messages: &[Message], plan: &Plan) -> Vec<Message> {
     let mut out = messages.to_vec();
     for &i in &plan.stubbed {
         out[i] = stub_message(messages, i);
@@ -81,7 +81,7 @@ pub fn apply(messages: &[Message], plan: &Plan) -> Vec<Message> {
 }
 
 /// Message `i` replaced by its stub (the same kind, ids and pairing).
-pub fn stub_message(messages: &[Message], i: usize) -> Message {
+pub(crate) fn stub_message(messages: &[Message], i: usize) -> Message {
     let m = &messages[i];
     match (&m.kind, m.data.as_deref()) {
         (Kind::ToolResult, Some(Data::ToolResult(r))) => {
@@ -114,7 +114,7 @@ fn call_summary(messages: &[Message], i: usize, id: &str) -> Option<String> {
 }
 
 /// `88 KB`, `512 bytes`.
-pub fn human_bytes(n: usize) -> String {
+pub(crate) fn human_bytes(n: usize) -> String {
     match n {
         0..1024 => format!("{n} bytes"),
         1024..1_048_576 => format!("{} KB", (n + 512) / 1024),

@@ -3,18 +3,20 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use crate::tools::{Envelope, ErrorCode};
 
 /// Counts the calls of one turn.
 #[derive(Debug)]
-pub struct RepeatGuard {
+pub(crate) struct RepeatGuard {
     max: u32,
     seen: HashMap<(String, String), u32>,
 }
 
 impl RepeatGuard {
     /// `max` of 0 turns the guard off.
-    pub fn new(max: u32) -> Self {
+    pub(crate) fn new(max: u32) -> Self {
         RepeatGuard {
             max,
             seen: HashMap::new(),
@@ -22,7 +24,7 @@ impl RepeatGuard {
     }
 
     /// Records a call about to run; `false` when it must not run (one too many repeats).
-    pub fn allow(&mut self, name: &str, arguments: &str) -> bool {
+    pub(crate) fn allow(&mut self, name: &str, arguments: &str) -> bool {
         if self.max == 0 {
             return true;
         }
@@ -37,7 +39,7 @@ impl RepeatGuard {
         true
     }
 
-    pub fn max(&self) -> u32 {
+    pub(crate) fn max(&self) -> u32 {
         self.max
     }
 }
@@ -52,15 +54,14 @@ fn canonical(arguments: &str) -> String {
 }
 
 /// What the model gets instead of running a repeated call.
-pub fn repeated_envelope(name: &str, times: u32) -> Value {
-    json!({
-        "tool_success": false,
-        "error": format!(
+pub(crate) fn repeated_envelope(name: &str, times: u32) -> Envelope {
+    Envelope::failure(
+        ErrorCode::RepeatedCall,
+        format!(
             "Not executed: you already called {name} with these exact arguments {times} times in this turn \
              and have its output above. Answer with what you have, or try something different."
         ),
-        "error_code": "REPEATED_CALL",
-    })
+    )
 }
 
 #[cfg(test)]
@@ -92,8 +93,9 @@ mod tests {
 
     #[test]
     fn the_refusal_tells_the_model_what_to_do() {
-        let e = repeated_envelope("glob", 2);
+        let e = repeated_envelope("glob", 2).to_value();
         assert_eq!(e["tool_success"], false);
+        assert_eq!(e["error_code"], "REPEATED_CALL");
         assert!(e["error"].as_str().unwrap().contains("try something different"));
     }
 }

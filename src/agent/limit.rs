@@ -2,7 +2,7 @@
 
 /// What happens to one tool call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Execute,
     /// Execute it; it reaches the limit, so its result carries the limit marker.
     ExecuteLast,
@@ -11,7 +11,7 @@ pub enum Action {
 }
 
 /// Plans `n` calls when `executed` calls already ran this turn and `limit` may run.
-pub fn plan(executed: u32, limit: u32, n: usize) -> Vec<Action> {
+pub(crate) fn plan(executed: u32, limit: u32, n: usize) -> Vec<Action> {
     (0..n)
         .map(|i| {
             let nth = u64::from(executed) + i as u64 + 1;

@@ -2,17 +2,18 @@
 //! it only through `Op` and `Event`; cancelling drops the turn in flight.
 
 pub mod budget;
-pub mod commands;
-pub mod compact;
+pub(crate) mod commands;
+pub(crate) mod compact;
 pub mod context;
-pub mod elide;
-pub mod guard;
-pub mod limit;
-pub mod prompt;
+pub(crate) mod elide;
+pub(crate) mod guard;
+pub(crate) mod limit;
+pub(crate) mod prompt;
 pub mod resume;
-pub mod state;
-pub mod switch;
-pub mod turn;
+pub(crate) mod retry;
+pub(crate) mod state;
+pub(crate) mod switch;
+pub(crate) mod turn;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -22,11 +23,10 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
-use crate::message::Conversation;
 use crate::protocol::{Event, NoticeLevel, Op, TurnEndReason};
 use crate::provider::Provider;
 use crate::store::Sessions;
-use crate::tools::{Registry, ToolContext};
+use crate::tools::Registry;
 pub use resume::Resumed;
 use state::AgentState;
 
@@ -60,47 +60,20 @@ pub struct AgentHandle {
 
 /// Starts the agent task; it reports on `events` until it receives `Op::Shutdown` or the
 /// op channel closes. Its first event is `SessionStarted`.
-pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
+pub fn spawn(mut setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
     let (ops, rx) = unbounded_channel();
-    let key_vars = crate::provider::key_vars(&setup.config);
-    let redactor = Arc::new(setup.config.redactor(&key_vars));
-    let model = setup.provider.spec().model.clone();
-    let schemas = setup.registry.schemas();
-    let mut budget = budget::Budget::from_config(&setup.config, setup.provider.spec(), &model);
-    budget.set_fixed(&setup.system_prompt, &schemas);
-    let st = AgentState {
-        model,
-        schemas,
-        tool_ctx: ToolContext::from_config(setup.cwd.clone(), &setup.config, key_vars),
-        config: setup.config,
-        provider: setup.provider,
-        registry: setup.registry,
-        system_prompt: setup.system_prompt,
-        conversation: Conversation::new(),
-        cwd: setup.cwd,
-        sessions: setup.sessions,
-        session_id: state::new_session_id(),
-        session_begun: false,
-        events,
-        partial: String::new(),
-        usage: (0, 0),
-        redactor,
-        held: String::new(),
-        budget,
-        running_call: None,
-        tool_partial: Default::default(),
-        shown: None,
-    };
+    let resumed = setup.resumed.take();
+    let st = AgentState::new(setup, events);
     // What the background tool discovery skipped or overrode, once it is done.
-    let registry = st.registry.clone();
-    let notices = st.events.clone();
+    let registry = st.registry().clone();
+    let notices = st.events();
     tokio::spawn(async move {
         registry.discovered().await;
         for text in registry.take_notices() {
             let _ = notices.send(Event::notice(NoticeLevel::Warning, text));
         }
     });
-    let task = tokio::spawn(drive(st, setup.resumed, rx));
+    let task = tokio::spawn(drive(st, resumed, rx));
     AgentHandle { ops, task }
 }
 
@@ -123,7 +96,7 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
         st.reclaim_history();
         match op {
             Op::Submit(text) => {
-                let events = st.events.clone();
+                let events = st.events();
                 let outcome = {
                     let turn = turn::run(&mut st, text);
                     tokio::pin!(turn);
@@ -162,7 +135,7 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
         }
     }
     st.reclaim_history();
-    if let Some(store) = &st.sessions {
+    if let Some(store) = st.store() {
         store.flush().await;
     }
 }

@@ -9,14 +9,14 @@ const AGENTS_MD_CAP: usize = 64 * 1024;
 
 /// A system prompt and what the user should be told about how it was made.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Prompt {
+pub(crate) struct Prompt {
     pub text: String,
     /// Files skipped, and why.
     pub notices: Vec<String>,
 }
 
 /// The prompt for a session in `cwd`.
-pub fn default_prompt(cwd: &Path) -> Prompt {
+pub(crate) fn default_prompt(cwd: &Path) -> Prompt {
     let shell = crate::environ::var("SHELL").unwrap_or_else(|| "/bin/sh".to_string());
     let date = chrono::Local::now().format("%Y-%m-%d");
     let mut p = format!(
@@ -42,7 +42,7 @@ Working directory: {}\nOS: {}\nShell: {shell}\nDate: {date}\n",
 /// AGENTS.md from the working directory, else from its git root: the first that is a
 /// regular file inside the project (the git root, else `cwd`). Each one skipped adds a
 /// notice naming it.
-pub fn agents_md(cwd: &Path, notices: &mut Vec<String>) -> Option<(PathBuf, String)> {
+pub(crate) fn agents_md(cwd: &Path, notices: &mut Vec<String>) -> Option<(PathBuf, String)> {
     let root = git_root(cwd);
     let project = root.clone().unwrap_or_else(|| cwd.to_path_buf());
     let mut candidates = vec![cwd.join("AGENTS.md")];
@@ -90,7 +90,7 @@ fn inside(path: &Path, project: &Path) -> Result<PathBuf, String> {
 }
 
 /// The nearest ancestor (or `dir` itself) holding `.git`.
-pub fn git_root(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn git_root(dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
         .find(|d| d.join(".git").exists())
         .map(Path::to_path_buf)

@@ -58,27 +58,30 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
 
 /// Makes `resumed` the current session and shows its history.
 pub fn install(st: &mut AgentState, resumed: Resumed) {
-    st.switch_session(resumed.id, true, resumed.conversation, resumed.usage);
-    st.budget.records = i64::try_from(resumed.records).unwrap_or(i64::MAX);
+    let records = i64::try_from(resumed.records).unwrap_or(i64::MAX);
+    st.switch_session(resumed.id, true, records, resumed.conversation, resumed.usage);
     match (resumed.provider, resumed.model) {
-        (Some(p), Some(m)) if p != st.provider.name() => {
+        (Some(p), Some(m)) if p != st.provider().name() => {
             // The session continues on the provider it used last, when it can be set up.
             if let Err(e) = super::switch::switch_provider(st, &p, &m) {
                 st.notice(
                     crate::protocol::NoticeLevel::Warning,
                     format!(
                         "the session used {p}/{m}, which cannot be used now ({e}); continuing with {}/{}",
-                        st.provider.name(),
-                        st.model
+                        st.provider().name(),
+                        st.model()
                     ),
                 );
                 st.emit(crate::protocol::Event::ModelChanged {
-                    model: st.model.clone(),
-                    provider: st.provider.name().to_string(),
+                    model: st.model().to_string(),
+                    provider: st.provider().name().to_string(),
                 });
             }
         }
-        (_, Some(m)) => st.model = m,
+        (_, Some(m)) => {
+            let window = st.provider().spec().context_window;
+            st.set_model(m, window);
+        }
         (_, None) => {}
     }
     let forked_from = resumed.forked_from;
@@ -92,7 +95,7 @@ pub fn install(st: &mut AgentState, resumed: Resumed) {
             format!(
                 "session {from} is in use by another ikigai process; continuing in a new session \
                  {} forked from it (its history is a copy)",
-                st.session_id
+                st.session_id()
             ),
         );
     }

@@ -1,135 +1,352 @@
-//! The agent task's state: the authoritative conversation, the session it is recorded in,
-//! and the channels out. Every message goes through `append`, so memory and store agree.
+//! The agent task's state, in four groups with one owner each: the session and its store
+//! (where records go, and how many went), the transcript (the authoritative conversation
+//! and what is streaming into it), the budget (the window and the estimate), and the
+//! runtime (settings, provider and model, tools, the channel out). Fields are private:
+//! the other agent modules go through these methods, so every message passes `append`
+//! and memory and store agree. Sends no request and runs no tool.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::budget::Budget;
 use crate::config::Config;
-use crate::message::{Conversation, Message, interrupted_result_with};
+use crate::message::{Conversation, Message};
 use crate::protocol::{Event, History, NoticeLevel};
 use crate::provider::Provider;
 use crate::redact::{self, Redactor};
 use crate::store::{MarkerKind, Record, SessionMeta, Sessions};
 use crate::tools::partial::Partial;
-use crate::tools::{Registry, ToolContext, ToolSchema};
+use crate::tools::{Registry, ToolContext};
 
-pub struct AgentState {
-    pub config: Config,
-    pub model: String,
-    pub provider: Arc<dyn Provider>,
-    pub registry: Registry,
-    pub schemas: Vec<ToolSchema>,
-    pub tool_ctx: ToolContext,
-    pub system_prompt: String,
-    pub conversation: Conversation,
-    pub cwd: PathBuf,
-    pub sessions: Option<Arc<dyn Sessions>>,
-    pub session_id: String,
+/// The session the conversation is recorded in.
+struct Session {
+    /// `None` runs without persistence.
+    store: Option<Arc<dyn Sessions>>,
+    id: String,
     /// Whether the session row was queued yet (sessions begin at their first record).
-    pub session_begun: bool,
-    pub events: UnboundedSender<Event>,
+    begun: bool,
+    /// Records queued for this session so far (the position of the next one).
+    records: i64,
+    cwd: PathBuf,
+}
+
+/// The conversation in memory and what streams into it.
+struct Transcript {
+    conversation: Conversation,
     /// Assistant text of the response streaming now, not yet appended.
-    pub partial: String,
-    pub usage: (u64, u64),
-    /// Hides configured secrets in every event and record (built from the config).
-    pub redactor: Arc<Redactor>,
+    partial: String,
     /// Streamed text not shown yet because it may be the start of a secret.
-    pub held: String,
-    /// The context window and the request estimate (see `budget.rs`).
-    pub budget: super::budget::Budget,
-    /// The tool call running now (its id) and what its command printed so far, for the
-    /// result of a call that is interrupted.
-    pub running_call: Option<String>,
-    pub tool_partial: Partial,
+    held: String,
     /// The conversation while a front end may still hold it from `SessionStarted`
     /// (`conversation` is empty meanwhile); taken back by `reclaim_history`.
-    pub shown: Option<History>,
+    shown: Option<History>,
+    /// Input and output tokens used in this session.
+    usage: (u64, u64),
+    /// The tool call running now (its id) and what its command printed so far, for the
+    /// result of a call that is interrupted.
+    running_call: Option<String>,
+    tool_partial: Partial,
+}
+
+/// What runs the turns.
+struct Runtime {
+    config: Config,
+    provider: Arc<dyn Provider>,
+    /// The model asked for (the one place it is kept; `/model` changes it).
+    model: String,
+    registry: Registry,
+    tool_ctx: ToolContext,
+    system_prompt: String,
+    events: UnboundedSender<Event>,
+    /// Hides configured secrets in every event and record (built from the config).
+    redactor: Arc<Redactor>,
+}
+
+/// The agent task's state; see the module comment.
+pub struct AgentState {
+    session: Session,
+    transcript: Transcript,
+    budget: Budget,
+    runtime: Runtime,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
-pub fn new_session_id() -> String {
+pub(crate) fn new_session_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
 impl AgentState {
+    /// A new, empty session on `provider`'s model.
+    pub(super) fn new(setup: super::AgentSetup, events: UnboundedSender<Event>) -> Self {
+        let key_vars = crate::provider::key_vars(&setup.config);
+        let redactor = Arc::new(setup.config.redactor(&key_vars));
+        let model = setup.provider.spec().model.clone();
+        let mut budget = Budget::from_config(&setup.config, setup.provider.spec(), &model);
+        budget.set_fixed(&setup.system_prompt, &setup.registry.schemas());
+        AgentState {
+            session: Session {
+                store: setup.sessions,
+                id: new_session_id(),
+                begun: false,
+                records: 0,
+                cwd: setup.cwd.clone(),
+            },
+            transcript: Transcript {
+                conversation: Conversation::new(),
+                partial: String::new(),
+                held: String::new(),
+                shown: None,
+                usage: (0, 0),
+                running_call: None,
+                tool_partial: Partial::default(),
+            },
+            budget,
+            runtime: Runtime {
+                tool_ctx: ToolContext::from_config(setup.cwd, &setup.config, key_vars),
+                config: setup.config,
+                provider: setup.provider,
+                model,
+                registry: setup.registry,
+                system_prompt: setup.system_prompt,
+                events,
+                redactor,
+            },
+        }
+    }
+
+    // The runtime.
+
+    pub fn config(&self) -> &Config {
+        &self.runtime.config
+    }
+
+    pub fn provider(&self) -> &Arc<dyn Provider> {
+        &self.runtime.provider
+    }
+
+    /// The model every request asks for.
+    pub fn model(&self) -> &str {
+        &self.runtime.model
+    }
+
+    /// Uses `model` of the current provider (whose own configured window is `window`, 0
+    /// when unknown) from the next request on; the budget follows its window.
+    pub fn set_model(&mut self, model: String, window: u64) {
+        let provider = self.runtime.provider.name().to_string();
+        self.budget
+            .provider_changed(&self.runtime.config, &provider, window, &model);
+        self.runtime.model = model;
+    }
+
+    /// Makes `provider` current (the caller sets its model).
+    pub fn set_provider(&mut self, provider: Arc<dyn Provider>) {
+        self.runtime.provider = provider;
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.runtime.registry
+    }
+
+    pub fn tool_ctx(&self) -> &ToolContext {
+        &self.runtime.tool_ctx
+    }
+
+    /// Caps what one tool result may take (the budget sizes it to the window).
+    pub fn set_tool_cap(&mut self, bytes: usize) {
+        self.runtime.tool_ctx.max_output_size = bytes;
+    }
+
+    pub fn system_prompt(&self) -> &str {
+        &self.runtime.system_prompt
+    }
+
+    /// The channel to the front ends (for tasks that report later).
+    pub fn events(&self) -> UnboundedSender<Event> {
+        self.runtime.events.clone()
+    }
+
+    /// What hides secrets in events (for tasks that report later).
+    pub fn redactor(&self) -> Arc<Redactor> {
+        self.runtime.redactor.clone()
+    }
+
     pub fn emit(&self, mut event: Event) {
-        redact::scrub_event(&self.redactor, &mut event);
+        redact::scrub_event(&self.runtime.redactor, &mut event);
         // A front end that went away is not the agent's problem.
-        let _ = self.events.send(event);
-    }
-
-    /// Streams assistant text: kept for the answer, shown except a tail that may be the
-    /// start of a secret (shown by `flush_partial` or the next delta).
-    pub fn stream_text(&mut self, text: &str) {
-        self.partial.push_str(text);
-        self.held.push_str(text);
-        self.redactor.scrub_in_place(&mut self.held);
-        let keep = self.redactor.hold_back(&self.held);
-        let cut = self.held.len() - keep;
-        if cut > 0 {
-            let rest = self.held.split_off(cut);
-            let shown = std::mem::replace(&mut self.held, rest);
-            self.emit(Event::TextDelta { text: shown });
-        }
-    }
-
-    /// Shows the text `stream_text` held back.
-    fn release_held(&mut self) {
-        if !self.held.is_empty() {
-            let text = std::mem::take(&mut self.held);
-            self.emit(Event::TextDelta { text });
-        }
+        let _ = self.runtime.events.send(event);
     }
 
     pub fn notice(&self, level: NoticeLevel, text: impl Into<String>) {
         self.emit(Event::notice(level, text));
     }
 
+    // The budget.
+
+    pub fn budget(&self) -> &Budget {
+        &self.budget
+    }
+
+    pub fn budget_mut(&mut self) -> &mut Budget {
+        &mut self.budget
+    }
+
+    /// Brings the budget's per-message sizes in line with the conversation.
+    pub fn sync_budget(&mut self) {
+        self.budget.sync(&self.transcript.conversation.messages);
+    }
+
+    // The session.
+
+    /// The store, when sessions are kept.
+    pub fn store(&self) -> Option<&Arc<dyn Sessions>> {
+        self.session.store.as_ref()
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session.id
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.session.cwd
+    }
+
+    /// Records queued for the current session (the position of the next one).
+    pub fn records(&self) -> i64 {
+        self.session.records
+    }
+
+    /// A resumed session already holds `n` records.
+    pub fn set_records(&mut self, n: i64) {
+        self.session.records = n;
+    }
+
     /// Queues a record for the current session, beginning the session first if needed.
     pub fn record(&mut self, mut record: Record) {
-        let Some(sessions) = &self.sessions else { return };
+        let Some(store) = &self.session.store else { return };
         match &mut record {
-            Record::Message(m) => redact::scrub_message(&self.redactor, m),
-            Record::Marker { data, .. } => self.redactor.scrub_json(data),
+            Record::Message(m) => redact::scrub_message(&self.runtime.redactor, m),
+            Record::Marker { data, .. } => self.runtime.redactor.scrub_json(data),
         }
-        if !self.session_begun {
-            sessions.begin(SessionMeta {
-                id: self.session_id.clone(),
-                cwd: self.cwd.display().to_string(),
-                provider: self.provider.name().to_string(),
-                model: self.model.clone(),
+        if !self.session.begun {
+            store.begin(SessionMeta {
+                id: self.session.id.clone(),
+                cwd: self.session.cwd.display().to_string(),
+                provider: self.runtime.provider.name().to_string(),
+                model: self.runtime.model.clone(),
             });
-            self.session_begun = true;
+            self.session.begun = true;
         }
-        sessions.record(&self.session_id, record);
-        self.budget.records += 1;
+        store.record(&self.session.id, record);
+        self.session.records += 1;
     }
 
     pub fn marker(&mut self, kind: MarkerKind, data: serde_json::Value) {
         self.record(Record::Marker { kind, data });
     }
 
-    /// Makes another session current: `id` (stored already when `begun`), its conversation
-    /// and the tokens it used so far. Clears what belonged to the previous one; returns
-    /// the previous session's id. Emits nothing (the caller announces the session).
+    /// Makes another session current: `id` (stored already when `begun`, with `records`
+    /// records), its conversation and the tokens it used so far. Clears what belonged to
+    /// the previous one; returns the previous session's id. Emits nothing (the caller
+    /// announces the session).
     pub fn switch_session(
         &mut self,
         id: String,
         begun: bool,
+        records: i64,
         conversation: Conversation,
         usage: (u64, u64),
     ) -> String {
-        self.session_begun = begun;
-        self.conversation = conversation;
-        self.partial.clear();
-        self.held.clear();
-        self.usage = usage;
+        self.session.begun = begun;
+        self.session.records = records;
+        let t = &mut self.transcript;
+        t.conversation = conversation;
+        t.partial.clear();
+        t.held.clear();
+        t.usage = usage;
         self.budget.reset_sizes();
-        self.budget.records = 0;
-        std::mem::replace(&mut self.session_id, id)
+        std::mem::replace(&mut self.session.id, id)
+    }
+
+    // The transcript.
+
+    pub fn messages(&self) -> &[Message] {
+        &self.transcript.conversation.messages
+    }
+
+    pub fn conversation(&self) -> &Conversation {
+        &self.transcript.conversation
+    }
+
+    /// Adds a response's reported tokens to the session's.
+    pub fn add_usage(&mut self, input: u64, output: u64) {
+        self.transcript.usage.0 += input;
+        self.transcript.usage.1 += output;
+    }
+
+    /// The tool call running now (`None` once it finished).
+    pub fn set_running_call(&mut self, id: Option<String>) {
+        self.transcript.running_call = id;
+    }
+
+    /// Where the running call's command output is kept while it runs.
+    pub fn tool_partial(&self) -> Partial {
+        self.transcript.tool_partial.clone()
+    }
+
+    /// Streams assistant text: kept for the answer, shown except a tail that may be the
+    /// start of a secret (shown by `flush_partial` or the next delta).
+    pub fn stream_text(&mut self, text: &str) {
+        let t = &mut self.transcript;
+        t.partial.push_str(text);
+        t.held.push_str(text);
+        self.runtime.redactor.scrub_in_place(&mut t.held);
+        let keep = self.runtime.redactor.hold_back(&t.held);
+        let cut = t.held.len() - keep;
+        if cut > 0 {
+            let rest = t.held.split_off(cut);
+            let shown = std::mem::replace(&mut t.held, rest);
+            self.emit(Event::TextDelta { text: shown });
+        }
+    }
+
+    /// Shows the text `stream_text` held back.
+    fn release_held(&mut self) {
+        if !self.transcript.held.is_empty() {
+            let text = std::mem::take(&mut self.transcript.held);
+            self.emit(Event::TextDelta { text });
+        }
+    }
+
+    /// Appends to the conversation and records it.
+    pub fn append(&mut self, mut m: Message) {
+        // Scrubbed before it is kept or sent: the provider never gets a secret back.
+        redact::scrub_message(&self.runtime.redactor, &mut m);
+        self.record(Record::Message(m.clone()));
+        self.transcript.conversation.push(m);
+    }
+
+    /// Appends the streamed assistant text, if any.
+    pub fn flush_partial(&mut self) {
+        self.release_held();
+        if !self.transcript.partial.is_empty() {
+            let text = std::mem::take(&mut self.transcript.partial);
+            self.append(Message::assistant(text));
+        }
+    }
+
+    /// Records `compaction` and makes it stand for the messages before `from` in memory.
+    pub fn install_compaction(&mut self, compaction: Message, from: usize) {
+        self.record(Record::Message(compaction.clone()));
+        let messages = &mut self.transcript.conversation.messages;
+        let tail = messages.split_off(from);
+        *messages = Vec::with_capacity(tail.len() + 1);
+        messages.push(compaction);
+        messages.extend(tail);
+        self.budget.reset_sizes();
+        self.sync_budget();
     }
 
     /// Tells the front ends which session is current, with its history and tokens so far.
@@ -141,61 +358,45 @@ impl AgentState {
     /// interrupted turns), shared with the front ends rather than copied: `conversation`
     /// stays empty until `reclaim_history` takes it back, before the next op uses it.
     pub fn announce_conversation(&mut self, interrupted: Vec<usize>) {
-        let shared = History::from(std::mem::take(&mut self.conversation.messages));
+        let shared = History::from(std::mem::take(&mut self.transcript.conversation.messages));
         self.announce_session_marked(shared.clone(), interrupted);
-        self.shown = Some(shared);
+        self.transcript.shown = Some(shared);
     }
 
     /// Takes the conversation back after `announce_conversation`: without a copy once
     /// the front ends are done with it (the plain one is before its first prompt).
     pub fn reclaim_history(&mut self) {
-        if let Some(shown) = self.shown.take() {
-            self.conversation.messages = shown.into_vec();
+        if let Some(shown) = self.transcript.shown.take() {
+            self.transcript.conversation.messages = shown.into_vec();
         }
     }
 
     /// `announce_session` for a history with its interrupted turns.
-    pub fn announce_session_marked(&self, history: History, interrupted: Vec<usize>) {
+    fn announce_session_marked(&self, history: History, interrupted: Vec<usize>) {
+        let (input, output) = self.transcript.usage;
         self.emit(Event::SessionStarted {
-            id: self.sessions.as_ref().map(|_| self.session_id.clone()),
-            model: self.model.clone(),
+            id: self.session.store.as_ref().map(|_| self.session.id.clone()),
+            model: self.runtime.model.clone(),
             history,
-            tokens: self.usage.0.saturating_add(self.usage.1),
+            tokens: input.saturating_add(output),
             interrupted,
         });
-    }
-
-    /// Appends to the conversation and records it.
-    pub fn append(&mut self, mut m: Message) {
-        // Scrubbed before it is kept or sent: the provider never gets a secret back.
-        redact::scrub_message(&self.redactor, &mut m);
-        self.record(Record::Message(m.clone()));
-        self.conversation.push(m);
-    }
-
-    /// Appends the streamed assistant text, if any.
-    pub fn flush_partial(&mut self) {
-        self.release_held();
-        if !self.partial.is_empty() {
-            let text = std::mem::take(&mut self.partial);
-            self.append(Message::assistant(text));
-        }
     }
 
     /// After a cancelled turn: keep what arrived, answer every unanswered tool call (the
     /// one that was running with what it printed so far).
     pub fn interrupt(&mut self) {
         self.flush_partial();
-        let running = self.running_call.take();
-        let printed = self.tool_partial.take_text();
-        for c in self.conversation.orphan_tool_calls() {
+        let running = self.transcript.running_call.take();
+        let printed = self.transcript.tool_partial.take_text();
+        for c in self.transcript.conversation.orphan_tool_calls() {
             let partial = printed
                 .as_deref()
                 .filter(|_| running.as_deref() == Some(c.id.as_str()));
-            let m = interrupted_result_with(&c.id, &c.function.name, partial);
+            let m = crate::tools::envelope::interrupted_result(&c.id, &c.function.name, partial);
             // Scrubbed like every message: the partial output may hold a secret.
             self.append(m);
-            let Some(m) = self.conversation.messages.last() else {
+            let Some(m) = self.transcript.conversation.messages.last() else {
                 continue;
             };
             // Front ends close the call they showed with this result line.

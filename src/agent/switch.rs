@@ -11,67 +11,76 @@ use serde_json::json;
 use super::state::AgentState;
 use crate::config::WireKind;
 use crate::protocol::{Event, KeyState, NoticeLevel, ProviderInfo};
-use crate::provider::{self, Provider, ProviderError, Spec};
+use crate::provider::{self, Provider, ProviderError, SetupError, Spec};
 use crate::store::MarkerKind;
 
 /// How long `/model` waits for one provider's model list.
-pub const LIST_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const LIST_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// `/model MODEL` (current provider), `/model PROVIDER/MODEL` (switch provider) or
 /// `/model PROVIDER/` (switch to the provider's own model).
-pub fn set_model(st: &mut AgentState, arg: &str) {
+pub(crate) fn set_model(st: &mut AgentState, arg: &str) {
     let arg = arg.trim();
     if arg.is_empty() {
         st.notice(NoticeLevel::Error, "usage: /model MODEL or /model PROVIDER/MODEL");
         return;
     }
-    let current = st.provider.name().to_string();
+    let current = st.provider().name().to_string();
     let provider_alone = arg
         .strip_suffix('/')
-        .filter(|name| provider::names(&st.config).iter().any(|n| n == name));
+        .filter(|name| provider::names(st.config()).iter().any(|n| n == name));
     let split = match provider_alone {
         Some(name) => Some((name, "")),
-        None => provider::split_model(&st.config, arg),
+        None => provider::split_model(st.config(), arg),
     };
     match split {
         Some((name, model)) if name != current => {
             let (name, model) = (name.to_string(), model.to_string());
             if let Err(e) = switch_provider(st, &name, &model) {
-                let model_now = format!("{current}/{}", st.model);
+                let model_now = format!("{current}/{}", st.model());
                 st.notice(
                     NoticeLevel::Error,
                     format!("/model {arg}: {e}; still using {model_now}"),
                 );
             }
         }
-        Some((_, "")) => apply(st, st.provider.spec().model.clone()),
+        Some((_, "")) => apply(st, st.provider().spec().model.clone()),
         Some((_, model)) => apply(st, model.to_string()),
         None => apply(st, arg.to_string()),
     }
 }
 
+/// Why another provider cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SwitchError {
+    /// Unknown provider, bad section.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// It needs what is not there (a key); the lines say how to set it up.
+    #[error("{}", .0.join(" "))]
+    NotReady(Vec<String>),
+}
+
 /// Builds provider `name` with `model` and makes it current; on failure (unknown
 /// provider, no key, bad section) the current provider stays and the error says why.
-pub fn switch_provider(st: &mut AgentState, name: &str, model: &str) -> Result<(), String> {
-    let spec =
-        provider::spec_for(&st.config, name, Some(model), &provider::env_key).map_err(|e| e.to_string())?;
-    let provider = provider::build(spec).map_err(|e| e.to_string())?;
+pub(crate) fn switch_provider(st: &mut AgentState, name: &str, model: &str) -> Result<(), SwitchError> {
+    let spec = provider::spec_for(st.config(), name, Some(model), &provider::env_key)?;
+    let provider = provider::build(spec)?;
     let hint = provider.setup_hint();
     if !hint.is_empty() {
-        return Err(hint.join(" "));
+        return Err(SwitchError::NotReady(hint));
     }
     let model = provider.spec().model.clone();
-    st.provider = provider;
+    st.set_provider(provider);
     apply(st, model);
     Ok(())
 }
 
 /// Uses `model` on the current provider from the next request on, and records it.
 fn apply(st: &mut AgentState, model: String) {
-    let provider = st.provider.name().to_string();
-    let window = st.provider.spec().context_window;
-    st.budget.provider_changed(&st.config, &provider, window, &model);
-    st.model = model.clone();
+    let provider = st.provider().name().to_string();
+    let window = st.provider().spec().context_window;
+    st.set_model(model.clone(), window);
     st.marker(MarkerKind::Model, json!({"model": model, "provider": provider}));
     st.emit(Event::ModelChanged {
         model: model.clone(),
@@ -82,18 +91,18 @@ fn apply(st: &mut AgentState, model: String) {
 
 /// `/model` alone: every configured provider, with the models its endpoint lists (asked
 /// at once, each bounded by `LIST_TIMEOUT`; no request where the key is missing).
-pub async fn list(st: &AgentState) {
-    let current = st.provider.name().to_string();
+pub(crate) async fn list(st: &AgentState) {
+    let current = st.provider().name().to_string();
     let mut rows = Vec::new();
     let mut asks = Vec::new();
-    for name in provider::names(&st.config) {
+    for name in provider::names(st.config()) {
         if name == current {
-            let row = info(st.provider.spec(), &st.model, true);
-            asks.push((row.key != KeyState::Missing).then(|| st.provider.clone()));
+            let row = info(st.provider().spec(), st.model(), true);
+            asks.push((row.key != KeyState::Missing).then(|| st.provider().clone()));
             rows.push(row);
             continue;
         }
-        match provider::spec_for(&st.config, &name, None, &provider::env_key) {
+        match provider::spec_for(st.config(), &name, None, &provider::env_key) {
             Ok(spec) => {
                 let row = info(&spec, &spec.model, false);
                 let ask = (row.key != KeyState::Missing && spec.kind != WireKind::Local)

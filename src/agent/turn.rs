@@ -11,9 +11,9 @@ use super::state::AgentState;
 use crate::message::{Message, fresh_call_id};
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
 use crate::provider::text_protocol::decode::is_recovered_id;
-use crate::provider::{EventStream, FinishReason, ProviderError, Request, StreamEvent};
+use crate::provider::{FinishReason, StreamEvent};
 use crate::store::MarkerKind;
-use crate::tools::{Executed, ToolSchema, envelope};
+use crate::tools::{Envelope, ErrorCode, Executed, envelope};
 
 /// A tool call as the response gave it.
 struct Call {
@@ -49,21 +49,21 @@ impl Reasoning {
 }
 
 /// Runs one user turn. Cancel by dropping the future, then call `AgentState::interrupt`.
-pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
+pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     st.emit(Event::UserMessage { text: text.clone() });
     st.emit(Event::TurnStarted);
     st.append(Message::user(text));
-    let limit = st.config.max_tool_turns;
+    let limit = st.config().max_tool_turns;
     let mut executed: u32 = 0;
     let mut limit_reached = false;
-    let mut guard = RepeatGuard::new(st.config.max_identical_calls);
+    let mut guard = RepeatGuard::new(st.config().max_identical_calls);
     let mut guard_noticed = false;
     loop {
         // The budget step (tool caps, elision, compaction, recovery) sends the request.
         let mut stream = match super::context::request(st).await {
             Ok(s) => s,
             Err(Failure::Provider(e)) => {
-                st.notice(NoticeLevel::Error, describe(st, &e));
+                st.notice(NoticeLevel::Error, st.provider().describe(&e));
                 return TurnEndReason::Error;
             }
             Err(Failure::TooLarge(text)) => {
@@ -83,12 +83,12 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     st.emit(Event::ReasoningDelta { text: t });
                 }
                 Ok(StreamEvent::Reasoning { text, opaque }) => {
-                    reasoning.block(text, opaque, st.provider.name())
+                    reasoning.block(text, opaque, st.provider().name())
                 }
                 Ok(StreamEvent::ToolCall { id, name, arguments }) => {
                     let id = unique_id(st, id);
                     // Text and reasoning before a call stay before it; text after it, after.
-                    for m in std::mem::take(&mut reasoning).finish(st.provider.name()) {
+                    for m in std::mem::take(&mut reasoning).finish(st.provider().name()) {
                         st.append(m);
                     }
                     st.flush_partial();
@@ -104,9 +104,8 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     output,
                     cached,
                 }) => {
-                    st.usage.0 += input;
-                    st.usage.1 += output;
-                    let context_pct = st.budget.observe(input);
+                    st.add_usage(input, output);
+                    let context_pct = st.budget_mut().observe(input);
                     st.emit(Event::Usage {
                         input,
                         output,
@@ -123,7 +122,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             }
         }
         drop(stream);
-        for m in reasoning.finish(st.provider.name()) {
+        for m in reasoning.finish(st.provider().name()) {
             st.append(m);
         }
         st.flush_partial();
@@ -190,25 +189,24 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     executed += 1;
                     let mut done = repeated(&c.name, guard.max());
                     if action == Action::ExecuteLast {
-                        envelope::mark_limit(&mut done.envelope, limit);
+                        done.envelope.mark_limit(limit);
                     }
                     done
                 }
                 Action::Execute | Action::ExecuteLast => {
                     // What the command prints is kept outside the call: if the turn is
                     // cancelled, `AgentState::interrupt` puts it in the call's result.
-                    st.running_call = Some(c.id.clone());
-                    let partial = st.tool_partial.clone();
+                    st.set_running_call(Some(c.id.clone()));
+                    let partial = st.tool_partial();
                     let progress = progress_sink(st, &c.id);
-                    let (mut done, stderr) =
-                        progress
-                            .scope(partial.scope(st.registry.execute_with_stderr(
-                                &c.name,
-                                &c.arguments,
-                                &st.tool_ctx,
-                            )))
-                            .await;
-                    st.running_call = None;
+                    let (mut done, stderr) = progress
+                        .scope(partial.scope(st.registry().execute_with_stderr(
+                            &c.name,
+                            &c.arguments,
+                            st.tool_ctx(),
+                        )))
+                        .await;
+                    st.set_running_call(None);
                     let _ = partial.take_text();
                     if let Some(text) = stderr {
                         st.emit(Event::ToolStderr {
@@ -218,7 +216,7 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     }
                     executed += 1;
                     if action == Action::ExecuteLast {
-                        envelope::mark_limit(&mut done.envelope, limit);
+                        done.envelope.mark_limit(limit);
                     }
                     super::context::after_tool(st, &mut done);
                     done
@@ -250,8 +248,8 @@ pub async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
 
 /// Where the running call's progress goes: a `ToolCallProgress` event for its line.
 fn progress_sink(st: &AgentState, id: &str) -> crate::tools::progress::Sink {
-    let events = st.events.clone();
-    let redactor = st.redactor.clone();
+    let events = st.events();
+    let redactor = st.redactor();
     let id = id.to_string();
     crate::tools::progress::Sink::new(move |text| {
         let mut e = Event::ToolCallProgress { id: id.clone(), text };
@@ -273,7 +271,7 @@ fn repeated(name: &str, times: u32) -> Executed {
 /// (earlier calls of this response included, as they are appended when they arrive), is
 /// replaced by a fresh one.
 fn unique_id(st: &AgentState, id: String) -> String {
-    if id.is_empty() || st.conversation.has_call_id(&id) {
+    if id.is_empty() || st.conversation().has_call_id(&id) {
         fresh_call_id()
     } else {
         id
@@ -284,110 +282,29 @@ fn unique_id(st: &AgentState, id: String) -> String {
 fn cut_off_call(arguments: &str) -> Executed {
     Executed {
         summary: "not executed: the response was cut off by the output token limit".to_string(),
-        envelope: json!({
-            "tool_success": false,
-            "error": format!(
+        envelope: Envelope::failure(
+            ErrorCode::InvalidParams,
+            format!(
                 "Not executed: your response was cut off by the output token limit \
                  (finish_reason: length) while writing this call, so its arguments are \
                  incomplete ({} bytes arrived). Write the call again, smaller.",
                 arguments.len()
             ),
-            "error_code": "INVALID_PARAMS",
-        }),
+        ),
         success: false,
     }
 }
 
 /// The result of a call that was not run because the limit was reached.
 fn skipped(limit: u32) -> Executed {
-    let mut envelope = json!({
-        "tool_success": false,
-        "error": format!("Not executed: the tool call limit ({limit}) was reached."),
-    });
-    envelope::mark_limit(&mut envelope, limit);
+    let mut envelope = Envelope::failure(
+        ErrorCode::LimitReached,
+        format!("Not executed: the tool call limit ({limit}) was reached."),
+    );
+    envelope.mark_limit(limit);
     Executed {
         summary: "not executed: tool call limit reached".to_string(),
         envelope,
         success: false,
     }
-}
-
-/// Sends `messages` (the budget step's view of the conversation) with `tools`, retrying
-/// failures before the first byte with backoff, waiting `max_retry_wait_secs` in all at
-/// most: a wait that would pass it (a long Retry-After) ends the retries at once.
-pub(super) async fn send(
-    st: &AgentState,
-    messages: &[Message],
-    tools: &[ToolSchema],
-) -> Result<EventStream, ProviderError> {
-    use std::time::Duration;
-    let base = Duration::from_millis(st.config.retry_base_delay_ms);
-    let budget = Duration::from_secs(st.config.max_retry_wait_secs);
-    let mut waited = Duration::ZERO;
-    let mut attempt = 0;
-    loop {
-        let req = Request {
-            model: &st.model,
-            system: &st.system_prompt,
-            messages,
-            tools,
-            stop: &[],
-        };
-        match st.provider.stream(req).await {
-            Ok(s) => return Ok(s),
-            Err(e) if e.is_retryable() && attempt < st.config.max_retries => {
-                attempt += 1;
-                let wait = crate::backoff::delay(attempt, base, crate::backoff::MAX_BACKOFF, e.retry_after());
-                if waited + wait > budget {
-                    st.notice(
-                        NoticeLevel::Warning,
-                        format!(
-                            "not retrying: waiting {:.0} s more would pass max_retry_wait_secs ({} s)",
-                            wait.as_secs_f64().ceil(),
-                            budget.as_secs()
-                        ),
-                    );
-                    return Err(e);
-                }
-                waited += wait;
-                count_down(st, attempt, wait, &e.to_string()).await;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Waits `wait` before attempt `attempt + 1`, saying so at once and then once a second
-/// (the seconds left), so a long wait is never silent.
-async fn count_down(st: &AgentState, attempt: u32, wait: std::time::Duration, reason: &str) {
-    use std::time::Duration;
-    st.emit(Event::Retrying {
-        attempt,
-        in_secs: wait.as_secs_f64(),
-        reason: reason.to_string(),
-    });
-    let mut left = wait;
-    while !left.is_zero() {
-        // Step to the next whole second left, then by seconds.
-        let fraction = Duration::from_nanos(u64::from(left.subsec_nanos()));
-        let step = if fraction.is_zero() {
-            Duration::from_secs(1)
-        } else {
-            fraction
-        };
-        tokio::time::sleep(step).await;
-        left = left.saturating_sub(step);
-        if left >= Duration::from_secs(1) {
-            st.emit(Event::Retrying {
-                attempt,
-                in_secs: left.as_secs_f64(),
-                reason: reason.to_string(),
-            });
-        }
-    }
-}
-
-/// The error as the user should read it, with what to do about it (the provider knows).
-fn describe(st: &AgentState, e: &ProviderError) -> String {
-    st.provider.describe(e)
 }

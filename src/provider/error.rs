@@ -73,6 +73,13 @@ pub enum ProviderError {
     /// The vendor's safety filter refused the request. Not retryable.
     #[error("the provider's content filter refused the request{detail}")]
     ContentFiltered { detail: String },
+    /// The request could not be written (ikigai's own fault; nothing was sent). Not
+    /// retryable.
+    #[error("cannot encode the request: {0}")]
+    Encode(String),
+    /// The provider cannot be set up from the settings; nothing was sent. Not retryable.
+    #[error(transparent)]
+    Setup(#[from] super::spec::SetupError),
     /// The account has no credit or quota left. Not retryable.
     #[error("the account's quota is exhausted (billing){detail}")]
     QuotaExhausted { detail: String },

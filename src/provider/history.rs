@@ -55,7 +55,7 @@ pub enum Item<'a> {
 /// The envelope a call that never got its result is answered with: the same one the
 /// agent records for an interrupted call.
 static REPAIR: LazyLock<String> = LazyLock::new(|| {
-    crate::message::interrupted_result("", "")
+    crate::tools::envelope::interrupted_result("", "", None)
         .as_tool_result()
         .map(|r| r.output.clone())
         .unwrap_or_default()
@@ -295,7 +295,7 @@ impl Serialize for Envelope<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::interrupted_result;
+    use crate::tools::envelope::interrupted_result;
     use serde_json::json;
 
     fn items(h: &[Message]) -> Vec<Item<'_>> {
@@ -327,7 +327,7 @@ mod tests {
         // b's repair comes before the user's next message; c's at the end.
         assert!(matches!(&out[4], Item::Result { id, success: false, .. } if id == "b"));
         assert_eq!(out[5], Item::User(Cow::Borrowed("and now?")));
-        let repair = interrupted_result("b", "bash");
+        let repair = interrupted_result("b", "bash", None);
         let Item::Result { output, name, .. } = &out[4] else {
             panic!()
         };

@@ -122,10 +122,7 @@ pub async fn send(
 
 /// A request body that could not be encoded (a provider's own fault: never retried).
 pub fn encode_error(e: serde_json::Error) -> ProviderError {
-    ProviderError::Rejected {
-        status: 0,
-        message: format!("cannot encode request: {e}"),
-    }
+    ProviderError::Encode(e.to_string())
 }
 
 /// Sends `body` with `request`: a small one as one buffer, written once; a large one is

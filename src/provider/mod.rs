@@ -173,6 +173,17 @@ pub trait Provider: Send + Sync {
         Ok(Vec::new())
     }
 
+    /// `model`'s context window in tokens as the endpoint itself reports it (llama.cpp
+    /// `/props`, OpenRouter `/models`, Ollama `/api/show`), each asked for at most 3 s;
+    /// `None` when it does not say. The agent asks once, when neither the settings nor
+    /// the presets know the window.
+    async fn context_window(&self, model: &str) -> Option<u64> {
+        let spec = self.spec();
+        let limit = std::time::Duration::from_secs(3);
+        let client = http::client(spec.connect_timeout.min(limit)).ok()?;
+        window::probe(&client, &spec.base_url, model, limit).await
+    }
+
     /// Sends the request; resolves once response headers arrived (errors before the first
     /// byte come back here, so they can be retried).
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError>;

@@ -1,6 +1,7 @@
-//! What the writer and the readers need from a database, written once per backend
-//! (`sqlite.rs`, `postgres.rs`), and the row ⇄ `Record` mapping both share.
-//! Knows no connection policy: retries and notices belong to `writer.rs`.
+//! What the writer and the readers need from a database (the `Backend` trait, implemented
+//! once in `sql.rs` over each database's dialect), the rows and batches they exchange, and
+//! the row ⇄ `Record` mapping both databases share. Knows no connection policy: retries
+//! and notices belong to `writer/`.
 
 use std::ops::ControlFlow;
 
@@ -76,7 +77,7 @@ pub(crate) struct EventRow {
 }
 
 impl EventRow {
-    pub fn new(id: String, session_id: String, record: Record, created_at: String) -> Self {
+    pub(super) fn new(id: String, session_id: String, record: Record, created_at: String) -> Self {
         let (kind, content, data, title, model) = match record {
             Record::Message(m) => {
                 let data = Some(m.data_json()).filter(|d| !d.is_null());
@@ -105,7 +106,7 @@ impl EventRow {
     }
 
     /// The provider a `model` marker names (`/model PROVIDER/MODEL`): the session's from now.
-    pub fn provider(&self) -> Option<String> {
+    pub(super) fn provider(&self) -> Option<String> {
         if self.kind != super::MarkerKind::Model.as_str() {
             return None;
         }
@@ -150,7 +151,7 @@ impl StoredEvent {
 impl StoredEvent {
     /// Back to what the agent recorded; a message whose data does not fit its kind is
     /// damage, reported with its position.
-    pub fn into_record(self, session_id: &str) -> Result<Record, StoreError> {
+    pub(super) fn into_record(self, session_id: &str) -> Result<Record, StoreError> {
         if let Some(kind) = Kind::parse(&self.kind) {
             // Typed straight from the text: a long session builds no JSON tree per row.
             return Message::from_stored(kind, self.content, self.data.as_deref())
@@ -177,7 +178,7 @@ impl StoredEvent {
 
 impl StoredEvent {
     /// The public, raw view (`ikigai export --format jsonl`).
-    pub fn info(&self) -> super::EventInfo {
+    pub(super) fn info(&self) -> super::EventInfo {
         let data = self
             .data
             .as_deref()
@@ -306,6 +307,11 @@ pub(crate) trait Backend: Send + Sync {
     fn file_gone(&self) -> bool {
         false
     }
+    /// Whether the file was deleted or replaced while it was being opened (SQLite; it was
+    /// then opened again at the same path). Always false for a server.
+    fn replaced_at_open(&self) -> bool {
+        false
+    }
     /// After `file_gone`: opens a fresh file at the same path and copies the sessions
     /// `keep` (rows and events, read from the still-open old file) into it.
     async fn recreate(&self, keep: &[String]) -> Result<std::sync::Arc<dyn Backend>, DbError> {
@@ -406,6 +412,11 @@ pub fn title_of(text: &str) -> Option<String> {
     cut.truncate(cut.trim_end().len());
     cut.push('…');
     Some(cut)
+}
+
+/// Now, as stored (RFC 3339, milliseconds, UTC).
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]

@@ -10,49 +10,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::backend::{Backend, EventRow, Select, Write};
+use super::backend::{Backend, EventRow, Select, Write, now};
+use super::channel::{Cmd, Conn};
 use super::restore::{Rebuilder, Restored};
-use super::writer::{Cmd, now};
 use super::{Claimed, EventInfo, Record, SessionInfo, SessionMeta, Sessions, StoreError, Target};
 use crate::protocol::{Event, NoticeLevel};
-
-/// A final failure, kept so every later read can report it.
-#[derive(Clone, Debug)]
-pub(crate) enum Fatal {
-    TooNew { found: i64, known: i64 },
-    Other(String),
-}
-
-impl From<StoreError> for Fatal {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::TooNew { found, known } => Fatal::TooNew { found, known },
-            other => Fatal::Other(other.to_string()),
-        }
-    }
-}
-
-impl From<&Fatal> for StoreError {
-    fn from(f: &Fatal) -> Self {
-        match f {
-            Fatal::TooNew { found, known } => StoreError::TooNew {
-                found: *found,
-                known: *known,
-            },
-            Fatal::Other(s) => StoreError::Other(s.clone()),
-        }
-    }
-}
-
-/// The connection as readers see it.
-#[derive(Clone)]
-pub(crate) enum Conn {
-    Connecting,
-    Up(Arc<dyn Backend>),
-    /// Why it is down, naming the database.
-    Down(String),
-    Failed(Fatal),
-}
 
 /// The `Sessions` handle.
 pub(crate) struct Store {
@@ -65,7 +27,7 @@ pub(crate) struct Store {
 }
 
 impl Store {
-    pub fn new(
+    pub(super) fn new(
         tx: mpsc::UnboundedSender<Cmd>,
         state: watch::Receiver<Conn>,
         pending: Arc<AtomicUsize>,
@@ -93,7 +55,7 @@ impl Store {
     fn unavailable(&self, conn: &Conn) -> StoreError {
         match conn {
             Conn::Down(why) => StoreError::Unavailable(why.clone()),
-            Conn::Failed(f) => StoreError::from(f),
+            Conn::Failed(f) => f.clone(),
             _ => StoreError::Unavailable(format!("{}: the writer stopped", self.name)),
         }
     }

@@ -28,7 +28,7 @@ pub(crate) struct Holder {
 }
 
 impl Holder {
-    pub fn new() -> Holder {
+    pub(super) fn new() -> Holder {
         Holder {
             token: uuid::Uuid::new_v4().to_string(),
             pid: i64::from(std::process::id()),
@@ -187,7 +187,7 @@ pub(crate) struct PgLocks {
 }
 
 impl PgLocks {
-    pub fn new(options: PgConnectOptions, timeout: Duration) -> PgLocks {
+    pub(super) fn new(options: PgConnectOptions, timeout: Duration) -> PgLocks {
         PgLocks {
             options,
             timeout,
@@ -203,7 +203,11 @@ impl PgLocks {
     }
 
     /// Locks `session_id` (unless already held here), then unlocks every other one.
-    pub async fn take(&self, session_id: &str, sort: fn(sqlx::Error) -> DbError) -> Result<bool, DbError> {
+    pub(super) async fn take(
+        &self,
+        session_id: &str,
+        sort: fn(sqlx::Error) -> DbError,
+    ) -> Result<bool, DbError> {
         let mut state = self.state.lock().await;
         let (conn, held) = &mut *state;
         // A connection the server dropped lost its locks: start again.
@@ -241,7 +245,7 @@ impl PgLocks {
 
     /// Re-takes the held locks when the server dropped their connection (a restart);
     /// a lock someone else took meanwhile is given up.
-    pub async fn keepalive(&self, sort: fn(sqlx::Error) -> DbError) {
+    pub(super) async fn keepalive(&self, sort: fn(sqlx::Error) -> DbError) {
         let mut state = self.state.lock().await;
         let (conn, held) = &mut *state;
         let Some(c) = conn.as_mut() else { return };
@@ -268,7 +272,11 @@ impl PgLocks {
     }
 
     /// Unlocks `session_id` if held here.
-    pub async fn release(&self, session_id: &str, sort: fn(sqlx::Error) -> DbError) -> Result<(), DbError> {
+    pub(super) async fn release(
+        &self,
+        session_id: &str,
+        sort: fn(sqlx::Error) -> DbError,
+    ) -> Result<(), DbError> {
         let mut state = self.state.lock().await;
         let (conn, held) = &mut *state;
         if held.remove(session_id)

@@ -1,15 +1,18 @@
 //! Session persistence: the event log (SQLite or PostgreSQL) behind one trait.
 //! The agent queues `Record`s without waiting; a writer task owns the database
-//! (`writer.rs`), `handle.rs` is what callers hold, `lease.rs` keeps one writer per
-//! session, `spool.rs` keeps what could not be saved at exit. Never prints.
+//! (`writer/`), `handle.rs` is what callers hold, `channel.rs` what the two share,
+//! `lease.rs` keeps one writer per session, `spool.rs` keeps what could not be saved at
+//! exit, `restore.rs` rebuilds a conversation from records. Never prints.
 
 mod backend;
+mod channel;
 mod handle;
 mod lease;
 pub mod location;
 mod postgres;
 pub mod restore;
 mod spool;
+mod sql;
 mod sqlite;
 mod writer;
 
@@ -135,7 +138,7 @@ pub struct Claimed {
 }
 
 /// A store failure. `Unavailable` is transient (the writer retries); the rest are final.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database unavailable: {0}")]
     Unavailable(String),

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{MarkerKind, Record};
 use crate::message::{Conversation, Message};
+use crate::tools::envelope::interrupted_result;
 
 /// What a resumed session starts from.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -129,7 +130,13 @@ impl Rebuilder {
     /// turns rather than all the room doubling left.
     pub fn finish(mut self) -> Restored {
         let st = &mut self.restored;
-        st.repairs = st.conversation.repair_orphans();
+        st.repairs = st
+            .conversation
+            .orphan_tool_calls()
+            .into_iter()
+            .map(|c| interrupted_result(&c.id, &c.function.name, None))
+            .collect();
+        st.conversation.messages.extend(st.repairs.iter().cloned());
         let len = st.conversation.messages.len();
         st.conversation.messages.shrink_to(room(len));
         self.restored
@@ -145,7 +152,8 @@ fn room(len: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{INTERRUPTED_TOOL_ERROR, Kind};
+    use crate::message::Kind;
+    use crate::tools::envelope::INTERRUPTED_TOOL_ERROR;
     use serde_json::json;
 
     fn marker(kind: &str, data: Value) -> Record {

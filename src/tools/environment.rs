@@ -9,10 +9,10 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use crate::config::Config;
 
 /// Name fragments that mark a variable as secret by default (matched case-insensitively).
-pub const SECRET_WORDS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
+pub(crate) const SECRET_WORDS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
 
 /// Removed by default like a secret (it may carry a database password).
-pub const DATABASE_URL_VAR: &str = "IKIGAI_DATABASE_URL";
+pub(crate) const DATABASE_URL_VAR: &str = "IKIGAI_DATABASE_URL";
 
 /// Which variables of ikigai's environment reach a tool process.
 #[derive(Clone, Debug)]

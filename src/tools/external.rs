@@ -14,9 +14,9 @@ use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema, Too
 use crate::text::shorten;
 
 /// Cap on the stderr kept from one run (for `--verbose`).
-pub const STDERR_CAP: usize = 64 * 1024;
+pub(crate) const STDERR_CAP: usize = 64 * 1024;
 /// How much of stderr a TOOL_CRASHED error quotes.
-pub const CRASH_STDERR: usize = 2048;
+pub(crate) const CRASH_STDERR: usize = 2048;
 
 /// One discovered tool.
 pub struct ExternalTool {
@@ -40,7 +40,7 @@ impl Tool for ExternalTool {
 }
 
 /// True when `name` may be a tool name: `^[a-zA-Z0-9_-]{1,64}$`.
-pub fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
             .bytes()
@@ -49,7 +49,7 @@ pub fn valid_name(name: &str) -> bool {
 
 /// Reads a `--schema` answer. `file_name` names the tool when the schema does not (its
 /// hyphens become underscores). The error says which field is missing or wrong.
-pub fn parse_schema(text: &str, file_name: &str) -> Result<ToolSchema, String> {
+pub(crate) fn parse_schema(text: &str, file_name: &str) -> Result<ToolSchema, String> {
     let v: Value =
         serde_json::from_str(text.trim()).map_err(|e| format!("--schema printed invalid JSON ({e})"))?;
     let Value::Object(obj) = v else {
@@ -133,7 +133,12 @@ fn full_schema(name: String, description: String, schema: &Map<String, Value>) -
 }
 
 /// Runs the tool once with `args` on stdin.
-pub async fn run(path: &Path, name: &str, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+pub(crate) async fn run(
+    path: &Path,
+    name: &str,
+    args: &Value,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
     let spec = Spec {
         program: path.to_path_buf(),
         args: Vec::new(),

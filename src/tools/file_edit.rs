@@ -15,7 +15,7 @@ use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 /// Largest file file_edit loads into memory.
 const MAX_EDIT_SIZE: u64 = 64 * 1024 * 1024;
 
-pub struct FileEdit;
+pub(crate) struct FileEdit;
 
 #[async_trait]
 impl Tool for FileEdit {

@@ -18,7 +18,7 @@ use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 const SNIFF: usize = 8 * 1024;
 const CHUNK: usize = 64 * 1024;
 
-pub struct FileRead;
+pub(crate) struct FileRead;
 
 #[async_trait]
 impl Tool for FileRead {

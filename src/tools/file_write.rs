@@ -9,7 +9,7 @@ use super::params::Params;
 use super::walk;
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 
-pub struct FileWrite;
+pub(crate) struct FileWrite;
 
 #[async_trait]
 impl Tool for FileWrite {

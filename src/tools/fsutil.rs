@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::ToolContext;
 
 /// `given` as an absolute path: relative paths resolve against `ctx.cwd`; `~/` is home.
-pub fn resolve(ctx: &ToolContext, given: &str) -> PathBuf {
+pub(crate) fn resolve(ctx: &ToolContext, given: &str) -> PathBuf {
     if let Some(rest) = given.strip_prefix("~/")
         && let Some(home) = crate::environ::var_os("HOME")
     {
@@ -25,7 +25,7 @@ pub fn resolve(ctx: &ToolContext, given: &str) -> PathBuf {
 }
 
 /// A message for a failed operation on `shown` (the path as the model wrote it).
-pub fn describe(err: &io::Error, what: &str, shown: &str) -> String {
+pub(crate) fn describe(err: &io::Error, what: &str, shown: &str) -> String {
     match err.kind() {
         io::ErrorKind::NotFound => format!("{what} not found: {shown}"),
         io::ErrorKind::PermissionDenied => format!("Permission denied: {shown}"),
@@ -40,7 +40,7 @@ pub fn describe(err: &io::Error, what: &str, shown: &str) -> String {
 
 /// Why an atomic write failed, with the step that failed.
 #[derive(Debug, thiserror::Error)]
-pub enum WriteError {
+pub(crate) enum WriteError {
     /// The target exists and is a directory. Not retryable.
     #[error("Is a directory: {0}")]
     IsDirectory(String),
@@ -56,7 +56,7 @@ pub enum WriteError {
 /// flushed to disk and renamed over the target, so readers see the old or the new content,
 /// never a mix. An existing file keeps its mode (and owner where allowed); a symlink is
 /// followed so the link stays a link. Parent directories are created.
-pub fn atomic_write(path: &Path, shown: &str, bytes: &[u8]) -> Result<(), WriteError> {
+pub(crate) fn atomic_write(path: &Path, shown: &str, bytes: &[u8]) -> Result<(), WriteError> {
     let target = match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
         _ => path.to_path_buf(),

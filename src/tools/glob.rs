@@ -16,7 +16,7 @@ use super::params::Params;
 use super::walk::{self, Stop};
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 
-pub struct Glob;
+pub(crate) struct Glob;
 
 #[async_trait]
 impl Tool for Glob {

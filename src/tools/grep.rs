@@ -23,7 +23,7 @@ use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 /// Longest line shown; the rest of a longer line (minified code) is elided.
 const MAX_LINE: usize = 1000;
 
-pub struct Grep;
+pub(crate) struct Grep;
 
 #[async_trait]
 impl Tool for Grep {

@@ -13,7 +13,7 @@ use super::params::Params;
 use super::walk;
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 
-pub struct ListDir;
+pub(crate) struct ListDir;
 
 #[async_trait]
 impl Tool for ListDir {

@@ -4,25 +4,25 @@
 pub mod bash;
 pub mod discovery;
 pub mod envelope;
-pub mod environment;
-pub mod external;
-pub mod file_edit;
-pub mod file_read;
-pub mod file_write;
-pub mod fsutil;
-pub mod glob;
-pub mod grep;
+pub(crate) mod environment;
+pub(crate) mod external;
+pub(crate) mod file_edit;
+pub(crate) mod file_read;
+pub(crate) mod file_write;
+pub(crate) mod fsutil;
+pub(crate) mod glob;
+pub(crate) mod grep;
 pub mod launcher;
 pub mod leftovers;
-pub mod list_dir;
+pub(crate) mod list_dir;
 pub mod mcp;
-pub mod output;
-pub mod params;
-pub mod partial;
+pub(crate) mod output;
+pub(crate) mod params;
+pub(crate) mod partial;
 pub mod process;
 pub mod progress;
-pub mod registry;
-pub mod walk;
+pub(crate) mod registry;
+pub(crate) mod walk;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,6 +31,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
+pub use envelope::{Envelope, ErrorCode};
 pub use environment::EnvPolicy;
 pub use registry::{Executed, Registry};
 
@@ -201,13 +202,13 @@ pub enum ToolError {
 }
 
 impl ToolError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ToolError::Timeout { .. } => "TOOL_TIMEOUT",
-            ToolError::Crashed(_) => "TOOL_CRASHED",
-            ToolError::InvalidOutput(_) => "INVALID_OUTPUT",
-            ToolError::InvalidParams(_) => "INVALID_PARAMS",
-            ToolError::NotFound(_) => "TOOL_NOT_FOUND",
+            ToolError::Timeout { .. } => ErrorCode::ToolTimeout,
+            ToolError::Crashed(_) => ErrorCode::ToolCrashed,
+            ToolError::InvalidOutput(_) => ErrorCode::InvalidOutput,
+            ToolError::InvalidParams(_) => ErrorCode::InvalidParams,
+            ToolError::NotFound(_) => ErrorCode::ToolNotFound,
         }
     }
 }

@@ -47,7 +47,7 @@ impl Capped {
 }
 
 /// The most content bytes kept for a cap, leaving room for the notice.
-pub fn content_limit(cap: usize) -> usize {
+pub(crate) fn content_limit(cap: usize) -> usize {
     if cap > 2 * NOTICE_ROOM {
         cap - NOTICE_ROOM
     } else {
@@ -141,7 +141,7 @@ impl CappedBuf {
 }
 
 /// The notice line, e.g. "[output truncated: 10 of 20 bytes shown]".
-pub fn notice(shown: u64, total: Total) -> String {
+pub(crate) fn notice(shown: u64, total: Total) -> String {
     match total {
         Total::Exact(n) => format!("[output truncated: {shown} of {n} bytes shown]"),
         Total::AtLeast(n) => format!("[output truncated: {shown} of at least {n} bytes shown]"),
@@ -149,7 +149,7 @@ pub fn notice(shown: u64, total: Total) -> String {
 }
 
 /// The length of `bytes` without a trailing incomplete UTF-8 sequence.
-pub fn utf8_floor(bytes: &[u8]) -> usize {
+pub(crate) fn utf8_floor(bytes: &[u8]) -> usize {
     let len = bytes.len();
     // Look back at most 3 bytes for the start of the last character.
     for back in 1..=len.min(4) {
@@ -171,7 +171,7 @@ pub fn utf8_floor(bytes: &[u8]) -> usize {
 /// Sorted entries (e.g. one per file) kept within a byte budget: when over budget the
 /// largest keys are dropped, so what remains is always a sorted prefix of everything seen.
 #[derive(Debug)]
-pub struct SortedCapped {
+pub(crate) struct SortedCapped {
     entries: BTreeMap<String, String>,
     kept: usize,
     limit: usize,
@@ -181,7 +181,7 @@ pub struct SortedCapped {
 }
 
 impl SortedCapped {
-    pub fn new(cap: usize) -> Self {
+    pub(crate) fn new(cap: usize) -> Self {
         SortedCapped {
             entries: BTreeMap::new(),
             kept: 0,
@@ -193,7 +193,7 @@ impl SortedCapped {
 
     /// Offers an entry of `len_total` bytes of which `text` is the part kept (an entry may
     /// itself be cut by the producer).
-    pub fn insert(&mut self, key: String, text: String, len_total: u64) {
+    pub(crate) fn insert(&mut self, key: String, text: String, len_total: u64) {
         self.total += len_total;
         if self.horizon.as_ref().is_some_and(|h| &key >= h) {
             return;
@@ -211,7 +211,7 @@ impl SortedCapped {
     }
 
     /// Concatenates the kept entries in key order and caps the result.
-    pub fn finish(self, cap: usize, stopped_early: bool) -> Capped {
+    pub(crate) fn finish(self, cap: usize, stopped_early: bool) -> Capped {
         let mut buf = CappedBuf::new(cap);
         for text in self.entries.values() {
             buf.push(text.as_bytes());

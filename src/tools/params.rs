@@ -6,14 +6,14 @@ use serde_json::{Map, Value};
 use super::{ToolError, ToolSchema};
 
 /// The arguments of one call, checked against the tool's schema for unknown names.
-pub struct Params<'a> {
+pub(crate) struct Params<'a> {
     tool: String,
     map: &'a Map<String, Value>,
 }
 
 impl<'a> Params<'a> {
     /// Checks that `args` is an object whose keys the schema knows.
-    pub fn new(args: &'a Value, schema: &ToolSchema) -> Result<Self, ToolError> {
+    pub(crate) fn new(args: &'a Value, schema: &ToolSchema) -> Result<Self, ToolError> {
         let Value::Object(map) = args else {
             return Err(ToolError::InvalidParams(format!(
                 "{}: arguments must be a JSON object, got: {args}",
@@ -62,12 +62,12 @@ impl<'a> Params<'a> {
     }
 
     /// A required string.
-    pub fn string(&self, name: &str) -> Result<&'a str, ToolError> {
+    pub(crate) fn string(&self, name: &str) -> Result<&'a str, ToolError> {
         self.opt_string(name)?.ok_or_else(|| self.missing(name, "string"))
     }
 
     /// A required string that must not be empty.
-    pub fn non_empty_string(&self, name: &str) -> Result<&'a str, ToolError> {
+    pub(crate) fn non_empty_string(&self, name: &str) -> Result<&'a str, ToolError> {
         let s = self.string(name)?;
         if s.is_empty() {
             return Err(ToolError::InvalidParams(format!(
@@ -78,7 +78,7 @@ impl<'a> Params<'a> {
         Ok(s)
     }
 
-    pub fn opt_string(&self, name: &str) -> Result<Option<&'a str>, ToolError> {
+    pub(crate) fn opt_string(&self, name: &str) -> Result<Option<&'a str>, ToolError> {
         match self.get(name) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.as_str())),
@@ -87,7 +87,7 @@ impl<'a> Params<'a> {
     }
 
     /// An optional boolean; also accepts the strings "true" and "false", which models send.
-    pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, ToolError> {
+    pub(crate) fn opt_bool(&self, name: &str) -> Result<Option<bool>, ToolError> {
         match self.get(name) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -98,7 +98,7 @@ impl<'a> Params<'a> {
     }
 
     /// An optional integer ≥ `min`; also accepts a string of digits and whole floats.
-    pub fn opt_u64(&self, name: &str, min: u64) -> Result<Option<u64>, ToolError> {
+    pub(crate) fn opt_u64(&self, name: &str, min: u64) -> Result<Option<u64>, ToolError> {
         let Some(v) = self.get(name) else {
             return Ok(None);
         };
@@ -143,7 +143,7 @@ mod tests {
     }
 
     fn err(e: ToolError) -> String {
-        assert_eq!(e.code(), "INVALID_PARAMS");
+        assert_eq!(e.code(), crate::tools::ErrorCode::InvalidParams);
         e.to_string()
     }
 

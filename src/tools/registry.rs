@@ -11,17 +11,17 @@ use tokio::sync::watch;
 
 use super::discovery::{self, DiscoverySpec, Skipped};
 use super::mcp::Mcp;
-use super::{Tool, ToolContext, ToolError, ToolSchema, envelope};
+use super::{Envelope, Tool, ToolContext, ToolError, ToolSchema};
 
 /// The longest a request waits for discovery, counted from its start.
-pub const DISCOVERY_WAIT: Duration = Duration::from_millis(1500);
+pub(crate) const DISCOVERY_WAIT: Duration = Duration::from_millis(1500);
 
 /// One finished tool call: what the scrollback shows and what the model gets.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Executed {
     pub summary: String,
-    /// The envelope, as JSON.
-    pub envelope: Value,
+    /// What the model gets.
+    pub envelope: Envelope,
     pub success: bool,
 }
 
@@ -298,7 +298,7 @@ impl Registry {
             Ok(out) => (
                 Executed {
                     success: out.is_success(),
-                    envelope: envelope::success(&out),
+                    envelope: Envelope::of_output(&out),
                     summary: out.summary,
                 },
                 out.stderr,
@@ -306,7 +306,7 @@ impl Registry {
             Err(err) => (
                 Executed {
                     summary: format!("{}: {err}", err.code()),
-                    envelope: envelope::failure(&err),
+                    envelope: Envelope::of_error(&err),
                     success: false,
                 },
                 None,
@@ -316,7 +316,7 @@ impl Registry {
 }
 
 /// Parses the model's arguments; an empty string means no arguments.
-pub fn parse_arguments(arguments: &str) -> Result<Value, ToolError> {
+pub(crate) fn parse_arguments(arguments: &str) -> Result<Value, ToolError> {
     if arguments.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
@@ -334,6 +334,7 @@ pub fn parse_arguments(arguments: &str) -> Result<Value, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::ErrorCode;
 
     #[test]
     fn builtin_offers_every_tool_with_a_valid_schema() {
@@ -384,7 +385,10 @@ mod tests {
     #[test]
     fn bad_arguments_are_invalid_params() {
         assert_eq!(parse_arguments("").unwrap(), serde_json::json!({}));
-        assert_eq!(parse_arguments("[]").unwrap_err().code(), "INVALID_PARAMS");
-        assert_eq!(parse_arguments("{").unwrap_err().code(), "INVALID_PARAMS");
+        assert_eq!(
+            parse_arguments("[]").unwrap_err().code(),
+            ErrorCode::InvalidParams
+        );
+        assert_eq!(parse_arguments("{").unwrap_err().code(), ErrorCode::InvalidParams);
     }
 }

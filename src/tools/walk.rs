@@ -13,7 +13,7 @@ use ignore::{DirEntry, WalkBuilder};
 use super::{ToolContext, ToolError};
 
 /// The walker both search tools use.
-pub fn builder(base: &Path) -> WalkBuilder {
+pub(crate) fn builder(base: &Path) -> WalkBuilder {
     let mut b = WalkBuilder::new(base);
     b.hidden(false)
         .require_git(false)
@@ -29,13 +29,13 @@ fn threads() -> usize {
 }
 
 /// True for a `.git` directory, which is never searched.
-pub fn is_git_dir(entry: &DirEntry) -> bool {
+pub(crate) fn is_git_dir(entry: &DirEntry) -> bool {
     entry.file_name() == ".git" && entry.file_type().is_some_and(|t| t.is_dir())
 }
 
 /// How a found path is shown: under the base as the model wrote it, so it can be passed
 /// straight back to another tool. Non-UTF-8 names are shown lossily.
-pub fn display_join(given: Option<&str>, rel: &Path) -> String {
+pub(crate) fn display_join(given: Option<&str>, rel: &Path) -> String {
     let rel = rel.to_string_lossy();
     match given.map(|g| g.trim_end_matches('/')) {
         None | Some("") | Some(".") => rel.into_owned(),
@@ -45,7 +45,7 @@ pub fn display_join(given: Option<&str>, rel: &Path) -> String {
 
 /// Tells blocking work to stop: set when the tool's future is dropped or time runs out.
 #[derive(Debug)]
-pub struct Stop {
+pub(crate) struct Stop {
     cancelled: AtomicBool,
     timed_out: AtomicBool,
     /// `None` when the timeout is too far away to represent.
@@ -54,7 +54,7 @@ pub struct Stop {
 
 impl Stop {
     /// Checks the deadline too; cheap enough to call per file.
-    pub fn should_stop(&self) -> bool {
+    pub(crate) fn should_stop(&self) -> bool {
         if self.cancelled.load(Ordering::Relaxed) || self.timed_out.load(Ordering::Relaxed) {
             return true;
         }
@@ -65,7 +65,7 @@ impl Stop {
         false
     }
 
-    pub fn timed_out(&self) -> bool {
+    pub(crate) fn timed_out(&self) -> bool {
         self.timed_out.load(Ordering::Relaxed)
     }
 }
@@ -79,7 +79,7 @@ impl Drop for CancelOnDrop {
 }
 
 /// Runs `f` on the blocking pool; dropping the returned future tells `f` to stop.
-pub async fn run_blocking<T, F>(ctx: &ToolContext, f: F) -> Result<T, ToolError>
+pub(crate) async fn run_blocking<T, F>(ctx: &ToolContext, f: F) -> Result<T, ToolError>
 where
     T: Send + 'static,
     F: FnOnce(&Stop) -> T + Send + 'static,
@@ -96,7 +96,7 @@ where
 }
 
 /// The timeout error for a search that ran out of time, with what it had found.
-pub fn timeout_error(ctx: &ToolContext, partial_output: String) -> ToolError {
+pub(crate) fn timeout_error(ctx: &ToolContext, partial_output: String) -> ToolError {
     ToolError::Timeout {
         message: format!(
             "Search timed out after {}s; narrow the path or pattern",

@@ -6,11 +6,11 @@
 use similar::{ChangeTag, TextDiff};
 
 /// Lines of context around each change.
-pub const CONTEXT: usize = 3;
+pub(crate) const CONTEXT: usize = 3;
 /// Lines shown at most (diff or written content); the rest is counted.
-pub const MAX_LINES: usize = 40;
+pub(crate) const MAX_LINES: usize = 40;
 /// First lines of a written file shown.
-pub const WRITE_LINES: usize = 8;
+pub(crate) const WRITE_LINES: usize = 8;
 
 /// One line of a change preview.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl Line {
 
 /// The preview of a tool call that changes a file, or `None` for any other call (or
 /// arguments that are not what the tool expects).
-pub fn preview(name: &str, arguments: &str) -> Option<Vec<Line>> {
+pub(crate) fn preview(name: &str, arguments: &str) -> Option<Vec<Line>> {
     let args: serde_json::Value = serde_json::from_str(arguments).ok()?;
     let s = |k: &str| args.get(k).and_then(serde_json::Value::as_str);
     match name {
@@ -56,7 +56,7 @@ pub fn preview(name: &str, arguments: &str) -> Option<Vec<Line>> {
 }
 
 /// `path: +a -r`, then the unified diff of `old` → `new` (hunks with `CONTEXT` lines).
-pub fn edit(path: &str, old: &str, new: &str) -> Vec<Line> {
+pub(crate) fn edit(path: &str, old: &str, new: &str) -> Vec<Line> {
     let diff = TextDiff::from_lines(old, new);
     let (mut added, mut removed) = (0, 0);
     let mut body = Vec::new();
@@ -87,7 +87,7 @@ pub fn edit(path: &str, old: &str, new: &str) -> Vec<Line> {
 }
 
 /// `path (N lines, size)`, then the first `WRITE_LINES` lines.
-pub fn write(path: &str, content: &str) -> Vec<Line> {
+pub(crate) fn write(path: &str, content: &str) -> Vec<Line> {
     let lines: Vec<&str> = content.lines().collect();
     let n = lines.len();
     let mut out = vec![Line::Header(format!(
@@ -111,7 +111,7 @@ fn capped(mut body: Vec<Line>, max: usize) -> Vec<Line> {
 
 /// The preview as lines for a terminal: removed red, added green, the rest dim; no escape
 /// codes when `color` is false. Control characters in the text are shown as `?`.
-pub fn plain_lines(name: &str, arguments: &str, color: bool) -> Vec<String> {
+pub(crate) fn plain_lines(name: &str, arguments: &str, color: bool) -> Vec<String> {
     let Some(lines) = preview(name, arguments) else {
         return Vec::new();
     };

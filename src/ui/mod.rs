@@ -4,13 +4,19 @@
 //! They consume agent `Event`s and send `Op`s (parsed from slash commands by `slash`);
 //! they never reach into the agent. Only front ends print.
 
-pub mod diff;
+pub(crate) mod diff;
 pub mod mcp;
-pub mod models;
+pub(crate) mod models;
 pub mod plain;
+pub(crate) mod result;
 pub mod sessions;
-pub mod shell;
-pub mod slash;
+pub(crate) mod shell;
+pub(crate) mod slash;
 pub mod tool_cmd;
 pub mod trust_cmd;
 pub mod tui;
+
+/// What every front end says when the conversation was compacted.
+pub fn compacted_text(before: u64, after: u64) -> String {
+    format!("Context compacted: {before} → {after} tokens (full history kept in the session)")
+}

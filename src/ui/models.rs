@@ -5,7 +5,7 @@
 use crate::protocol::{KeyState, ProviderInfo};
 
 /// One provider's lines.
-pub struct Entry {
+pub(crate) struct Entry {
     pub current: bool,
     /// `* name  kind  model`, padded to align with the other entries.
     pub head: String,
@@ -17,11 +17,11 @@ pub struct Entry {
 }
 
 /// The title line above the entries.
-pub const TITLE: &str =
+pub(crate) const TITLE: &str =
     "Providers (* current; /model PROVIDER/MODEL switches, /model MODEL keeps the provider)";
 
 /// The entries, aligned in columns.
-pub fn entries(providers: &[ProviderInfo]) -> Vec<Entry> {
+pub(crate) fn entries(providers: &[ProviderInfo]) -> Vec<Entry> {
     let w_name = providers.iter().map(|p| p.name.len()).max().unwrap_or(0);
     let w_kind = providers.iter().map(|p| p.kind.len()).max().unwrap_or(0);
     let w_model = providers.iter().map(|p| p.model.len()).max().unwrap_or(0);
@@ -56,7 +56,7 @@ pub fn entries(providers: &[ProviderInfo]) -> Vec<Entry> {
 }
 
 /// The whole listing as plain text (the scripted front end).
-pub fn text(providers: &[ProviderInfo]) -> String {
+pub(crate) fn text(providers: &[ProviderInfo]) -> String {
     let mut out = format!("{TITLE}\n");
     for e in entries(providers) {
         out.push_str(&format!("{}  {}\n", e.head, e.key));

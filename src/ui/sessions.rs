@@ -187,9 +187,9 @@ pub fn markdown(info: &SessionInfo, events: &[EventInfo]) -> String {
             }
             "tool_result" => {
                 let ok = e.data.get("success").and_then(Value::as_bool).unwrap_or(false);
-                let mut output = crate::ui::plain::result_text(&s("output"));
+                let mut output = crate::ui::result::text(&s("output"));
                 // An interrupted or timed-out call: what it printed before it stopped.
-                let partial = crate::ui::plain::partial_output(&s("output"));
+                let partial = crate::ui::result::partial_output(&s("output"));
                 if !partial.is_empty() {
                     output.push('\n');
                     output.push_str(&partial);

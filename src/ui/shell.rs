@@ -9,7 +9,7 @@ use clap::CommandFactory;
 use crate::cli::Cli;
 
 /// Writes the completion script for `shell` to stdout.
-pub fn completions(shell: clap_complete::Shell) -> Result<u8, std::io::Error> {
+pub(crate) fn completions(shell: clap_complete::Shell) -> Result<u8, std::io::Error> {
     let mut cmd = Cli::command();
     let mut out = std::io::stdout().lock();
     clap_complete::generate(shell, &mut cmd, "ikigai", &mut out);
@@ -18,7 +18,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<u8, std::io::Error> {
 }
 
 /// Writes the manual page (roff, section 1) to stdout.
-pub fn man_page() -> Result<u8, std::io::Error> {
+pub(crate) fn man_page() -> Result<u8, std::io::Error> {
     let page = clap_mangen::Man::new(Cli::command());
     let mut out = std::io::stdout().lock();
     page.render(&mut out)?;

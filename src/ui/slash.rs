@@ -5,7 +5,7 @@
 use crate::protocol::Op;
 
 /// Every command with its argument hint and one-line help.
-pub const COMMANDS: &[(&str, &str, &str)] = &[
+pub(crate) const COMMANDS: &[(&str, &str, &str)] = &[
     ("/help", "", "show keys and commands"),
     ("/new", "", "start a new session"),
     ("/sessions", "", "list stored sessions"),
@@ -43,7 +43,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
 
 /// What a line starting with `/` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Slash {
+pub(crate) enum Slash {
     /// For the agent.
     Agent(Op),
     Help,
@@ -60,7 +60,7 @@ pub enum Slash {
 }
 
 /// Parses `input` as a slash command; `None` when it is a message (see `message_text`).
-pub fn parse(input: &str) -> Option<Slash> {
+pub(crate) fn parse(input: &str) -> Option<Slash> {
     let t = input.trim();
     if !t.starts_with('/') || t.starts_with("//") {
         return None;
@@ -96,7 +96,7 @@ pub fn parse(input: &str) -> Option<Slash> {
 }
 
 /// The message a non-command line sends: `//text` sends `/text`, anything else as typed.
-pub fn message_text(input: &str) -> String {
+pub(crate) fn message_text(input: &str) -> String {
     match input.trim_start().strip_prefix("//") {
         Some(rest) => format!("/{rest}"),
         None => input.to_string(),
@@ -104,7 +104,7 @@ pub fn message_text(input: &str) -> String {
 }
 
 /// `/help` as plain text: one aligned line per command, then the `//` tip.
-pub fn help_text() -> String {
+pub(crate) fn help_text() -> String {
     let usage: Vec<String> = COMMANDS
         .iter()
         .map(|(name, arg, _)| {

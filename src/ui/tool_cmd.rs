@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::text::visible;
 use crate::tools::discovery::DiscoverySpec;
 use crate::tools::registry::parse_arguments;
-use crate::tools::{Registry, ToolContext, ToolSource, envelope};
+use crate::tools::{Envelope, Registry, ToolContext, ToolSource};
 
 /// Why `ikigai tool` could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -102,7 +102,7 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
     };
     match outcome {
         Ok(out) => print_json(&out.result).map(|()| 0),
-        Err(err) => print_json(&envelope::failure(&err)).map(|()| 1),
+        Err(err) => print_json(&Envelope::of_error(&err).to_value()).map(|()| 1),
     }
 }
 

@@ -249,6 +249,10 @@ async fn the_tool_limit_marks_the_last_result_and_skips_later_calls() {
     let c4 = envelope(&third[3]);
     assert_eq!(c4["tool_success"], false, "the fourth call did not run");
     assert_eq!(c4["limit_reached"], true);
+    assert_eq!(
+        c4["error_code"], "LIMIT_REACHED",
+        "a call not run says why, as a code"
+    );
     // The call in the response after the limit was answered too, so the history is valid.
     let finished: Vec<&str> = events
         .iter()

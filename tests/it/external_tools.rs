@@ -221,7 +221,7 @@ async fn user_beats_system_beats_builtin_and_a_project_tool_only_adds_a_name() {
     assert_eq!(names[2], "grep", "an override keeps the built-in's place");
     let e = r.execute("dup", r#"{"text":"x"}"#, &d.ctx(10)).await;
     assert_eq!(
-        e.envelope,
+        e.envelope.to_value(),
         json!({"tool_success": true, "result": {"from": "user"}})
     );
     let notices = r.take_notices();
@@ -339,7 +339,7 @@ async fn a_run_gets_its_arguments_on_stdin_and_its_json_is_wrapped() {
     let c = d.ctx(10);
     let e = r.execute("echo_args", r#"{"text":"héllo"}"#, &c).await;
     assert_eq!(
-        e.envelope,
+        e.envelope.to_value(),
         json!({"tool_success": true, "result": {"args": {"text": "héllo"}, "cwd": d.cwd().display().to_string()}})
     );
     assert!(
@@ -348,10 +348,14 @@ async fn a_run_gets_its_arguments_on_stdin_and_its_json_is_wrapped() {
     );
     let e = r.execute("creds", "{}", &c).await;
     assert_eq!(
-        e.envelope["tool_success"], true,
+        e.envelope.to_value()["tool_success"],
+        true,
         "its own failure is still a result"
     );
-    assert_eq!(e.envelope["result"]["error"]["code"], "MISSING_CREDENTIALS");
+    assert_eq!(
+        e.envelope.to_value()["result"]["error"]["code"],
+        "MISSING_CREDENTIALS"
+    );
     assert_eq!(e.summary, "error: MISSING_CREDENTIALS");
 }
 
@@ -392,12 +396,20 @@ async fn crashes_invalid_output_and_floods_are_tool_failures() {
     assert!(tool_failure(&r.execute("garbage", "{}", &c).await, "INVALID_OUTPUT").contains("invalid JSON"));
     assert!(tool_failure(&r.execute("silent", "{}", &c).await, "INVALID_OUTPUT").contains("printed nothing"));
     let e = r.execute("flood", "{}", &c).await;
-    assert_eq!(e.envelope["error_code"], "INVALID_OUTPUT", "{}", e.summary);
-    let msg = e.envelope["error"].as_str().unwrap();
+    assert_eq!(
+        e.envelope.to_value()["error_code"],
+        "INVALID_OUTPUT",
+        "{}",
+        e.summary
+    );
+    let msg = e.envelope.error.as_deref().unwrap();
     assert!(msg.contains("max_output_size"), "{}", e.summary);
     assert!(e.envelope.to_string().len() < 2 * c.max_output_size);
     let e = r.execute("noisy", "{}", &c).await;
-    assert_eq!(e.envelope, json!({"tool_success": true, "result": {"ok": true}}));
+    assert_eq!(
+        e.envelope.to_value(),
+        json!({"tool_success": true, "result": {"ok": true}})
+    );
     // A crash quotes at most 2 KB of stderr.
     proto_tool(
         &p,

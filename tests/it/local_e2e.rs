@@ -109,3 +109,44 @@ fn a_missing_gguf_file_is_a_clear_error_naming_it() {
         "{err}"
     );
 }
+
+/// A prompt of about 2,000 of the model's tokens (digits are one token each) in a
+/// 1,024-token context, run from three working folders whose paths make the system
+/// prompt shorter or longer: refused plainly every time, never summarised and answered.
+#[test]
+fn a_prompt_larger_than_the_context_is_refused_in_every_folder() {
+    let _g = model::serial();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let cfg = h.join(".config/ikigai");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("config.toml"),
+        "[providers.local]\nctx = 1024\nthreads = 2\ntemperature = 0\nmax_output_tokens = 12\n",
+    )
+    .unwrap();
+    let model = model::model_path();
+    let model = model.to_str().unwrap();
+    let prompt: String = (0..400).map(|i| format!("{:04} ", (i * 7919) % 10_000)).collect();
+    for folder in ["w", "a-middling-folder/name", &"deep/".repeat(30)] {
+        let cwd = h.join(folder);
+        std::fs::create_dir_all(&cwd).unwrap();
+        let out = common::ikigai(h)
+            .current_dir(&cwd)
+            .args(["-p", &format!("Sum these: {prompt}"), "--model", model])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(1), "{folder}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains("too large for this model's context window") && stderr.contains("/new"),
+            "{folder}: {stderr}"
+        );
+        assert!(!stderr.contains("Context compacted"), "{folder}: {stderr}");
+        assert!(stdout.trim().is_empty(), "{folder}: no answer: {stdout}");
+    }
+}

@@ -19,7 +19,7 @@ use ikigai::provider::local::tag::output_block;
 use ikigai::provider::local::{LocalProvider, LocalSettings};
 use ikigai::provider::{Provider, ProviderError, Request, StreamEvent};
 use ikigai::tools::bash::Bash;
-use ikigai::tools::{Tool, ToolContext, envelope};
+use ikigai::tools::{Envelope, Tool, ToolContext};
 use model::{prompt, run, serial_async, settings, text_of, token_count};
 use serde_json::json;
 
@@ -228,7 +228,7 @@ async fn an_exec_tag_pauses_and_the_output_is_decoded_straight_into_the_context(
     let out = Bash.call(json!({ "command": command }), &ctx).await.unwrap();
     let printed = out.result["output"].as_str().unwrap().trim().to_string();
     assert!(printed.starts_with("ikigai-"), "{printed}");
-    let block = output_block(&render::result_text(&envelope::success(&out).to_string()));
+    let block = output_block(&render::result_text(&Envelope::of_output(&out).to_string()));
 
     // 3. The follow-up's only new text is the output block: decoded, then generation goes on.
     p.continuation = Some(format!("{forced}{block}"));

@@ -98,7 +98,7 @@ pub async fn wait_for_line(p: &Path) -> String {
 }
 
 fn result(e: &Executed) -> &Value {
-    &e.envelope["result"]
+    e.envelope.result.as_ref().unwrap_or(&Value::Null)
 }
 
 #[tokio::test]
@@ -190,9 +190,9 @@ async fn progress_reaches_the_calls_line_and_a_timeout_cancels_the_call() {
 
     // tool_timeout_secs = 1: the call ends as TOOL_TIMEOUT and the server is told.
     let e = r.execute("slow__wait", "{}", &c).await;
-    assert_eq!(e.envelope["error_code"], "TOOL_TIMEOUT", "{e:?}");
+    assert_eq!(e.envelope.to_value()["error_code"], "TOOL_TIMEOUT", "{e:?}");
     assert!(
-        e.envelope["error"]
+        e.envelope.to_value()["error"]
             .as_str()
             .unwrap()
             .contains("tool_timeout_secs"),
@@ -394,7 +394,7 @@ async fn an_http_server_that_goes_away_is_a_clear_error() {
     .await
     .expect("no hang");
     assert!(!e.success, "{e:?}");
-    let text = e.envelope["error"].as_str().unwrap();
+    let text = e.envelope.error.as_deref().unwrap();
     assert!(
         text.contains("MCP server `web`") && text.contains("/mcp restart web"),
         "{text}"

@@ -41,8 +41,8 @@ async fn a_server_that_crashes_mid_call_is_a_clear_error_and_can_be_restarted() 
     let (r, mcp) = registry(&fixture_section("crashy", "crash", ""), dir.path()).await;
     let e = r.execute("crashy__boom", "{}", &ctx(dir.path())).await;
     assert!(!e.success);
-    assert_eq!(e.envelope["error_code"], "TOOL_CRASHED", "{e:?}");
-    let text = e.envelope["error"].as_str().unwrap();
+    assert_eq!(e.envelope.to_value()["error_code"], "TOOL_CRASHED", "{e:?}");
+    let text = e.envelope.error.as_deref().unwrap();
     assert!(
         text.contains("MCP server `crashy` stopped during the call"),
         "{text}"
@@ -54,7 +54,7 @@ async fn a_server_that_crashes_mid_call_is_a_clear_error_and_can_be_restarted() 
     assert!(!r.schemas().iter().any(|s| s.name == "crashy__boom"));
     let e = r.execute("crashy__boom", "{}", &ctx(dir.path())).await;
     assert!(
-        e.envelope["error"]
+        e.envelope.to_value()["error"]
             .as_str()
             .unwrap()
             .contains("is unavailable: it exited with code 3"),
@@ -82,7 +82,7 @@ async fn garbage_on_stdout_is_ignored() {
     let (r, mcp) = registry(&fixture_section("noisy", "garbage", ""), dir.path()).await;
     assert_eq!(status(&mcp, "noisy"), Status::Ready);
     let e = r.execute("noisy__hello", "{}", &ctx(dir.path())).await;
-    assert_eq!(e.envelope["result"]["output"], "hello ran", "{e:?}");
+    assert_eq!(e.envelope.to_value()["result"]["output"], "hello ran", "{e:?}");
     mcp.shutdown().await;
 }
 
@@ -93,8 +93,8 @@ async fn a_server_that_floods_100_mb_is_cut_off_with_a_clear_error() {
     let t = Instant::now();
     let e = r.execute("flood__flood", "{}", &ctx(dir.path())).await;
     assert!(t.elapsed() < Duration::from_secs(30));
-    assert_eq!(e.envelope["error_code"], "TOOL_CRASHED", "{e:?}");
-    let text = e.envelope["error"].as_str().unwrap();
+    assert_eq!(e.envelope.to_value()["error_code"], "TOOL_CRASHED", "{e:?}");
+    let text = e.envelope.error.as_deref().unwrap();
     assert!(text.contains("larger than 16 MiB"), "{text}");
     assert!(matches!(status(&mcp, "flood"), Status::Failed { .. }));
     mcp.shutdown().await;

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ikigai::config::{Config, Secret};
-use ikigai::message::{INTERRUPTED_TOOL_ERROR, Message};
+use ikigai::message::Message;
 use ikigai::protocol::{Event, NoticeLevel};
 use ikigai::store::{self, Record, SessionMeta, Sessions, StoreError};
+use ikigai::tools::envelope::INTERRUPTED_TOOL_ERROR;
 use serde_json::json;
 use sqlx::{Connection, Row};
 use tokio::sync::mpsc;

@@ -69,7 +69,7 @@ async fn in_a_subreaper() {
     c.timeout = Duration::from_secs(1);
     let e = run("bash", json!({"command": format!("{ESCAPES}; sleep 100")}), &c).await;
     tool_failure(&e, "TOOL_TIMEOUT");
-    let ps = pids(e.envelope["partial_output"].as_str().unwrap());
+    let ps = pids(e.envelope.to_value()["partial_output"].as_str().unwrap());
     assert_eq!(ps.len(), 4, "{}", e.envelope);
     for &pid in &ps[..3] {
         assert!(eventually(|| process_gone(pid)), "pid {pid} survived the timeout");

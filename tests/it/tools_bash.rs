@@ -101,7 +101,7 @@ async fn timeout_kills_the_whole_process_group() {
     let e = run("bash", json!({"command": cmd}), &c).await;
     let msg = tool_failure(&e, "TOOL_TIMEOUT");
     assert!(msg.contains("timed out after 2s"), "{msg}");
-    let partial = e.envelope["partial_output"].as_str().unwrap();
+    let partial = e.envelope.partial_output.as_deref().unwrap();
     let ps = pids(partial);
     assert_eq!(ps.len(), 3, "{partial}");
     for pid in ps {
@@ -227,7 +227,7 @@ async fn processes_that_leave_the_group_are_killed_on_timeout() {
     let e = run("bash", json!({"command": cmd}), &c).await;
     let msg = tool_failure(&e, "TOOL_TIMEOUT");
     assert!(msg.contains("every process it started were killed"), "{msg}");
-    let ps = pids(e.envelope["partial_output"].as_str().unwrap());
+    let ps = pids(e.envelope.to_value()["partial_output"].as_str().unwrap());
     assert_eq!(ps.len(), 2, "{}", e.envelope);
     assert_all_gone(&ps, "the timeout");
 }

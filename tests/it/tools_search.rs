@@ -272,7 +272,7 @@ async fn searches_that_run_out_of_time_are_timeouts() {
     c.timeout = std::time::Duration::ZERO;
     let e = run("glob", json!({"pattern": "**/*.rs"}), &c).await;
     assert!(tool_failure(&e, "TOOL_TIMEOUT").starts_with("Search timed out after 0s"));
-    assert!(e.envelope["partial_output"].is_string());
+    assert!(e.envelope.to_value()["partial_output"].is_string());
     let e = run("grep", json!({"pattern": "TODO"}), &c).await;
     assert!(tool_failure(&e, "TOOL_TIMEOUT").contains("narrow the path or pattern"));
 }

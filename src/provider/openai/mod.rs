@@ -29,12 +29,7 @@ impl OpenAiChat {
     /// The provider the config selects, spoken as Chat Completions (whatever its kind),
     /// its key read from the environment.
     pub fn new(config: &Config) -> Result<Self, ProviderError> {
-        let spec = super::resolve(config, &super::env_key)
-            .map_err(|e| ProviderError::Rejected {
-                status: 0,
-                message: e.to_string(),
-            })?
-            .spec;
+        let spec = super::resolve(config, &super::env_key)?.spec;
         HttpProvider::speaking(Chat, spec)
     }
 }

@@ -15,7 +15,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 mod save;
 
 use super::backend::{Backend, OpenError, Write};
-use super::handle::{Conn, Fatal, Store};
+use super::channel::{Cmd, Conn};
+use super::handle::Store;
 use super::lease::Holder;
 use super::location::Location;
 use super::{Sessions, postgres, spool, sqlite};
@@ -108,13 +109,15 @@ pub fn open_with(
     };
     match location {
         Ok(location) => writer.location = Some(location),
-        Err(e) => writer.fail(Fatal::from(e)),
+        Err(e) => writer.fail(e),
     }
     match tokio::runtime::Handle::try_current() {
         Ok(rt) => {
             rt.spawn(writer.run());
         }
-        Err(_) => writer.fail(Fatal::Other("no async runtime to write sessions from".into())),
+        Err(_) => writer.fail(super::StoreError::Other(
+            "no async runtime to write sessions from".into(),
+        )),
     }
     Arc::new(Store::new(
         tx,
@@ -124,17 +127,6 @@ pub fn open_with(
         name,
         options.flush_grace,
     ))
-}
-
-/// What the handle sends.
-pub(crate) enum Cmd {
-    Write(Write),
-    /// The handle now holds this session (a claim): keep it across a recreated file.
-    Held(String),
-    /// Answered once every earlier write is done (readers).
-    Sync(oneshot::Sender<()>),
-    /// At exit: answered once every earlier write is done, or spooled.
-    Flush(oneshot::Sender<()>),
 }
 
 /// What the queue holds.
@@ -151,10 +143,6 @@ enum Item {
         path: PathBuf,
         n: usize,
     },
-}
-
-pub(crate) fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 struct Writer {
@@ -252,7 +240,12 @@ impl Writer {
                         self.notice(NoticeLevel::Info, text);
                     }
                 }
-                Some(Item::Sync(_) | Item::Flush(_)) => self.answer_leading(),
+                Some(Item::Sync(_) | Item::Flush(_)) => {
+                    // A flush waits for a file deleted after the last write to be made again.
+                    if self.check_file(db).await.is_some() {
+                        self.answer_leading();
+                    }
+                }
                 Some(Item::Write { .. }) => {
                     let db = match self.check_file(db).await {
                         Some(db) => db,
@@ -278,6 +271,14 @@ impl Writer {
         };
         match result {
             Ok(db) => {
+                if db.replaced_at_open() {
+                    let text = format!(
+                        "{} was deleted or replaced while ikigai was opening it; it was created \
+                         again, and saving goes on there",
+                        self.name
+                    );
+                    self.notice(NoticeLevel::Warning, text);
+                }
                 self.db = Some(db.clone());
                 self.recovered(db);
                 true
@@ -288,7 +289,7 @@ impl Writer {
                 false
             }
             Err(OpenError::Fatal(e)) => {
-                self.fail(Fatal::from(e));
+                self.fail(e);
                 false
             }
         }
@@ -343,8 +344,14 @@ impl Writer {
         }
     }
 
+    /// Answers the syncs and flushes at the head of the queue; a flush waits while the
+    /// SQLite file is gone (`work` recreates it first).
     fn answer_leading(&mut self) {
         while matches!(self.queue.front(), Some(Item::Sync(_) | Item::Flush(_))) {
+            let gone = self.db.as_ref().is_some_and(|db| db.file_gone());
+            if gone && matches!(self.queue.front(), Some(Item::Flush(_))) {
+                return;
+            }
             match self.queue.pop_front() {
                 Some(Item::Sync(tx) | Item::Flush(tx)) => {
                     let _ = tx.send(());
@@ -417,10 +424,10 @@ impl Writer {
             .send_replace(Conn::Down(format!("{}: {why}", self.name)));
     }
 
-    fn fail(&mut self, fatal: Fatal) {
+    fn fail(&mut self, fatal: super::StoreError) {
         self.failed = true;
         self.db = None;
-        let text = format!("sessions will not be saved: {}", super::StoreError::from(&fatal));
+        let text = format!("sessions will not be saved: {fatal}");
         self.notice(NoticeLevel::Warning, text);
         self.state.send_replace(Conn::Failed(fatal));
         let mut n = 0;

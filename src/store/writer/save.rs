@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{BATCH, Item, Writer};
 use crate::protocol::NoticeLevel;
 use crate::store::backend::{Backend, DbError, EventRow, Write};
-use crate::store::handle::Conn;
+use crate::store::channel::Conn;
 use crate::store::spool;
 
 impl Writer {
@@ -68,6 +68,11 @@ impl Writer {
                 self.recovered(db);
                 true
             }
+            Err(DbError::Unavailable(_)) if db.file_gone() => {
+                // Deleted while it was written: `work` recreates it, then writes again.
+                self.requeue(batch);
+                true
+            }
             Err(DbError::Unavailable(why)) => {
                 self.requeue(batch);
                 self.went_down(&why);
@@ -125,6 +130,9 @@ impl Writer {
                     let mut back = vec![(write, counted)];
                     back.extend(rest);
                     self.requeue(back);
+                    if db.file_gone() {
+                        return true;
+                    }
                     self.went_down(&why);
                     self.spool_if_flushing();
                     return false;

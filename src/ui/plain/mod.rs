@@ -16,7 +16,7 @@ use crate::ui::slash::{self, Slash};
 
 mod render;
 
-pub use render::{PlainOptions, RESULT_LINES, Renderer, partial_output, result_text, sanitize};
+pub use render::{PlainOptions, RESULT_LINES, Renderer, sanitize};
 
 /// Why the scripted front end stopped early.
 #[derive(Debug, thiserror::Error)]

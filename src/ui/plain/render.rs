@@ -5,10 +5,9 @@
 
 use std::io::Write;
 
-use serde_json::Value;
-
 use crate::message::call_summary;
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
+use crate::ui::result;
 
 /// Results longer than this many lines are abbreviated unless `verbose`.
 pub const RESULT_LINES: usize = 50;
@@ -145,24 +144,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 } else {
                     ("⎿ ✗", RED)
                 };
-                let (body, limit_only) = result_body(output, *success);
+                // The limit is named once, by the agent's notice.
+                let limit_only = !*success && result::only_limit(output);
                 let summary = sanitize(summary);
+                let body = result::text(output);
                 let body = sanitize(&body);
-                let body = body.as_ref();
-                // An error summary ends with the error itself (`CODE: message`): show the
-                // message once, under the code when it has several lines.
-                let (head, body) = match summary.strip_suffix(body) {
-                    Some(_) if body.is_empty() => (summary.as_ref(), body),
-                    Some(_) if !body.contains('\n') => (summary.as_ref(), ""),
-                    Some(code) => (code.trim_end_matches([':', ' ']), body),
-                    None => (summary.as_ref(), body),
-                };
+                let (head, body) = result::head_and_body(&summary, &body);
                 writeln!(self.out, "  {}", self.paint(color, &format!("{mark} {head}")))?;
                 if !limit_only {
                     self.write_result_body(body)?;
                 }
                 // A call interrupted or timed out shows what it printed before.
-                let partial = partial_output(output);
+                let partial = result::partial_output(output);
                 self.write_result_body(&sanitize(&partial))?;
             }
             Event::TurnEnded { reason } => {
@@ -206,6 +199,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     "{}",
                     self.paint(color, &format!("{prefix}{}", sanitize(text)))
                 )?;
+            }
+            Event::Compacted { before, after } => {
+                self.line_break()?;
+                self.out.flush()?;
+                let line = format!("ikigai: {}", crate::ui::compacted_text(*before, *after));
+                writeln!(self.err, "{}", self.paint(DIM, &line))?;
             }
             Event::Providers { providers } => {
                 self.print(&crate::ui::models::text(providers))?;
@@ -270,42 +269,10 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 }
 
-/// The body to show under a result line, and whether it only repeats the tool call limit
-/// (named once, by the agent's notice).
-fn result_body(envelope: &str, success: bool) -> (String, bool) {
-    let limit_only = !success
-        && serde_json::from_str::<Value>(envelope)
-            .is_ok_and(|v| v.get("limit_reached") == Some(&Value::Bool(true)) && v.get("result").is_none());
-    (result_text(envelope), limit_only)
-}
-
-/// What a failed call printed before it was stopped (`partial_output`), or "".
-pub fn partial_output(envelope: &str) -> String {
-    serde_json::from_str::<Value>(envelope)
-        .ok()
-        .and_then(|v| v.get("partial_output")?.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
-/// The text a person wants from an envelope: the output, or the error.
-pub fn result_text(envelope: &str) -> String {
-    let Ok(v) = serde_json::from_str::<Value>(envelope) else {
-        return envelope.to_string();
-    };
-    let pick = |v: &Value| -> Option<String> {
-        ["output", "error"]
-            .iter()
-            .find_map(|k| v.get(*k).and_then(Value::as_str).map(str::to_string))
-    };
-    v.get("result")
-        .and_then(pick)
-        .or_else(|| pick(&v))
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn render(events: &[Event], opts: PlainOptions) -> (String, String) {
         let mut r = Renderer::new(Vec::new(), Vec::new(), opts);
@@ -479,7 +446,7 @@ mod tests {
 
     #[test]
     fn an_interrupted_call_shows_its_result_line_and_what_it_printed() {
-        let out = crate::message::interrupted_result_with("a", "bash", Some("step 1\nstep 2\n"));
+        let out = crate::tools::envelope::interrupted_result("a", "bash", Some("step 1\nstep 2\n"));
         let r = out.as_tool_result().unwrap();
         let (out, _) = render(
             &[
@@ -504,11 +471,11 @@ mod tests {
     #[test]
     fn errors_in_results_are_shown() {
         assert_eq!(
-            result_text(r#"{"tool_success":false,"error":"bad","error_code":"INVALID_PARAMS"}"#),
+            result::text(r#"{"tool_success":false,"error":"bad","error_code":"INVALID_PARAMS"}"#),
             "bad"
         );
         assert_eq!(
-            result_text(r#"{"tool_success":true,"result":{"error":"File not found: x"}}"#),
+            result::text(r#"{"tool_success":true,"result":{"error":"File not found: x"}}"#),
             "File not found: x"
         );
     }

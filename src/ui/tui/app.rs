@@ -340,10 +340,10 @@ impl App {
             }
             Event::Compacted { before, after } => {
                 self.flush_live();
-                let text = format!(
-                    "Context compacted: {before} → {after} tokens (full history kept in the session)"
-                );
-                self.push(Cell::Notice(NoticeLevel::Info, text));
+                self.push(Cell::Notice(
+                    NoticeLevel::Info,
+                    crate::ui::compacted_text(before, after),
+                ));
             }
             Event::ToolCallProgress { id, text } => {
                 if let Some(t) = self.tools.iter_mut().find(|t| t.id == id && t.result.is_none()) {

@@ -55,7 +55,10 @@ impl ToolCell {
     /// Attaches the result. The result of an interrupted call marks the call interrupted
     /// and is kept only for the partial output it carries (else `⎿ interrupted` says it).
     pub fn set_result(&mut self, r: ToolResult) {
-        match r.body.strip_prefix(crate::message::INTERRUPTED_TOOL_ERROR) {
+        match r
+            .body
+            .strip_prefix(crate::tools::envelope::INTERRUPTED_TOOL_ERROR)
+        {
             Some(rest) => {
                 self.interrupted = true;
                 let partial = rest.trim_start_matches('\n');
@@ -93,40 +96,16 @@ impl ToolResult {
 }
 
 fn decode_envelope(output: &str) -> String {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(output) else {
-        return output.to_string();
-    };
-    let text = |v: &serde_json::Value| match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(result) = v.get("result") {
-        if let Some(o) = result.get("output") {
-            parts.push(text(o));
-        } else if let Some(e) = result.get("error") {
-            parts.push(text(e));
-        } else {
-            parts.push(serde_json::to_string_pretty(result).unwrap_or_default());
-        }
-    } else if let Some(e) = v.get("error") {
-        parts.push(text(e));
-        if let Some(p) = v.get("partial_output").map(text).filter(|p| !p.is_empty()) {
-            parts.push(p);
-        }
-    } else if v.get("tool_success").is_none() {
-        return output.to_string();
-    }
-    if let Some(m) = v.get("limit_message") {
-        parts.push(text(m));
-    }
+    use crate::ui::result;
+    let mut parts = vec![result::text(output), result::partial_output(output)];
+    parts.extend(result::limit_message(output));
     parts.retain(|p| !p.is_empty());
     parts.join("\n")
 }
 
 /// One item of the transcript.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Cell {
+pub(crate) enum Cell {
     User(String),
     Assistant(String),
     Reasoning(String),
@@ -147,7 +126,7 @@ pub enum Cell {
 
 /// How cells are drawn besides the width.
 #[derive(Clone, Copy, Debug)]
-pub struct Look<'a> {
+pub(crate) struct Look<'a> {
     pub theme: &'a Theme,
     /// Tool result lines shown; 0 = all.
     pub result_lines: usize,
@@ -156,7 +135,7 @@ pub struct Look<'a> {
 }
 
 impl Cell {
-    pub fn lines(&self, width: usize, look: &Look<'_>) -> Vec<Line<'static>> {
+    pub(crate) fn lines(&self, width: usize, look: &Look<'_>) -> Vec<Line<'static>> {
         let t = look.theme;
         match self {
             Cell::User(text) => wrap::wrap_text(
@@ -296,17 +275,20 @@ fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'stati
         (true, false) => t.dim,
         (false, false) => t.tool_err,
     };
+    let summary = wrap::sanitize(&r.summary);
+    let body = wrap::sanitize(&r.body);
+    // An error said in the result line is not said again under it.
+    let (head, body) = crate::ui::result::head_and_body(&summary, &body);
     out.extend(wrap::wrap_text(
-        &r.summary,
+        head,
         style,
         width,
         &[Span::styled("  ⎿ ", t.dim)],
         &[Span::raw("    ")],
         Mode::Words,
     ));
-    let body = wrap::sanitize(&r.body);
     let body = body.trim_end_matches('\n');
-    if body.is_empty() || body.trim() == r.summary.trim() {
+    if body.is_empty() {
         return out;
     }
     let all: Vec<&str> = body.split('\n').collect();
@@ -357,7 +339,7 @@ fn preview_lines(preview: &[crate::ui::diff::Line], width: usize, t: &Theme) -> 
 }
 
 /// A finished message from a stored session, as a cell (system prompts are not shown).
-pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
+pub(crate) fn from_message(m: &crate::message::Message) -> Option<Cell> {
     use crate::message::Kind;
     Some(match m.kind {
         Kind::System => return None,
@@ -397,7 +379,7 @@ pub fn from_message(m: &crate::message::Message) -> Option<Cell> {
 /// was interrupted shows as it did live: `■ interrupted` where a stored mark says so
 /// (`interrupted`: the number of messages before each mark), or, without one, when a
 /// turn with an interrupted call ends.
-pub fn from_history(history: &[crate::message::Message], interrupted: &[usize]) -> Vec<Cell> {
+pub(crate) fn from_history(history: &[crate::message::Message], interrupted: &[usize]) -> Vec<Cell> {
     let mut out: Vec<Cell> = Vec::new();
     let mut interrupted_turn = false;
     let mark = |out: &mut Vec<Cell>| {
@@ -444,12 +426,12 @@ pub fn from_history(history: &[crate::message::Message], interrupted: &[usize]) 
 }
 
 /// The mark left where a turn was interrupted.
-pub fn interrupted_marker() -> Cell {
+pub(crate) fn interrupted_marker() -> Cell {
     Cell::Marker("■ interrupted".into())
 }
 
 /// A plain line in a style, for building `Cell::Lines`.
-pub fn styled(text: impl Into<String>, style: Style) -> Line<'static> {
+pub(crate) fn styled(text: impl Into<String>, style: Style) -> Line<'static> {
     Line::from(Span::styled(text.into(), style))
 }
 
@@ -516,7 +498,7 @@ mod tests {
         let mut t = ToolCell::started("c".into(), "bash".into(), r#"{"command":"make"}"#);
         let env = serde_json::json!({
             "tool_success": false,
-            "error": crate::message::INTERRUPTED_TOOL_ERROR,
+            "error": crate::tools::envelope::INTERRUPTED_TOOL_ERROR,
             "error_code": "TOOL_CRASHED",
             "partial_output": "compiling a\ncompiling b",
         });
@@ -554,7 +536,7 @@ mod tests {
         let h = vec![
             Message::user("run"),
             Message::tool_call("c1", "bash", r#"{"command":"sleep 9"}"#),
-            crate::message::interrupted_result_with("c1", "bash", Some("partial\n")),
+            crate::tools::envelope::interrupted_result("c1", "bash", Some("partial\n")),
         ];
         let cells = from_history(&h, &[3]);
         assert_eq!(cells.iter().filter(|c| **c == interrupted_marker()).count(), 1);

@@ -2,12 +2,12 @@
 //! the closest match for a typo, and completion of command names. Pure.
 
 use crate::protocol::Op;
-pub use crate::ui::slash::COMMANDS;
+pub(crate) use crate::ui::slash::COMMANDS;
 use crate::ui::slash::{self, Slash};
 
 /// What a line starting with `/` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     Help,
     Exit,
     Tools,
@@ -26,7 +26,7 @@ pub enum Command {
 
 /// Parses `input` as a slash command (the shared `ui::slash` parser); `None` when it is a
 /// message (no leading `/`, or `//` to send a message that starts with a slash).
-pub fn parse(input: &str) -> Option<Command> {
+pub(crate) fn parse(input: &str) -> Option<Command> {
     Some(match slash::parse(input)? {
         Slash::Help => Command::Help,
         Slash::Exit => Command::Exit,
@@ -45,13 +45,13 @@ pub fn parse(input: &str) -> Option<Command> {
 
 /// The command nearest to `name`, only when it is close enough to be a typo of it
 /// (`/modle` → `/model`; `/xyz` → nothing).
-pub fn closest(name: &str) -> Option<&'static str> {
+pub(crate) fn closest(name: &str) -> Option<&'static str> {
     nearest(name, COMMANDS.iter().map(|(c, _, _)| *c))
 }
 
 /// The candidate most like `name` when it is a likely typo: a normalized
 /// Damerau-Levenshtein similarity of at least 0.6, leading slashes ignored.
-pub fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let bare = name.trim_start_matches('/');
     candidates
         .map(|c| {
@@ -64,7 +64,7 @@ pub fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
 }
 
 /// Command names starting with `prefix`.
-pub fn complete(prefix: &str) -> Vec<&'static str> {
+pub(crate) fn complete(prefix: &str) -> Vec<&'static str> {
     COMMANDS
         .iter()
         .map(|(c, _, _)| *c)

@@ -8,7 +8,7 @@ use super::commands;
 /// What Tab does: replace `range` (bytes of the input) with `insert`; `candidates` lists
 /// the choices when there is more than one.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Completion {
+pub(crate) struct Completion {
     pub range: std::ops::Range<usize>,
     pub insert: String,
     pub candidates: Vec<String>,
@@ -16,7 +16,7 @@ pub struct Completion {
 
 /// Completes the word before `cursor` in `text`: a command name, a session id after
 /// `/resume ` (from `sessions`: id and title, newest first), else a path.
-pub fn complete(
+pub(crate) fn complete(
     text: &str,
     cursor: usize,
     cwd: &Path,
@@ -117,7 +117,7 @@ fn session_ids(
 
 /// `/model NAME<Tab>`: the provider names starting with NAME, completed with the `/` that
 /// starts the model name; `None` when the input is something else.
-pub fn model_provider(text: &str, cursor: usize, providers: &[String]) -> Option<Completion> {
+pub(crate) fn model_provider(text: &str, cursor: usize, providers: &[String]) -> Option<Completion> {
     let before = &text[..cursor];
     let rest = before.trim_start().strip_prefix("/model")?;
     if !rest.starts_with(char::is_whitespace) {

@@ -16,15 +16,15 @@ use super::app::App;
 use super::screen::{Anchor, Screen};
 
 /// Shortest time between two frames.
-pub const FRAME: Duration = Duration::from_millis(16);
+pub(crate) const FRAME: Duration = Duration::from_millis(16);
 /// Spinner animation step.
-pub const TICK: Duration = Duration::from_millis(100);
+pub(crate) const TICK: Duration = Duration::from_millis(100);
 /// Agent events applied before the next frame may be drawn.
 const BATCH: usize = 4096;
 
 /// Why the loop stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// The user asked to exit.
     User,
     /// SIGTERM, SIGHUP or SIGINT (sent with `kill`): the exit code, 128 + the signal number.
@@ -47,7 +47,7 @@ fn deadline(app: &App, last_draw: Instant) -> Option<Instant> {
 }
 
 /// Runs until the user exits, a signal arrives, or the agent goes away.
-pub async fn run_loop<B, S, F>(
+pub(crate) async fn run_loop<B, S, F>(
     screen: &mut Screen<B>,
     app: &mut App,
     mut input: S,

@@ -14,11 +14,11 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 static ENHANCED: AtomicBool = AtomicBool::new(false);
 
 /// Holds the terminal in the TUI's modes until dropped.
-pub struct TerminalGuard(());
+pub(crate) struct TerminalGuard(());
 
 impl TerminalGuard {
     /// Enters raw mode and friends and installs the panic hook that restores them.
-    pub fn enter() -> io::Result<Self> {
+    pub(crate) fn enter() -> io::Result<Self> {
         install_panic_hook();
         terminal::enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
@@ -42,7 +42,7 @@ impl Drop for TerminalGuard {
 }
 
 /// Puts the terminal back as it was; safe to call more than once.
-pub fn restore() {
+pub(crate) fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {
         return;
     }

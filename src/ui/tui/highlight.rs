@@ -23,7 +23,7 @@ fn theme() -> Option<&'static SynTheme> {
 
 /// Highlights `code` as `lang` (a fence info string such as `rust` or `py`), one span list
 /// per line. Unknown languages and `color == false` give plain lines in `fallback`.
-pub fn highlight(code: &str, lang: &str, color: bool, fallback: Style) -> Vec<Vec<Span<'static>>> {
+pub(crate) fn highlight(code: &str, lang: &str, color: bool, fallback: Style) -> Vec<Vec<Span<'static>>> {
     let plain = || {
         code.lines()
             .map(|l| vec![Span::styled(l.to_string(), fallback)])

@@ -12,7 +12,7 @@ use super::commands::{self, COMMANDS};
 use super::theme::Theme;
 
 /// The keys, as (keys, what they do), for /help and the README.
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("Enter", "send (queued while the model works)"),
     ("Shift+Enter, Alt+Enter, Ctrl+J", "new line"),
     ("Up / Down", "earlier inputs (on the first / last line)"),
@@ -28,7 +28,12 @@ pub const KEYS: &[(&str, &str)] = &[
 ];
 
 /// The first lines: version, provider/model, folder, setup notes, a one-line key hint.
-pub fn welcome(t: &Theme, ctx: &super::TuiContext, model: &str, cwd_display: &str) -> Vec<Line<'static>> {
+pub(crate) fn welcome(
+    t: &Theme,
+    ctx: &super::TuiContext,
+    model: &str,
+    cwd_display: &str,
+) -> Vec<Line<'static>> {
     let mut out = vec![Line::from(vec![
         Span::styled("ikigai", t.heading),
         Span::styled(format!(" v{}", env!("CARGO_PKG_VERSION")), t.dim),
@@ -50,7 +55,7 @@ pub fn welcome(t: &Theme, ctx: &super::TuiContext, model: &str, cwd_display: &st
 }
 
 /// The /help cells: keys, then commands.
-pub fn help() -> Vec<Cell> {
+pub(crate) fn help() -> Vec<Cell> {
     let keys = KEYS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let commands = COMMANDS
         .iter()
@@ -77,7 +82,7 @@ pub fn help() -> Vec<Cell> {
     ]
 }
 
-pub fn tools(registry: &Registry, t: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn tools(registry: &Registry, t: &Theme) -> Vec<Line<'static>> {
     if registry.tools().is_empty() {
         return vec![styled("No tools are available.", t.warning)];
     }
@@ -108,7 +113,7 @@ pub fn tools(registry: &Registry, t: &Theme) -> Vec<Line<'static>> {
     out
 }
 
-pub fn tool(registry: &Registry, name: Option<&str>, t: &Theme) -> Cell {
+pub(crate) fn tool(registry: &Registry, name: Option<&str>, t: &Theme) -> Cell {
     let Some(name) = name else {
         return Cell::Notice(
             crate::protocol::NoticeLevel::Error,
@@ -136,7 +141,7 @@ pub fn tool(registry: &Registry, name: Option<&str>, t: &Theme) -> Cell {
 }
 
 /// `/config`: the settings, with the provider in use running `model`.
-pub fn config(c: &Config, provider: &crate::provider::Spec, model: &str) -> Cell {
+pub(crate) fn config(c: &Config, provider: &crate::provider::Spec, model: &str) -> Cell {
     Cell::Columns {
         title: "Settings".into(),
         rows: crate::provider::describe(c, provider, model),
@@ -146,7 +151,7 @@ pub fn config(c: &Config, provider: &crate::provider::Spec, model: &str) -> Cell
 
 /// The `/model` listing: the current provider in the accent colour, a missing key as a
 /// warning, model lists dimmed, a failed listing as a warning line.
-pub fn providers(list: &[crate::protocol::ProviderInfo], t: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn providers(list: &[crate::protocol::ProviderInfo], t: &Theme) -> Vec<Line<'static>> {
     let mut out = vec![styled(crate::ui::models::TITLE.to_string(), t.heading)];
     for e in crate::ui::models::entries(list) {
         let head = if e.current { t.accent } else { Style::default() };

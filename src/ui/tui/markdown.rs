@@ -10,7 +10,7 @@ use super::theme::Theme;
 use super::wrap::{self, Mode, str_width};
 
 /// Renders markdown `text` to lines no wider than `width`.
-pub fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut r = Renderer {
         theme,
         width: width.max(1),
@@ -34,7 +34,7 @@ pub fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
 
 /// The byte length of the part of a streaming `text` whose rendering can no longer change:
 /// everything up to the last blank line that is outside a code fence.
-pub fn stable_prefix_len(text: &str) -> usize {
+pub(crate) fn stable_prefix_len(text: &str) -> usize {
     let mut in_fence = false;
     let mut stable = 0;
     let mut pos = 0;

@@ -3,23 +3,23 @@
 //! Talks to the agent only through `Op`s and `Event`s.
 
 pub mod app;
-pub mod backend;
-pub mod cells;
-pub mod commands;
-pub mod complete;
-pub mod editor;
-pub mod event_loop;
-pub mod guard;
-pub mod highlight;
+pub(crate) mod backend;
+pub(crate) mod cells;
+pub(crate) mod commands;
+pub(crate) mod complete;
+pub(crate) mod editor;
+pub(crate) mod event_loop;
+pub(crate) mod guard;
+pub(crate) mod highlight;
 pub mod history;
-pub mod info;
-pub mod markdown;
-pub mod paste;
+pub(crate) mod info;
+pub(crate) mod markdown;
+pub(crate) mod paste;
 pub mod screen;
 pub mod theme;
-pub mod trust_ask;
-pub mod view;
-pub mod wrap;
+pub(crate) mod trust_ask;
+pub(crate) mod view;
+pub(crate) mod wrap;
 
 #[cfg(test)]
 mod tests;

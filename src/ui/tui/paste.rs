@@ -5,7 +5,7 @@
 use super::editor::Editor;
 
 /// Pastes with more lines than this are folded into a marker.
-pub const FOLD_LINES: usize = 20;
+pub(crate) const FOLD_LINES: usize = 20;
 
 /// The folded pastes of the input being typed.
 #[derive(Debug, Default)]

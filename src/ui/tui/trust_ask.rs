@@ -10,7 +10,7 @@ use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 
 /// The user's answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Answer {
+pub(crate) enum Answer {
     Trust,
     NotNow,
     Quit,
@@ -27,7 +27,7 @@ impl Drop for Raw {
 
 /// Asks on the terminal (stdout, stdin) whether to trust `cwd`, whose project folder
 /// holds `tools`.
-pub fn ask(cwd: &Path, tools: &[PathBuf], home: Option<&str>) -> std::io::Result<Answer> {
+pub(crate) fn ask(cwd: &Path, tools: &[PathBuf], home: Option<&str>) -> std::io::Result<Answer> {
     let shown = |p: &Path| crate::text::visible(&super::display_path(p, home)).into_owned();
     let mut out = std::io::stdout().lock();
     writeln!(out, "This folder is not trusted: {}", shown(cwd))?;

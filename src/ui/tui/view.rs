@@ -19,7 +19,7 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 
 /// The rendered streaming prefix, reused while only the tail changes.
 #[derive(Debug, Default)]
-pub struct LiveCache {
+pub(crate) struct LiveCache {
     width: usize,
     prefix: String,
     lines: Vec<Line<'static>>,
@@ -27,7 +27,7 @@ pub struct LiveCache {
 
 /// Everything the viewport shows, top to bottom.
 #[derive(Debug, Default)]
-pub struct Layout {
+pub(crate) struct Layout {
     pub live: Vec<Line<'static>>,
     pub below: Vec<Line<'static>>,
     pub input: Vec<Line<'static>>,
@@ -37,7 +37,7 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn height(&self) -> usize {
+    pub(crate) fn height(&self) -> usize {
         self.live.len() + self.below.len() + self.input.len() + 1
     }
 }
@@ -50,7 +50,7 @@ fn spinner_frame(app: &App, now: Instant) -> &'static str {
 
 /// Builds the viewport content at `width` columns; the live part keeps at most its last
 /// `max_live` lines (the screen cannot show more).
-pub fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usize, now: Instant) -> Layout {
+pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usize, now: Instant) -> Layout {
     let width = usize::from(width.max(1));
     let t = &app.theme;
     let spin = spinner_frame(app, now);
@@ -182,7 +182,7 @@ fn live_markdown(app: &App, cache: &mut LiveCache, width: usize, max: usize) -> 
 
 /// `provider/model · session · cwd · tokens · tools n/max`, dropping the least useful
 /// parts first when narrow.
-pub fn status_line(app: &App, width: usize) -> Line<'static> {
+pub(crate) fn status_line(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
     let model = format!("{}/{}", app.provider.name, app.model);
     let session = app.session_id.as_deref().map(super::app::short_id);
@@ -229,7 +229,7 @@ fn human(n: u64) -> String {
 }
 
 /// Draws the layout into `area`; when it is taller, the live part shows its tail.
-pub fn draw(frame: &mut Frame<'_>, area: Rect, layout: &Layout) {
+pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, layout: &Layout) {
     let fixed = layout.below.len() + layout.input.len() + 1;
     let h = usize::from(area.height);
     let live_room = h.saturating_sub(fixed);

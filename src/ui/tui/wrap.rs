@@ -7,19 +7,19 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
 /// Display width of one char (control chars count as zero).
-pub fn char_width(c: char) -> usize {
+pub(crate) fn char_width(c: char) -> usize {
     c.width().unwrap_or(0)
 }
 
 /// Display width of a string.
-pub fn str_width(s: &str) -> usize {
+pub(crate) fn str_width(s: &str) -> usize {
     s.chars().map(char_width).sum()
 }
 
 /// Makes text safe to put on a terminal: tabs become spaces, other control characters
 /// (escape sequences included) and bidirectional controls become visible symbols
 /// (`crate::text::visible`). Newlines are kept.
-pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
     let shown = crate::text::visible(text);
     if !shown.contains('\t') {
         return shown;
@@ -29,7 +29,7 @@ pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// How a logical line is broken when it is wider than the width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Break at spaces; words longer than a line are split.
     Words,
     /// Break anywhere (code, tool output): keeps every character, including spaces.
@@ -39,7 +39,7 @@ pub enum Mode {
 /// Wraps one logical line made of `spans` to `width` columns. `first` prefixes the first
 /// output line and `rest` every following one (hanging indent). Always returns at least one
 /// line.
-pub fn wrap(
+pub(crate) fn wrap(
     spans: &[Span<'_>],
     width: usize,
     first: &[Span<'static>],
@@ -98,7 +98,7 @@ pub fn wrap(
 }
 
 /// Wraps plain text (which may hold newlines) in one style.
-pub fn wrap_text(
+pub(crate) fn wrap_text(
     text: &str,
     style: Style,
     width: usize,
@@ -151,7 +151,7 @@ fn emit(
 }
 
 /// Cuts a string to at most `width` columns, adding `…` when something was cut.
-pub fn truncate(s: &str, width: usize) -> String {
+pub(crate) fn truncate(s: &str, width: usize) -> String {
     if str_width(s) <= width {
         return s.to_string();
     }
@@ -171,13 +171,15 @@ pub fn truncate(s: &str, width: usize) -> String {
     out
 }
 
-/// The text of a line, for tests and measurements.
-pub fn line_text(line: &Line<'_>) -> String {
+/// The text of a line, for tests.
+#[cfg(test)]
+pub(crate) fn line_text(line: &Line<'_>) -> String {
     line.spans.iter().map(|s| s.content.as_ref()).collect()
 }
 
 /// Display width of a line.
-pub fn line_width(line: &Line<'_>) -> usize {
+#[cfg(test)]
+pub(crate) fn line_width(line: &Line<'_>) -> usize {
     line.spans.iter().map(|s| str_width(&s.content)).sum()
 }
 

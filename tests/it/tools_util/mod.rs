@@ -25,8 +25,8 @@ pub async fn run(name: &str, args: Value, ctx: &ToolContext) -> Executed {
 
 /// The tool's own result from a successful envelope.
 pub fn result(e: &Executed) -> &Value {
-    assert_eq!(e.envelope["tool_success"], true, "tool failed: {}", e.envelope);
-    &e.envelope["result"]
+    assert!(e.envelope.tool_success, "tool failed: {}", e.envelope);
+    e.envelope.result.as_ref().expect("a result")
 }
 
 /// The `output` string of a result.
@@ -48,12 +48,13 @@ pub fn op_error(e: &Executed) -> String {
 /// The envelope of a tool failure, checking its code.
 pub fn tool_failure(e: &Executed, code: &str) -> String {
     assert_eq!(
-        e.envelope["tool_success"], false,
+        e.envelope.to_value()["tool_success"],
+        false,
         "expected a tool failure: {}",
         e.envelope
     );
-    assert_eq!(e.envelope["error_code"], code, "{}", e.envelope);
-    e.envelope["error"].as_str().unwrap().to_string()
+    assert_eq!(e.envelope.to_value()["error_code"], code, "{}", e.envelope);
+    e.envelope.to_value()["error"].as_str().unwrap().to_string()
 }
 
 pub fn write(dir: &Path, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {

@@ -163,6 +163,35 @@ fn a_bad_config_file_exits_2_naming_file_line_and_key() {
 }
 
 #[test]
+fn a_mistyped_kind_or_protocol_exits_2_listing_the_valid_values() {
+    let h = home();
+    let cfg = h.path().join("typo.toml");
+    for (text, bad, line, valid) in [
+        (
+            "model = \"x\"\n[providers.mine]\nkind = \"openai-chatt\"\n",
+            "openai-chatt",
+            "line 3",
+            "openai-responses",
+        ),
+        ("tool_protocol = \"txt\"\n", "txt", "line 1", "native"),
+    ] {
+        std::fs::write(&cfg, text).unwrap();
+        let out = run(
+            h.path(),
+            &["--config", cfg.to_str().unwrap(), "-p", "hi"],
+            &[("OPENAI_API_KEY", "k")],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let err = s(&out.stderr);
+        assert!(
+            err.contains("typo.toml") && err.contains(line) && err.contains(bad) && err.contains(valid),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn no_key_for_openai_explains_how_to_configure_and_exits_2_without_hanging() {
     let h = home();
     let out = run(h.path(), &["-p", "hi"], &[], "");

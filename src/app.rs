@@ -36,12 +36,15 @@ pub enum AppError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Runtime(String),
+    /// The configured sandbox cannot be set up (or enforced by this kernel).
+    #[error(transparent)]
+    Sandbox(#[from] crate::permissions::sandbox::SandboxError),
 }
 
 impl AppError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            AppError::Config(_) | AppError::Usage(_) | AppError::NoSession(_) => 2,
+            AppError::Config(_) | AppError::Usage(_) | AppError::NoSession(_) | AppError::Sandbox(_) => 2,
             _ => 1,
         }
     }
@@ -119,13 +122,34 @@ pub fn load_config(cli: &crate::cli::Cli) -> Result<Config, AppError> {
         base_url: cli.base_url.clone(),
         max_tool_turns: cli.max_tool_turns,
         tool_protocol: cli.tool_protocol.clone(),
+        sandbox: match &cli.command {
+            Some(crate::cli::Command::Sandbox(args)) if args.mode.is_some() => args.mode,
+            _ => cli.sandbox,
+        },
     };
     let mut config = crate::config::Config::load(&overrides)?;
     add_project_mcp_servers(&mut config)?;
     crate::provider::resolve(&mut config, &|k| crate::environ::var(k))
         .map_err(|e| AppError::Usage(e.to_string()))?;
     crate::redact::install(Arc::new(config.redactor()));
+    install_sandbox(cli, &config)?;
     Ok(config)
+}
+
+/// Checks the sandbox against this kernel and installs it for every tool process, for the
+/// commands that run tools (chat, `tool`, `sandbox`): refused here, before anything runs,
+/// when it cannot be enforced.
+fn install_sandbox(cli: &crate::cli::Cli, config: &Config) -> Result<(), AppError> {
+    use crate::cli::Command;
+    if !matches!(
+        cli.command,
+        None | Some(Command::Tool(_) | Command::Sandbox(_))
+    ) {
+        return Ok(());
+    }
+    let cwd = std::env::current_dir()?;
+    crate::permissions::sandbox::install(&config.sandbox, &cwd, &|k| crate::environ::var(k))?;
+    Ok(())
 }
 
 /// Whether environment variable `name` holds a secret under `config` (a provider key,
@@ -161,6 +185,7 @@ pub async fn run(cli: crate::cli::Cli, config: Config) -> Result<u8, AppError> {
                 })
         }
         Some(Command::Sessions(args)) => sessions(args, &config).await,
+        Some(Command::Sandbox(args)) => Ok(crate::ui::sandbox_cmd::run(&args.command, &config).await?),
         Some(Command::Export(args)) => {
             let format = match args.format {
                 crate::cli::ExportFormatArg::Md => crate::ui::sessions::ExportFormat::Markdown,

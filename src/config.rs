@@ -136,6 +136,12 @@ pub struct FileConfig {
     /// `[mcp_servers.NAME]` sections (validated by `tools::mcp::config`).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, crate::tools::mcp::config::ServerSection>,
+    /// The OS sandbox of tool processes: `off`, `workspace-write`, `read-only`.
+    pub sandbox: Option<crate::permissions::sandbox::SandboxMode>,
+    /// IP sockets inside the sandbox (default: blocked).
+    pub sandbox_network: Option<bool>,
+    /// More folders the sandbox lets tools write in (`workspace-write`).
+    pub writable_roots: Option<Vec<PathBuf>>,
 }
 
 /// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
@@ -159,6 +165,8 @@ pub struct Overrides {
     pub base_url: Option<String>,
     pub max_tool_turns: Option<u32>,
     pub tool_protocol: Option<String>,
+    /// `--sandbox MODE`.
+    pub sandbox: Option<crate::permissions::sandbox::SandboxMode>,
 }
 
 /// The effective, validated settings.
@@ -224,6 +232,9 @@ pub struct Config {
     pub auto_compact_at: f64,
     /// The MCP servers of the user's config (a trusted project's are merged in by the app).
     pub mcp_servers: Vec<crate::tools::mcp::ServerSpec>,
+    /// The OS sandbox of tool processes (`sandbox`, `sandbox_network`, `writable_roots`),
+    /// checked against the kernel by `permissions::sandbox::install`.
+    pub sandbox: crate::permissions::sandbox::Settings,
 }
 
 /// The default provider's resolved values, so that `Config::default()` is ready to use
@@ -281,6 +292,7 @@ impl Config {
             max_tool_result_share: 0.25,
             auto_compact_at: 0.85,
             mcp_servers: Vec::new(),
+            sandbox: crate::permissions::sandbox::Settings::default(),
         }
     }
 }
@@ -372,6 +384,9 @@ impl Config {
                 path: e.file,
                 message: format!("`{}`: {}", e.key, e.message),
             })?;
+        set(&mut self.sandbox.mode, f.sandbox);
+        set(&mut self.sandbox.network, f.sandbox_network);
+        set(&mut self.sandbox.writable_roots, f.writable_roots);
         set(&mut self.tool_env_pass, f.tool_env_pass);
         set(&mut self.tool_env_exclude, f.tool_env_exclude);
         set(&mut self.tool_schema_timeout_ms, f.tool_schema_timeout_ms);
@@ -434,6 +449,7 @@ impl Config {
             self.base_url_from_env = false;
         }
         set(&mut self.max_tool_turns, o.max_tool_turns);
+        set(&mut self.sandbox.mode, o.sandbox);
         if o.tool_protocol.is_some() {
             self.tool_protocol = o.tool_protocol.clone();
         }
@@ -606,6 +622,8 @@ impl Config {
                 self.max_tool_result_share.to_string(),
             ),
             ("auto_compact_at".into(), self.auto_compact_at.to_string()),
+            ("sandbox".into(), self.sandbox.mode.to_string()),
+            ("sandbox_network".into(), self.sandbox.network.to_string()),
         ]
     }
 }

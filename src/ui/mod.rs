@@ -8,6 +8,7 @@ pub mod diff;
 pub mod mcp;
 pub mod models;
 pub mod plain;
+pub mod sandbox_cmd;
 pub mod sessions;
 pub mod shell;
 pub mod slash;

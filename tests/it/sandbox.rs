@@ -306,6 +306,15 @@ fn the_sandbox_command_runs_one_command_and_ends_with_its_exit_code() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("ikigai: sandbox read-only"), "{}", text(&out.stderr));
     assert!(!p.out.join("ro").exists());
+    // Not even root may open ikigai's memory from inside (without the sandbox, root may).
+    let peek = "exec 3< /proc/$PPID/mem && echo opened";
+    let out = p.sandbox(&["--mode", "workspace-write", "--", "sh", "-c", peek]);
+    assert!(text(&out.stderr).contains("Permission denied"), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).contains("opened"));
+    if nix::unistd::geteuid().is_root() {
+        let out = p.sandbox(&["--mode", "off", "--", "sh", "-c", peek]);
+        assert!(text(&out.stdout).contains("opened"), "{}", text(&out.stderr));
+    }
     let out = p.sandbox(&["--", "no-such-command-xyz"]);
     assert_eq!(out.status.code(), Some(127));
     assert!(text(&out.stderr).contains("no-such-command-xyz"));

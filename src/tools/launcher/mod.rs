@@ -30,6 +30,22 @@ pub fn sandbox() -> Option<Arc<Confinement>> {
     SANDBOX.read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+tokio::task_local! {
+    /// Set inside `unsandboxed`: this call's processes start without the sandbox.
+    static OUTSIDE: ();
+}
+
+/// Runs `call` (one tool call the user approved to run outside the sandbox, say) with its
+/// processes started unconfined; every other call stays in the sandbox.
+pub async fn unsandboxed<F: std::future::Future>(call: F) -> F::Output {
+    OUTSIDE.scope((), call).await
+}
+
+/// Whether the current task runs inside `unsandboxed`.
+fn outside() -> bool {
+    OUTSIDE.try_with(|_| ()).is_ok()
+}
+
 /// The small launcher executable's name.
 pub const LAUNCHER_NAME: &str = "ikigai-launch";
 
@@ -106,7 +122,7 @@ pub fn sandboxed_command(
     cwd: &Path,
     path_var: Option<&std::ffi::OsStr>,
 ) -> std::io::Result<tokio::process::Command> {
-    let sandbox = sandbox().map(|s| (*s).clone());
+    let sandbox = sandbox().filter(|_| !outside()).map(|s| (*s).clone());
     if sandbox.is_some() && installed().is_none() {
         return Err(std::io::Error::other(
             "sandbox: no launcher to apply the sandbox with; the command was not run",
@@ -238,6 +254,13 @@ mod tests {
         assert_eq!(locate(Some(&exe)), beside);
     }
 
+    #[tokio::test]
+    async fn only_a_call_run_unsandboxed_leaves_the_sandbox() {
+        assert!(!outside());
+        assert!(unsandboxed(async { outside() }).await);
+        assert!(!outside(), "the scope ends with the call");
+    }
+
     #[test]
     fn the_policy_travels_as_versioned_json_in_the_arguments() {
         let p = Policy {
@@ -258,5 +281,20 @@ mod tests {
         assert_eq!(&args[2..], &["/bin/sh", "sh", "-c", "true"].map(OsString::from));
         // Fields added later default, so an older launcher policy still reads.
         assert_eq!(serde_json::from_str::<Policy>("{}").unwrap(), Policy::default());
+        // A sandbox goes under its own mode name, which a launcher without one refuses.
+        let boxed = Policy {
+            parent: 1,
+            sandbox: Some(Confinement {
+                mode: "read-only".into(),
+                ..Confinement::default()
+            }),
+        };
+        let args = arguments(&boxed, Path::new("/bin/true"), &"true".into(), &[]);
+        assert_eq!(args[0], MODE_SANDBOX);
+        assert_eq!(
+            serde_json::from_str::<Policy>(&args[1].to_string_lossy()).unwrap(),
+            boxed
+        );
+        assert!(serde_json::from_str::<Policy>(r#"{"unknown":1}"#).is_err());
     }
 }

@@ -141,10 +141,7 @@ pub fn load_config(cli: &crate::cli::Cli) -> Result<Config, AppError> {
 /// when it cannot be enforced.
 fn install_sandbox(cli: &crate::cli::Cli, config: &Config) -> Result<(), AppError> {
     use crate::cli::Command;
-    if !matches!(
-        cli.command,
-        None | Some(Command::Tool(_) | Command::Sandbox(_))
-    ) {
+    if !matches!(cli.command, None | Some(Command::Tool(_) | Command::Sandbox(_))) {
         return Ok(());
     }
     let cwd = std::env::current_dir()?;

@@ -137,7 +137,12 @@ pub struct SandboxArgs {
     pub mode: Option<crate::permissions::sandbox::SandboxMode>,
 
     /// The command and its arguments (after `--`).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "CMD")]
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
     pub command: Vec<std::ffi::OsString>,
 }
 

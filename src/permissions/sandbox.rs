@@ -78,7 +78,11 @@ static PRIVATE_TMP: Mutex<Option<tempfile::TempDir>> = Mutex::new(None);
 /// Checks the settings against this kernel and installs the sandbox for every tool process
 /// started from now on (`off`: none). `cwd` is the working directory; `env` reads HOME
 /// (for `~/` in `writable_roots`) and the pretend-ABI test setting.
-pub fn install(settings: &Settings, cwd: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<(), SandboxError> {
+pub fn install(
+    settings: &Settings,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), SandboxError> {
     let pretend = env(PRETEND_ABI_VAR).and_then(|v| v.trim().parse::<u8>().ok());
     let confinement = resolve(settings, cwd, env, &|| kernel(pretend))?;
     launcher::set_sandbox(confinement);
@@ -137,7 +141,8 @@ pub fn resolve(
     if !settings.network && !k.seccomp {
         return Err(SandboxError::Unsupported {
             mode,
-            why: "this kernel has no seccomp, which `sandbox_network = false` needs to block the network".into(),
+            why: "this kernel has no seccomp, which `sandbox_network = false` needs to block the network"
+                .into(),
         });
     }
     let roots = writable_roots(&settings.writable_roots, env)?;
@@ -174,7 +179,10 @@ pub fn resolve(
 }
 
 /// `writable_roots` as absolute, existing, canonical folders (`~/` is the home folder).
-fn writable_roots(roots: &[PathBuf], env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<PathBuf>, SandboxError> {
+fn writable_roots(
+    roots: &[PathBuf],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<PathBuf>, SandboxError> {
     let mut out = Vec::new();
     for root in roots {
         let err = |why: &str| SandboxError::Root {
@@ -269,7 +277,10 @@ mod tests {
             )
             .unwrap_err()
             .to_string();
-            assert!(e.contains("sandbox = \"workspace-write\" cannot be enforced"), "{e}");
+            assert!(
+                e.contains("sandbox = \"workspace-write\" cannot be enforced"),
+                "{e}"
+            );
             assert!(e.contains("sandbox = \"off\""), "{e}");
         }
     }
@@ -295,9 +306,14 @@ mod tests {
     #[test]
     fn read_only_writes_only_a_private_temp_folder() {
         let dir = tempfile::tempdir().unwrap();
-        let c = resolve(&settings(SandboxMode::ReadOnly), dir.path(), &|_| None, &kernel(7))
-            .unwrap()
-            .unwrap();
+        let c = resolve(
+            &settings(SandboxMode::ReadOnly),
+            dir.path(),
+            &|_| None,
+            &kernel(7),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(c.writable.len(), 1);
         let tmp = c.tmpdir.clone().unwrap();
         assert_eq!(c.writable[0], tmp);
@@ -320,8 +336,13 @@ mod tests {
                 network: true,
                 writable_roots: vec![root.into()],
             };
-            let e = resolve(&s, dir.path(), &|_| None, &kernel(3)).unwrap_err().to_string();
-            assert!(e.contains("writable_roots") && e.contains(root) && e.contains(says), "{e}");
+            let e = resolve(&s, dir.path(), &|_| None, &kernel(3))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("writable_roots") && e.contains(root) && e.contains(says),
+                "{e}"
+            );
         }
         let home = dir.path().to_str().unwrap().to_string();
         std::fs::create_dir(dir.path().join("cache")).unwrap();
@@ -330,10 +351,18 @@ mod tests {
             network: true,
             writable_roots: vec!["~/cache".into()],
         };
-        let c = resolve(&s, dir.path(), &|k| (k == "HOME").then(|| home.clone()), &kernel(3))
-            .unwrap()
-            .unwrap();
-        assert!(c.writable.contains(&dir.path().join("cache").canonicalize().unwrap()));
+        let c = resolve(
+            &s,
+            dir.path(),
+            &|k| (k == "HOME").then(|| home.clone()),
+            &kernel(3),
+        )
+        .unwrap()
+        .unwrap();
+        assert!(
+            c.writable
+                .contains(&dir.path().join("cache").canonicalize().unwrap())
+        );
     }
 
     #[test]

@@ -137,11 +137,20 @@ mod tests {
         for (out, path) in [
             ("touch: cannot touch '/etc/x': Permission denied", "/etc/x"),
             ("bash: /root/out.txt: Permission denied", "/root/out.txt"),
-            ("mkdir: cannot create directory ‘../other’: Permission denied", "/work/other"),
-            ("PermissionError: [Errno 13] Permission denied: '/opt/y'", "/opt/y"),
+            (
+                "mkdir: cannot create directory ‘../other’: Permission denied",
+                "/work/other",
+            ),
+            (
+                "PermissionError: [Errno 13] Permission denied: '/opt/y'",
+                "/opt/y",
+            ),
         ] {
             let e = explain_with(&c, out, cwd).unwrap_or_else(|| panic!("{out}"));
-            assert!(e.starts_with("sandbox: write outside the workspace denied: "), "{e}");
+            assert!(
+                e.starts_with("sandbox: write outside the workspace denied: "),
+                "{e}"
+            );
             assert!(e.contains(path), "{e}");
         }
     }

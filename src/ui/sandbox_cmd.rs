@@ -40,7 +40,9 @@ pub async fn run(command: &[OsString], config: &Config) -> io::Result<u8> {
             return Ok(127);
         }
     };
-    cmd.current_dir(&cwd).env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    cmd.current_dir(&cwd)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)));
     let status = match cmd.status().await {
         Ok(s) => s,
         Err(e) => {

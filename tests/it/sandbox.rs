@@ -99,7 +99,10 @@ fn workspace_write_denies_a_write_outside_and_says_so_in_the_tool_result() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(std::fs::read_to_string(p.ws.join("inside.txt")).unwrap(), "inside\n");
+    assert_eq!(
+        std::fs::read_to_string(p.ws.join("inside.txt")).unwrap(),
+        "inside\n"
+    );
     assert_eq!(std::fs::read_to_string(p.tmp.join("t.txt")).unwrap(), "tmp\n");
     assert!(!outside.exists(), "the write outside the workspace went through");
     let results = tool_results(&fake);
@@ -171,7 +174,10 @@ fn the_network_off_blocks_a_tcp_connect_to_loopback_while_a_unix_socket_works() 
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("unix ok"), "{stdout}");
-    assert!(stdout.contains("tcp refused: [Errno 1] Operation not permitted"), "{stdout}");
+    assert!(
+        stdout.contains("tcp refused: [Errno 1] Operation not permitted"),
+        "{stdout}"
+    );
     assert_eq!(server.join().unwrap(), "over unix");
     assert_eq!(accepted(&tcp), 0, "the listener got a connection");
     // bash's /dev/tcp too, and UDP: no IP socket at all.
@@ -230,7 +236,10 @@ fn read_only_allows_only_dev_null_and_a_private_temp_folder() {
     ]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(!p.ws.join("in-workspace.txt").exists(), "read-only wrote in the workspace");
+    assert!(
+        !p.ws.join("in-workspace.txt").exists(),
+        "read-only wrote in the workspace"
+    );
     assert!(stderr.contains("Permission denied"), "{stderr}");
     assert!(stdout.contains("null-ok"), "{stdout}");
     let private = stdout
@@ -239,9 +248,20 @@ fn read_only_allows_only_dev_null_and_a_private_temp_folder() {
         .unwrap_or_else(|| panic!("{stdout}"));
     let private = Path::new(private);
     assert!(private.starts_with(&p.tmp) && private != p.tmp, "{stdout}");
-    assert!(!private.exists(), "the private temporary folder is removed at exit");
+    assert!(
+        !private.exists(),
+        "the private temporary folder is removed at exit"
+    );
     // The shared temporary folder itself is not writable.
-    let out = p.sandbox(&["--mode", "read-only", "--", "sh", "-c", "echo x > \"$0\"", p.tmp.join("shared").to_str().unwrap()]);
+    let out = p.sandbox(&[
+        "--mode",
+        "read-only",
+        "--",
+        "sh",
+        "-c",
+        "echo x > \"$0\"",
+        p.tmp.join("shared").to_str().unwrap(),
+    ]);
     assert_ne!(out.status.code(), Some(0));
     assert!(!p.tmp.join("shared").exists());
 }
@@ -254,8 +274,18 @@ fn a_kernel_that_cannot_enforce_the_sandbox_is_refused_at_start() {
     fake.push(Reply::text("should not be asked"));
     let marker = p.out.join("ran");
     for args in [
-        vec!["-p".to_string(), "hi".into(), "--base-url".into(), fake.base_url.clone()],
-        vec!["sandbox".into(), "--".into(), "touch".into(), marker.display().to_string()],
+        vec![
+            "-p".to_string(),
+            "hi".into(),
+            "--base-url".into(),
+            fake.base_url.clone(),
+        ],
+        vec![
+            "sandbox".into(),
+            "--".into(),
+            "touch".into(),
+            marker.display().to_string(),
+        ],
     ] {
         let out = p
             .ikigai()
@@ -294,7 +324,11 @@ fn the_sandbox_command_runs_one_command_and_ends_with_its_exit_code() {
     let escaped = p.out.join("default-off");
     let out = p.sandbox(&["--", "touch", escaped.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
-    assert!(text(&out.stderr).contains("the sandbox is off"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("the sandbox is off"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(escaped.exists());
     // The configured mode, or --mode; the command's exit code comes back.
     p.config("sandbox = \"workspace-write\"\nwritable_roots = [\"~/../outside\"]\n");
@@ -302,14 +336,28 @@ fn the_sandbox_command_runs_one_command_and_ends_with_its_exit_code() {
     let out = p.sandbox(&["--", "sh", "-c", &format!("touch {} && exit 7", root.display())]);
     assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
     assert!(root.exists(), "writable_roots are writable");
-    let out = p.sandbox(&["--mode", "read-only", "--", "touch", p.out.join("ro").to_str().unwrap()]);
+    let out = p.sandbox(&[
+        "--mode",
+        "read-only",
+        "--",
+        "touch",
+        p.out.join("ro").to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("ikigai: sandbox read-only"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("ikigai: sandbox read-only"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(!p.out.join("ro").exists());
     // Not even root may open ikigai's memory from inside (without the sandbox, root may).
     let peek = "exec 3< /proc/$PPID/mem && echo opened";
     let out = p.sandbox(&["--mode", "workspace-write", "--", "sh", "-c", peek]);
-    assert!(text(&out.stderr).contains("Permission denied"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("Permission denied"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(!text(&out.stdout).contains("opened"));
     if nix::unistd::geteuid().is_root() {
         let out = p.sandbox(&["--mode", "off", "--", "sh", "-c", peek]);
@@ -326,7 +374,11 @@ fn bad_sandbox_settings_are_clear_errors() {
     for (config, says) in [
         (
             "sandbox = \"workspace_write\"\n",
-            vec!["workspace_write", "`off`, `workspace-write`, `read-only`", "line 1"],
+            vec![
+                "workspace_write",
+                "`off`, `workspace-write`, `read-only`",
+                "line 1",
+            ],
         ),
         ("sandbox_network = \"no\"\n", vec!["sandbox_network", "line 1"]),
         (
@@ -346,10 +398,17 @@ fn bad_sandbox_settings_are_clear_errors() {
             assert!(err.contains(s), "{config}: {s} not in {err}");
         }
     }
-    let out = p.ikigai().args(["--sandbox", "strict", "sandbox", "--", "true"]).output().unwrap();
+    let out = p
+        .ikigai()
+        .args(["--sandbox", "strict", "sandbox", "--", "true"])
+        .output()
+        .unwrap();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("workspace-write") && err.contains("read-only"), "{err}");
+    assert!(
+        err.contains("workspace-write") && err.contains("read-only"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -383,7 +442,10 @@ fn an_external_tool_runs_in_the_sandbox_too() {
     let out = child.wait_with_output().unwrap();
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(!target.exists(), "the external tool wrote outside: {all}");
-    assert!(all.contains("sandbox: write outside the workspace denied"), "{all}");
+    assert!(
+        all.contains("sandbox: write outside the workspace denied"),
+        "{all}"
+    );
 }
 
 #[test]
@@ -402,7 +464,12 @@ fn a_launcher_too_old_for_the_sandbox_refuses_instead_of_running_unconfined() {
     assert!(!marker.exists());
     // A policy field this launcher does not know is refused as well.
     let out = Command::new(launcher)
-        .args(["__ikigai-launch-v2", r#"{"sandbox_v9":{}}"#, "/usr/bin/touch", "touch"])
+        .args([
+            "__ikigai-launch-v2",
+            r#"{"sandbox_v9":{}}"#,
+            "/usr/bin/touch",
+            "touch",
+        ])
         .arg(&marker)
         .output()
         .unwrap();

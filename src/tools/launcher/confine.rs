@@ -95,8 +95,8 @@ mod linux {
             .create()
             .map_err(|e| refuse(&e))?;
         for root in &c.writable {
-            let fd = PathFd::new(root)
-                .map_err(|e| Refused(format!("writable root {}: {e}", root.display())))?;
+            let fd =
+                PathFd::new(root).map_err(|e| Refused(format!("writable root {}: {e}", root.display())))?;
             let rights = if root.is_dir() {
                 writes()
             } else {
@@ -159,7 +159,9 @@ mod linux {
             arch,
         )
         .map_err(|e| refuse(&e))?;
-        let program: BpfProgram = filter.try_into().map_err(|e: seccompiler::BackendError| refuse(&e))?;
+        let program: BpfProgram = filter
+            .try_into()
+            .map_err(|e: seccompiler::BackendError| refuse(&e))?;
         seccompiler::apply_filter(&program).map_err(|e| refuse(&e))
     }
 }

@@ -1,5 +1,5 @@
 //! Criterion benches for the built-in tools: bash overhead per call (spawn to result, with
-//! `true`), and grep/glob over a generated tree. The rg comparison is scripts/bench-compare.sh.
+//! `true`; without and with the sandbox), and grep/glob over a generated tree. The rg comparison is scripts/bench-compare.sh.
 
 use std::path::Path;
 use std::time::Duration;
@@ -58,6 +58,21 @@ fn bash_overhead(c: &mut Criterion) {
             assert!(e.success);
         })
     });
+    // The same call under the sandbox (Landlock + the network filter, applied by the
+    // launcher before it executes bash): the issue allows at most 1 ms more.
+    use ikigai::permissions::sandbox::{SandboxMode, Settings, install};
+    let settings = Settings {
+        mode: SandboxMode::WorkspaceWrite,
+        ..Settings::default()
+    };
+    install(&settings, dir.path(), &|_| None).unwrap_or_else(|e| panic!("sandbox: {e}"));
+    c.bench_function("bash_true_per_call_sandboxed", |b| {
+        b.to_async(&rt).iter(|| async {
+            let e = registry.execute("bash", r#"{"command":"true"}"#, &ctx).await;
+            assert!(e.success);
+        })
+    });
+    ikigai::tools::launcher::set_sandbox(None);
 }
 
 fn search(c: &mut Criterion) {

@@ -55,6 +55,9 @@ pub enum AppError {
     /// The trust list could not be read or written when the user answered the question.
     #[error(transparent)]
     Trust(#[from] TrustError),
+    /// The configured sandbox cannot be set up (or enforced by this kernel).
+    #[error(transparent)]
+    Sandbox(#[from] crate::permissions::sandbox::SandboxError),
 }
 
 impl AppError {
@@ -69,7 +72,8 @@ impl AppError {
             // A folder that is not one is the command line's fault.
             | AppError::TrustCmd(TrustCmdError::Trust(
                 TrustError::Folder { .. } | TrustError::NotUtf8(_),
-            )) => 2,
+            ))
+            | AppError::Sandbox(_) => 2,
             _ => 1,
         }
     }
@@ -125,12 +129,30 @@ pub fn load_config(cli: &crate::cli::Cli) -> Result<Loaded, AppError> {
             .tool_protocol
             .as_deref()
             .and_then(crate::config::Protocol::parse),
+        sandbox: match &cli.command {
+            Some(crate::cli::Command::Sandbox(args)) if args.mode.is_some() => args.mode,
+            _ => cli.sandbox,
+        },
     };
     let mut config = crate::config::Config::load(&overrides)?;
     add_project_mcp_servers(&mut config)?;
     let resolved = crate::provider::resolve(&config, &crate::provider::env_key)?;
     crate::redact::install(Arc::new(config.redactor(&resolved.key_vars)));
+    install_sandbox(cli, &config)?;
     Ok(Loaded { config, resolved })
+}
+
+/// Checks the sandbox against this kernel and installs it for every tool process, for the
+/// commands that run tools (chat, `tool`, `sandbox`): refused here, before anything runs,
+/// when it cannot be enforced.
+fn install_sandbox(cli: &crate::cli::Cli, config: &Config) -> Result<(), AppError> {
+    use crate::cli::Command;
+    if !matches!(cli.command, None | Some(Command::Tool(_) | Command::Sandbox(_))) {
+        return Ok(());
+    }
+    let cwd = std::env::current_dir()?;
+    crate::permissions::sandbox::install(&config.sandbox, &cwd, &|k| crate::environ::var(k))?;
+    Ok(())
 }
 
 /// Whether environment variable `name` holds a secret under these settings (a provider
@@ -162,6 +184,7 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
             Ok(crate::ui::mcp::run(&config, cwd, get, json).await?)
         }
         Some(Command::Sessions(args)) => sessions(args, &config).await,
+        Some(Command::Sandbox(args)) => Ok(crate::ui::sandbox_cmd::run(&args.command, &config).await?),
         Some(Command::Export(args)) => {
             let format = match args.format {
                 crate::cli::ExportFormatArg::Md => crate::ui::sessions::ExportFormat::Markdown,

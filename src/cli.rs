@@ -55,6 +55,12 @@ pub struct Cli {
     #[arg(short = 'c', long = "continue")]
     pub continue_session: bool,
 
+    /// The OS sandbox of tool processes (overrides `sandbox` in the config): `off`,
+    /// `workspace-write` (writes only in this folder, the temporary folder and
+    /// writable_roots) or `read-only`. Linux only.
+    #[arg(long, value_enum, value_name = "MODE", global = true)]
+    pub sandbox: Option<crate::permissions::sandbox::SandboxMode>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -73,6 +79,9 @@ pub enum Command {
     /// Trust a folder (default: this one) and the folders under it: its project tools
     /// (.ikigai/tools) may then run. `--list` shows trusted folders, `--revoke` undoes.
     Trust(TrustArgs),
+    /// Run one command under the configured sandbox (or `--mode`), to try a policy by hand:
+    /// `ikigai sandbox --mode read-only -- touch x`.
+    Sandbox(SandboxArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout; `make install` installs it.
@@ -117,6 +126,22 @@ pub struct TrustArgs {
     /// Stop trusting the folder.
     #[arg(long)]
     pub revoke: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// The sandbox mode (default: the configured `sandbox`).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<crate::permissions::sandbox::SandboxMode>,
+
+    /// The command and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]

@@ -52,6 +52,8 @@ fn main() -> ExitCode {
     let result = runtime.block_on(ikigai::app::run(cli, loaded));
     // Do not wait for stray blocking tasks (a tool thread still reading) at exit.
     runtime.shutdown_background();
+    // The read-only sandbox's private temporary folder goes with us.
+    ikigai::permissions::sandbox::cleanup();
     match result {
         Ok(code) => ExitCode::from(code),
         // Whoever read our output stopped reading (`ikigai -p … | head`): nothing to say.

@@ -4,6 +4,10 @@
 //! exec. ikigai starts its tools through it when it is installed beside ikigai; it is not
 //! run by hand.
 
+// The kernel probe (`abi`) is ikigai's, at start; the launcher only applies.
+#[allow(dead_code, unused_imports)]
+#[path = "../tools/launcher/confine.rs"]
+mod confine;
 #[path = "../tools/launcher/exec.rs"]
 mod exec;
 

@@ -49,6 +49,8 @@ impl Config {
             ("max_identical_calls", self.max_identical_calls.to_string()),
             ("max_tool_result_share", self.max_tool_result_share.to_string()),
             ("auto_compact_at", self.auto_compact_at.to_string()),
+            ("sandbox", self.sandbox.mode.to_string()),
+            ("sandbox_network", self.sandbox.network.to_string()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

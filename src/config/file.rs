@@ -85,6 +85,12 @@ pub struct FileConfig {
     /// `[mcp_servers.NAME]` sections (validated by `tools::mcp::config`).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, crate::tools::mcp::config::ServerSection>,
+    /// The OS sandbox of tool processes: `off`, `workspace-write`, `read-only`.
+    pub sandbox: Option<crate::permissions::sandbox::SandboxMode>,
+    /// IP sockets inside the sandbox (default: blocked).
+    pub sandbox_network: Option<bool>,
+    /// More folders the sandbox lets tools write in (`workspace-write`).
+    pub writable_roots: Option<Vec<PathBuf>>,
 }
 
 /// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
@@ -180,6 +186,9 @@ fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigEr
             path: e.file,
             message: format!("`{}`: {}", e.key, e.message),
         })?;
+    set(&mut c.sandbox.mode, f.sandbox);
+    set(&mut c.sandbox.network, f.sandbox_network);
+    set(&mut c.sandbox.writable_roots, f.writable_roots);
     set(&mut c.tool_env_pass, f.tool_env_pass);
     set(&mut c.tool_env_exclude, f.tool_env_exclude);
     set(&mut c.tool_schema_timeout_ms, f.tool_schema_timeout_ms);
@@ -247,6 +256,7 @@ fn apply_overrides(c: &mut Config, o: &Overrides) {
         c.base_url_from_env = false;
     }
     set(&mut c.max_tool_turns, o.max_tool_turns);
+    set(&mut c.sandbox.mode, o.sandbox);
     if o.tool_protocol.is_some() {
         c.tool_protocol = o.tool_protocol;
     }

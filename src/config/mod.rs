@@ -69,6 +69,8 @@ pub struct Overrides {
     pub base_url: Option<String>,
     pub max_tool_turns: Option<u32>,
     pub tool_protocol: Option<Protocol>,
+    /// `--sandbox MODE`.
+    pub sandbox: Option<crate::permissions::sandbox::SandboxMode>,
 }
 
 /// The effective, validated settings: what the user asked for, nothing resolved. Loaded
@@ -131,6 +133,9 @@ pub struct Config {
     pub auto_compact_at: f64,
     /// The MCP servers of the user's config (a trusted project's are merged in by the app).
     pub mcp_servers: Vec<crate::tools::mcp::ServerSpec>,
+    /// The OS sandbox of tool processes (`sandbox`, `sandbox_network`, `writable_roots`),
+    /// checked against the kernel by `permissions::sandbox::install`.
+    pub sandbox: crate::permissions::sandbox::Settings,
 }
 
 /// The built-in defaults. Nothing about the provider is filled in: with no provider
@@ -168,6 +173,7 @@ impl Default for Config {
             max_tool_result_share: 0.25,
             auto_compact_at: 0.85,
             mcp_servers: Vec::new(),
+            sandbox: crate::permissions::sandbox::Settings::default(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The `bash` tool: runs `bash -c COMMAND` through process.rs (own process group, filtered
 //! environment) with stdout and stderr on one pipe (so they interleave as produced), capped
 //! while read. On timeout, on return and when the call is dropped the process group and
-//! every process the command started are killed. Owns no process handling of its own.
+//! every process the command started are killed. Under the sandbox, a failure the sandbox
+//! probably caused is named in the result (`sandbox`). Owns no process handling of its own.
 
 use std::io;
 use std::os::unix::process::ExitStatusExt;
@@ -83,13 +84,13 @@ async fn run(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> 
             ),
             partial_output: finished.stdout.finish().text,
         }),
-        Outcome::Exited(status) => Ok(finish(status, finished.stdout)),
+        Outcome::Exited(status) => Ok(finish(status, finished.stdout, &ctx.cwd)),
         // Not asked for: bash reads on to count what it left out.
         Outcome::OutputFull => Err(ToolError::Crashed("bash: output stopped early".into())),
     }
 }
 
-fn finish(status: ExitStatus, out: CappedBuf) -> ToolOutput {
+fn finish(status: ExitStatus, out: CappedBuf, cwd: &std::path::Path) -> ToolOutput {
     let capped = out.finish();
     let mut text = capped.text.clone();
     let (code, signal) = match (status.code(), status.signal()) {
@@ -107,9 +108,17 @@ fn finish(status: ExitStatus, out: CappedBuf) -> ToolOutput {
     result.insert("output".into(), Value::String(text));
     result.insert("exit_code".into(), json!(code));
     capped.mark(&mut result);
-    let summary = match signal {
+    // A failure the sandbox probably caused says so, for the model to act on.
+    let denied = (code != 0)
+        .then(|| crate::permissions::sandbox_denials::explain(&capped.text, cwd))
+        .flatten();
+    let mut summary = match signal {
         Some(name) => format!("exit {code} ({name})"),
         None => format!("exit {code}"),
     };
+    if let Some(why) = denied {
+        summary.push_str(", denied by the sandbox");
+        result.insert("sandbox".into(), Value::String(why));
+    }
     ToolOutput::new(Value::Object(result), summary)
 }

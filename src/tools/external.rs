@@ -183,6 +183,9 @@ pub(crate) async fn run(
             (None, None) => "an unknown status".to_string(),
         };
         let mut message = format!("Tool `{name}` crashed with {how}");
+        if let Some(why) = crate::permissions::sandbox_denials::explain(&stderr, &ctx.cwd) {
+            message.push_str(&format!(" ({why})"));
+        }
         let quoted = shorten(&stderr, CRASH_STDERR);
         if !quoted.trim().is_empty() {
             message.push_str("; stderr:\n");

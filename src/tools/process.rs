@@ -3,7 +3,7 @@
 //! When the call returns, times out or is dropped, the group and every descendant of the
 //! call (found by a per-call marker variable, even after `setsid`) are killed and reaped.
 //! Every process starts through the launcher (when installed), so it also dies with
-//! ikigai; the calls in flight are recorded for the next start to clean up after a crash
+//! ikigai, under the sandbox when one is installed; the calls in flight are recorded for the next start to clean up after a crash
 //! (`leftovers`). Knows nothing of any tool's arguments or results.
 
 use std::ffi::OsString;
@@ -223,7 +223,7 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
         .iter()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.as_os_str());
-    let mut cmd = launcher::command(&spec.program, &spec.args, &spec.cwd, path_var)?;
+    let mut cmd = launcher::sandboxed_command(&spec.program, &spec.args, &spec.cwd, path_var)?;
     cmd.current_dir(&spec.cwd)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))

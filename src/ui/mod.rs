@@ -9,6 +9,7 @@ pub mod mcp;
 pub(crate) mod models;
 pub mod plain;
 pub(crate) mod result;
+pub mod sandbox_cmd;
 pub mod sessions;
 pub(crate) mod shell;
 pub(crate) mod slash;

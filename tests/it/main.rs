@@ -34,6 +34,7 @@ mod reasoning_display;
 mod request_body;
 mod responses_provider;
 mod resume_e2e;
+mod sandbox;
 mod scripted;
 mod secret_environ;
 mod secrets;

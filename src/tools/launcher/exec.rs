@@ -1,11 +1,12 @@
 //! The launcher's own side: what it does once started (`MODE POLICY PATH ARGV0 ARGS…`):
-//! applies the policy to itself — today the death signal: SIGKILL when the ikigai thread
-//! that started it ends, even by SIGKILL — then executes the tool in its place (same pid,
-//! same process group, the environment and working directory it was given). The policy is
-//! a small JSON object (the mode's name carries its version), so later restrictions (a
-//! sandbox) travel the same way. Self-contained (std, nix, serde): compiled into `ikigai`
-//! (its launcher mode) and into the small `ikigai-launch` executable. Never loads a config
-//! and never touches the terminal except to say why the tool could not be executed.
+//! applies the policy to itself — the death signal (SIGKILL when the ikigai thread that
+//! started it ends, even by SIGKILL), then the sandbox when one is asked for (`confine`) —
+//! then executes the tool in its place (same pid, same process group, the environment and
+//! working directory it was given). The policy is a small JSON object (the mode's name
+//! carries its version). Self-contained (std, nix, serde, and `confine`): compiled into
+//! `ikigai` (its launcher mode) and into the small `ikigai-launch` executable. Never loads
+//! a config and never touches the terminal except to say why the tool could not be
+//! executed; a sandbox it cannot enforce means the tool does not run.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -13,34 +14,48 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::confine::{self, Confinement};
+
 /// `argv[1]` of the launcher mode. Not an option anyone would type.
 pub const MODE: &str = "__ikigai-launch-v1";
+/// `argv[1]` when the policy carries a sandbox: a launcher too old to know the sandbox
+/// does not recognise it and refuses, instead of running the tool unconfined.
+pub const MODE_SANDBOX: &str = "__ikigai-launch-v2";
 /// The exit code when the tool could not be executed (as a shell says "not found").
 pub const CANNOT_EXEC: u8 = 127;
 
 /// What the launcher applies to itself before it executes the tool.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Policy {
     /// The process that started the launcher; if it is already gone when the death
     /// signal is armed, the launcher exits instead of running the tool unwatched.
     pub parent: u32,
+    /// The sandbox to apply before the tool runs; `None`: none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<Confinement>,
 }
 
 /// True when this process was started as the launcher.
 pub fn is_launch(args: &[OsString]) -> bool {
-    args.get(1).is_some_and(|a| a == MODE)
+    args.get(1).is_some_and(|a| a == MODE || a == MODE_SANDBOX)
 }
 
 /// The launcher mode: applies the policy and executes the tool. Returns only when that
 /// failed, with the exit code to end with.
 pub fn run(args: Vec<OsString>) -> u8 {
+    let args_mode = args.get(1).cloned().unwrap_or_default();
     let mut it = args.into_iter().skip(2);
     let (Some(policy), Some(path), Some(argv0)) = (it.next(), it.next(), it.next()) else {
         eprintln!("ikigai: the launcher was started without a tool");
         return 2;
     };
     let policy: Policy = match serde_json::from_str(&policy.to_string_lossy()) {
+        // A sandbox asked for under the old mode name is refused like an unknown field.
+        Ok(Policy { sandbox: Some(_), .. }) if args_mode != MODE_SANDBOX => {
+            eprintln!("ikigai: the launcher's policy is invalid: a sandbox needs {MODE_SANDBOX}");
+            return 2;
+        }
         Ok(p) => p,
         Err(e) => {
             eprintln!("ikigai: the launcher's policy is invalid: {e}");
@@ -55,9 +70,21 @@ pub fn run(args: Vec<OsString>) -> u8 {
     if policy.parent != 0 && nix::unistd::getppid().as_raw() as u32 != policy.parent {
         return CANNOT_EXEC;
     }
+    let mut cmd = std::process::Command::new(&path);
+    if let Some(sandbox) = &policy.sandbox {
+        if let Err(e) = confine::apply(sandbox) {
+            eprintln!(
+                "ikigai: sandbox: cannot confine the command ({e}); it was not run. `sandbox = \"off\"` runs commands without the sandbox"
+            );
+            return CANNOT_EXEC;
+        }
+        if let Some(tmp) = &sandbox.tmpdir {
+            cmd.env("TMPDIR", tmp);
+        }
+    }
     // `exec` resets the signal dispositions std changed (SIGPIPE) and the signal mask,
     // so the tool starts as if spawned directly.
-    let err = std::process::Command::new(&path).arg0(argv0).args(it).exec();
+    let err = cmd.arg0(argv0).args(it).exec();
     eprintln!("ikigai: cannot run {}: {err}", Path::new(&path).display());
     CANNOT_EXEC
 }

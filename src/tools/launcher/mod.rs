@@ -1,16 +1,50 @@
 //! The launcher, through which every tool process starts: the small `ikigai-launch`
 //! executable when it is installed beside ikigai (a tool call then pays for a small exec),
 //! else a hidden mode of the ikigai binary itself (`ikigai MODE …`, checked first thing in
-//! `main`). Both run `exec.rs`: arm the death signal, then execute the tool. This side
-//! finds the launcher and builds the command that goes through it; it never prints.
+//! `main`). Both run `exec.rs`: arm the death signal, confine the process when a sandbox
+//! is installed (`confine.rs`), then execute the tool. This side finds the launcher, holds
+//! the sandbox every tool process gets, and builds the command that goes through it; it
+//! never prints.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock, RwLock};
 
+mod confine;
 mod exec;
 
-pub use exec::{CANNOT_EXEC, MODE, Policy, is_launch, run};
+pub use confine::{Confinement, MIN_ABI, abi as landlock_abi};
+pub use exec::{CANNOT_EXEC, MODE, MODE_SANDBOX, Policy, is_launch, run};
+
+/// The sandbox every tool process starts in (`sandboxed_command`); `None`: none.
+static SANDBOX: RwLock<Option<Arc<Confinement>>> = RwLock::new(None);
+
+/// Sets (or clears) the sandbox for the tool processes started from now on. ikigai sets it
+/// once at start (`permissions::sandbox::install`); a bench compares both.
+pub fn set_sandbox(sandbox: Option<Confinement>) {
+    *SANDBOX.write().unwrap_or_else(|e| e.into_inner()) = sandbox.map(Arc::new);
+}
+
+/// The sandbox tool processes start in, if any.
+pub fn sandbox() -> Option<Arc<Confinement>> {
+    SANDBOX.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+tokio::task_local! {
+    /// Set inside `unsandboxed`: this call's processes start without the sandbox.
+    static OUTSIDE: ();
+}
+
+/// Runs `call` (one tool call the user approved to run outside the sandbox, say) with its
+/// processes started unconfined; every other call stays in the sandbox.
+pub async fn unsandboxed<F: std::future::Future>(call: F) -> F::Output {
+    OUTSIDE.scope((), call).await
+}
+
+/// Whether the current task runs inside `unsandboxed`.
+fn outside() -> bool {
+    OUTSIDE.try_with(|_| ()).is_ok()
+}
 
 /// The small launcher executable's name.
 pub const LAUNCHER_NAME: &str = "ikigai-launch";
@@ -50,9 +84,14 @@ pub fn installed() -> Option<&'static Path> {
 
 /// The arguments that make the launcher run `path` (with `argv0` and `args`) under `policy`.
 pub fn arguments(policy: &Policy, path: &Path, argv0: &OsString, args: &[OsString]) -> Vec<OsString> {
+    let mode = if policy.sandbox.is_some() {
+        MODE_SANDBOX
+    } else {
+        MODE
+    };
     let policy = serde_json::to_string(policy).unwrap_or_else(|_| "{}".into());
     let mut out = Vec::with_capacity(args.len() + 4);
-    out.push(OsString::from(MODE));
+    out.push(OsString::from(mode));
     out.push(OsString::from(policy));
     out.push(path.as_os_str().to_owned());
     out.push(argv0.clone());
@@ -61,22 +100,50 @@ pub fn arguments(policy: &Policy, path: &Path, argv0: &OsString, args: &[OsStrin
 }
 
 /// A command that runs `program` with `args` through the launcher when one is installed
-/// (else directly), for any process ikigai starts on the user's behalf (tools, MCP
-/// servers). The caller sets the rest (working directory, environment, stdio, group).
-/// Spawn it from a thread that lives as long as ikigai (the runtime's main thread): the
-/// death signal fires when the spawning thread ends. `program` is resolved here (see
-/// `resolve`), so a missing one is the same error a direct spawn gives.
+/// (else directly), unconfined: for the processes the user configured to run with their
+/// own rights (MCP servers). The caller sets the rest (working directory, environment,
+/// stdio, group). Spawn it from a thread that lives as long as ikigai (the runtime's main
+/// thread): the death signal fires when the spawning thread ends. `program` is resolved
+/// here (see `resolve`), so a missing one is the same error a direct spawn gives.
 pub fn command(
     program: &Path,
     args: &[OsString],
     cwd: &Path,
     path_var: Option<&std::ffi::OsStr>,
 ) -> std::io::Result<tokio::process::Command> {
+    build(program, args, cwd, path_var, None)
+}
+
+/// `command` under the installed sandbox (if any), for every tool process (`bash`,
+/// external tools). With a sandbox but no launcher to apply it, nothing runs.
+pub fn sandboxed_command(
+    program: &Path,
+    args: &[OsString],
+    cwd: &Path,
+    path_var: Option<&std::ffi::OsStr>,
+) -> std::io::Result<tokio::process::Command> {
+    let sandbox = sandbox().filter(|_| !outside()).map(|s| (*s).clone());
+    if sandbox.is_some() && installed().is_none() {
+        return Err(std::io::Error::other(
+            "sandbox: no launcher to apply the sandbox with; the command was not run",
+        ));
+    }
+    build(program, args, cwd, path_var, sandbox)
+}
+
+fn build(
+    program: &Path,
+    args: &[OsString],
+    cwd: &Path,
+    path_var: Option<&std::ffi::OsStr>,
+    sandbox: Option<Confinement>,
+) -> std::io::Result<tokio::process::Command> {
     Ok(match installed() {
         Some(exe) => {
             let path = resolve(program, cwd, path_var)?;
             let policy = Policy {
                 parent: std::process::id(),
+                sandbox,
             };
             let mut cmd = tokio::process::Command::new(exe);
             cmd.args(arguments(&policy, &path, &program.as_os_str().to_owned(), args));
@@ -187,9 +254,19 @@ mod tests {
         assert_eq!(locate(Some(&exe)), beside);
     }
 
+    #[tokio::test]
+    async fn only_a_call_run_unsandboxed_leaves_the_sandbox() {
+        assert!(!outside());
+        assert!(unsandboxed(async { outside() }).await);
+        assert!(!outside(), "the scope ends with the call");
+    }
+
     #[test]
     fn the_policy_travels_as_versioned_json_in_the_arguments() {
-        let p = Policy { parent: 42 };
+        let p = Policy {
+            parent: 42,
+            sandbox: None,
+        };
         let args = arguments(
             &p,
             Path::new("/bin/sh"),
@@ -204,5 +281,20 @@ mod tests {
         assert_eq!(&args[2..], &["/bin/sh", "sh", "-c", "true"].map(OsString::from));
         // Fields added later default, so an older launcher policy still reads.
         assert_eq!(serde_json::from_str::<Policy>("{}").unwrap(), Policy::default());
+        // A sandbox goes under its own mode name, which a launcher without one refuses.
+        let boxed = Policy {
+            parent: 1,
+            sandbox: Some(Confinement {
+                mode: "read-only".into(),
+                ..Confinement::default()
+            }),
+        };
+        let args = arguments(&boxed, Path::new("/bin/true"), &"true".into(), &[]);
+        assert_eq!(args[0], MODE_SANDBOX);
+        assert_eq!(
+            serde_json::from_str::<Policy>(&args[1].to_string_lossy()).unwrap(),
+            boxed
+        );
+        assert!(serde_json::from_str::<Policy>(r#"{"unknown":1}"#).is_err());
     }
 }

@@ -1,0 +1,376 @@
+//! The OS sandbox's policy (Linux): the mode the user chose (`sandbox`, `sandbox_network`,
+//! `writable_roots`), checked against what this kernel can enforce at start, and resolved
+//! into the `Confinement` the launcher applies to every tool process. A mode the kernel
+//! cannot enforce is refused here, before anything runs; never downgraded. Owns the
+//! private temporary folder of `read-only`. Never prints, never applies anything to
+//! ikigai itself (the launcher does, in the tool's process).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::Deserialize;
+
+use crate::tools::launcher::{self, Confinement, MIN_ABI};
+
+/// Pretends the kernel's Landlock ABI is at most this (a number), so a test can prove the
+/// refusal on a kernel that could enforce the sandbox. Undocumented; it can only lower.
+pub const PRETEND_ABI_VAR: &str = "IKIGAI_SANDBOX_PRETEND_ABI";
+
+/// `sandbox = …`: what tool processes may write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// No sandbox: tools run with the user's rights (the default).
+    #[default]
+    Off,
+    /// Writes only in the working directory, the temporary directory and `writable_roots`;
+    /// reads anywhere.
+    WorkspaceWrite,
+    /// No writes except `/dev/null` and a private temporary directory; reads anywhere.
+    ReadOnly,
+}
+
+impl SandboxMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Off => "off",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The sandbox settings as configured (validated by `resolve`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    pub mode: SandboxMode,
+    /// `sandbox_network`: IP sockets allowed inside the sandbox (default: no).
+    pub network: bool,
+    /// `writable_roots`: more folders the tools may write in (`workspace-write`).
+    pub writable_roots: Vec<PathBuf>,
+}
+
+/// Why the sandbox cannot be set up as configured. The user's to fix (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The kernel (or the system) cannot enforce the mode.
+    #[error(
+        "sandbox = \"{mode}\" cannot be enforced here: {why}. Nothing was run. Set `sandbox = \"off\"` in the config (or pass `--sandbox off`) to run commands without the sandbox"
+    )]
+    Unsupported { mode: SandboxMode, why: String },
+    /// A `writable_roots` entry is not a folder that exists.
+    #[error("invalid setting `writable_roots`: {path}: {why}")]
+    Root { path: PathBuf, why: String },
+    /// The private temporary folder or the working directory could not be set up.
+    #[error("sandbox: {0}")]
+    Setup(String),
+}
+
+/// `read-only`'s private temporary folder, removed by `cleanup`.
+static PRIVATE_TMP: Mutex<Option<tempfile::TempDir>> = Mutex::new(None);
+
+/// Checks the settings against this kernel and installs the sandbox for every tool process
+/// started from now on (`off`: none). `cwd` is the working directory; `env` reads HOME
+/// (for `~/` in `writable_roots`) and the pretend-ABI test setting.
+pub fn install(
+    settings: &Settings,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), SandboxError> {
+    let pretend = env(PRETEND_ABI_VAR).and_then(|v| v.trim().parse::<u8>().ok());
+    let confinement = resolve(settings, cwd, env, &|| kernel(pretend))?;
+    launcher::set_sandbox(confinement);
+    Ok(())
+}
+
+/// What this kernel can enforce: the Landlock ABI (lowered by the test setting) and
+/// whether seccomp is there.
+fn kernel(pretend: Option<u8>) -> Kernel {
+    let abi = launcher::landlock_abi();
+    let seccomp = std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")));
+    Kernel {
+        landlock_abi: pretend.map_or(abi, |p| p.min(abi)),
+        seccomp,
+    }
+}
+
+/// What the running kernel offers.
+#[derive(Clone, Copy, Debug)]
+pub struct Kernel {
+    pub landlock_abi: u8,
+    pub seccomp: bool,
+}
+
+/// The confinement for `settings` in `cwd`, or why this system cannot enforce it. `off`:
+/// `None`. Creates `read-only`'s private temporary folder.
+pub fn resolve(
+    settings: &Settings,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    kernel: &dyn Fn() -> Kernel,
+) -> Result<Option<Confinement>, SandboxError> {
+    let mode = settings.mode;
+    if mode == SandboxMode::Off {
+        return Ok(None);
+    }
+    if !cfg!(target_os = "linux") {
+        return Err(SandboxError::Unsupported {
+            mode,
+            why: "the sandbox is only available on Linux for now".into(),
+        });
+    }
+    let k = kernel();
+    if k.landlock_abi < MIN_ABI {
+        let why = match k.landlock_abi {
+            0 => format!(
+                "this kernel has no Landlock (not built in, or not enabled at boot: add `landlock` to the `lsm=` boot parameter); the sandbox needs Landlock ABI {MIN_ABI} (Linux 6.2 or newer)"
+            ),
+            n => format!(
+                "this kernel's Landlock ABI is {n}, and the sandbox needs ABI {MIN_ABI} (Linux 6.2 or newer), the first that can deny truncating files"
+            ),
+        };
+        return Err(SandboxError::Unsupported { mode, why });
+    }
+    if !settings.network && !k.seccomp {
+        return Err(SandboxError::Unsupported {
+            mode,
+            why: "this kernel has no seccomp, which `sandbox_network = false` needs to block the network"
+                .into(),
+        });
+    }
+    let roots = writable_roots(&settings.writable_roots, env)?;
+    let canonical = |p: &Path, what: &str| {
+        p.canonicalize()
+            .map_err(|e| SandboxError::Setup(format!("{what} {}: {e}", p.display())))
+    };
+    let (writable, tmpdir) = match mode {
+        SandboxMode::WorkspaceWrite => {
+            let mut writable = vec![
+                canonical(cwd, "the working directory")?,
+                canonical(&std::env::temp_dir(), "the temporary directory")?,
+            ];
+            writable.extend(roots);
+            (writable, None)
+        }
+        SandboxMode::ReadOnly | SandboxMode::Off => {
+            let tmp = private_tmp()?;
+            (vec![tmp.clone()], Some(tmp))
+        }
+    };
+    let mut unique: Vec<PathBuf> = Vec::new();
+    for w in writable {
+        if !unique.contains(&w) {
+            unique.push(w);
+        }
+    }
+    Ok(Some(Confinement {
+        mode: mode.as_str().to_string(),
+        writable: unique,
+        network: settings.network,
+        tmpdir,
+    }))
+}
+
+/// `writable_roots` as absolute, existing, canonical folders (`~/` is the home folder).
+fn writable_roots(
+    roots: &[PathBuf],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<PathBuf>, SandboxError> {
+    let mut out = Vec::new();
+    for root in roots {
+        let err = |why: &str| SandboxError::Root {
+            path: root.clone(),
+            why: why.to_string(),
+        };
+        let path = match root.strip_prefix("~") {
+            Ok(rest) => match env("HOME").filter(|h| !h.is_empty()) {
+                Some(home) => PathBuf::from(home).join(rest),
+                None => return Err(err("`~` needs HOME to be set")),
+            },
+            Err(_) => root.clone(),
+        };
+        if !path.is_absolute() {
+            return Err(err("must be an absolute path (or start with `~/`)"));
+        }
+        let canonical = path.canonicalize().map_err(|e| err(&e.to_string()))?;
+        if !canonical.is_dir() {
+            return Err(err("is not a folder"));
+        }
+        out.push(canonical);
+    }
+    Ok(out)
+}
+
+/// A fresh 0700 folder under the temporary directory, kept until `cleanup`.
+fn private_tmp() -> Result<PathBuf, SandboxError> {
+    let mut slot = PRIVATE_TMP.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(dir) = slot.as_ref() {
+        return Ok(dir.path().to_path_buf());
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("ikigai-sandbox-")
+        .tempdir()
+        .map_err(|e| SandboxError::Setup(format!("cannot create a private temporary folder: {e}")))?;
+    let path = dir
+        .path()
+        .canonicalize()
+        .map_err(|e| SandboxError::Setup(format!("{}: {e}", dir.path().display())))?;
+    *slot = Some(dir);
+    Ok(path)
+}
+
+/// Removes `read-only`'s private temporary folder (at exit).
+pub fn cleanup() {
+    PRIVATE_TMP.lock().unwrap_or_else(|e| e.into_inner()).take();
+}
+
+/// Whether a tool process under the installed sandbox may write `path` (absolute); true
+/// when there is no sandbox. For a decision that must match what the kernel will do.
+pub fn allows_write(path: &Path) -> bool {
+    match launcher::sandbox() {
+        None => true,
+        Some(c) => super::sandbox_denials::writable(&c, path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(abi: u8) -> impl Fn() -> Kernel {
+        move || Kernel {
+            landlock_abi: abi,
+            seccomp: true,
+        }
+    }
+
+    fn settings(mode: SandboxMode) -> Settings {
+        Settings {
+            mode,
+            ..Settings::default()
+        }
+    }
+
+    #[test]
+    fn off_confines_nothing_whatever_the_kernel() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = resolve(&settings(SandboxMode::Off), dir.path(), &|_| None, &kernel(0)).unwrap();
+        assert_eq!(c, None);
+    }
+
+    #[test]
+    fn an_old_or_missing_landlock_is_refused_naming_the_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        for abi in [0, 1, 2] {
+            let e = resolve(
+                &settings(SandboxMode::WorkspaceWrite),
+                dir.path(),
+                &|_| None,
+                &kernel(abi),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains("sandbox = \"workspace-write\" cannot be enforced"),
+                "{e}"
+            );
+            assert!(e.contains("sandbox = \"off\""), "{e}");
+        }
+    }
+
+    #[test]
+    fn workspace_write_allows_the_folder_temp_and_roots() {
+        let dir = tempfile::tempdir().unwrap();
+        let extra = tempfile::tempdir().unwrap();
+        let s = Settings {
+            mode: SandboxMode::WorkspaceWrite,
+            network: false,
+            writable_roots: vec![extra.path().to_path_buf()],
+        };
+        let c = resolve(&s, dir.path(), &|_| None, &kernel(3)).unwrap().unwrap();
+        assert_eq!(c.mode, "workspace-write");
+        assert!(c.writable.contains(&dir.path().canonicalize().unwrap()));
+        assert!(c.writable.contains(&std::env::temp_dir().canonicalize().unwrap()));
+        assert!(c.writable.contains(&extra.path().canonicalize().unwrap()));
+        assert!(!c.network);
+        assert_eq!(c.tmpdir, None);
+    }
+
+    #[test]
+    fn read_only_writes_only_a_private_temp_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = resolve(
+            &settings(SandboxMode::ReadOnly),
+            dir.path(),
+            &|_| None,
+            &kernel(7),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(c.writable.len(), 1);
+        let tmp = c.tmpdir.clone().unwrap();
+        assert_eq!(c.writable[0], tmp);
+        assert!(tmp.is_dir());
+        assert_ne!(tmp, std::env::temp_dir().canonicalize().unwrap());
+        cleanup();
+        assert!(!tmp.exists(), "removed at exit");
+    }
+
+    #[test]
+    fn bad_writable_roots_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        for (root, says) in [
+            ("relative/dir", "absolute"),
+            ("/nonexistent/ikigai-root", "No such file"),
+            ("~/x", "HOME"),
+        ] {
+            let s = Settings {
+                mode: SandboxMode::WorkspaceWrite,
+                network: true,
+                writable_roots: vec![root.into()],
+            };
+            let e = resolve(&s, dir.path(), &|_| None, &kernel(3))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("writable_roots") && e.contains(root) && e.contains(says),
+                "{e}"
+            );
+        }
+        let home = dir.path().to_str().unwrap().to_string();
+        std::fs::create_dir(dir.path().join("cache")).unwrap();
+        let s = Settings {
+            mode: SandboxMode::WorkspaceWrite,
+            network: true,
+            writable_roots: vec!["~/cache".into()],
+        };
+        let c = resolve(
+            &s,
+            dir.path(),
+            &|k| (k == "HOME").then(|| home.clone()),
+            &kernel(3),
+        )
+        .unwrap()
+        .unwrap();
+        assert!(
+            c.writable
+                .contains(&dir.path().join("cache").canonicalize().unwrap())
+        );
+    }
+
+    #[test]
+    fn the_real_kernel_is_probed_without_restricting_us() {
+        // Creating rule sets asks the kernel and restricts nothing: we can still write here.
+        let abi = launcher::landlock_abi();
+        assert!(abi <= 3);
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("still-writable"), "x").unwrap();
+    }
+}

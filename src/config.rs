@@ -136,6 +136,43 @@ pub struct FileConfig {
     /// `[mcp_servers.NAME]` sections (validated by `tools::mcp::config`).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, crate::tools::mcp::config::ServerSection>,
+    /// `auto`, `ask` or `read-only` (default: ask in the TUI, auto when scripted).
+    pub approval: Option<String>,
+    /// `[permissions]`: allow / ask / deny rules.
+    pub permissions: Option<PermissionsSection>,
+}
+
+/// `[permissions]`: rule lists as written (`tool` or `tool(pattern)`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsSection {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+impl PermissionsSection {
+    /// The compiled rules, tagged with where they came from; the first bad one is the error.
+    pub fn compile(
+        &self,
+        source: crate::permissions::rule::Source,
+        home: Option<&Path>,
+    ) -> Result<crate::permissions::Rules, crate::permissions::rule::RuleError> {
+        use crate::permissions::rule::Rule;
+        let compile = |list: &[String]| -> Result<Vec<Rule>, _> {
+            list.iter()
+                .map(|t| Rule::parse(t, source.clone(), home))
+                .collect()
+        };
+        Ok(crate::permissions::Rules {
+            allow: compile(&self.allow)?,
+            ask: compile(&self.ask)?,
+            deny: compile(&self.deny)?,
+        })
+    }
 }
 
 /// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
@@ -159,6 +196,8 @@ pub struct Overrides {
     pub base_url: Option<String>,
     pub max_tool_turns: Option<u32>,
     pub tool_protocol: Option<String>,
+    /// `--approval MODE`.
+    pub approval: Option<crate::permissions::Mode>,
 }
 
 /// The effective, validated settings.
@@ -224,6 +263,11 @@ pub struct Config {
     pub auto_compact_at: f64,
     /// The MCP servers of the user's config (a trusted project's are merged in by the app).
     pub mcp_servers: Vec<crate::tools::mcp::ServerSpec>,
+    /// The approval mode asked for; `None` lets the front end choose (the TUI asks,
+    /// scripted runs are auto).
+    pub approval: Option<crate::permissions::Mode>,
+    /// `[permissions]` rules: the user's, then (by the app) a trusted project's.
+    pub permissions: crate::permissions::Rules,
 }
 
 /// The default provider's resolved values, so that `Config::default()` is ready to use
@@ -281,6 +325,8 @@ impl Config {
             max_tool_result_share: 0.25,
             auto_compact_at: 0.85,
             mcp_servers: Vec::new(),
+            approval: None,
+            permissions: crate::permissions::Rules::default(),
         }
     }
 }
@@ -372,6 +418,24 @@ impl Config {
                 path: e.file,
                 message: format!("`{}`: {}", e.key, e.message),
             })?;
+        if let Some(a) = f.approval {
+            self.approval =
+                Some(
+                    crate::permissions::Mode::parse(&a).map_err(|message| ConfigError::Parse {
+                        path: path.to_path_buf(),
+                        message: format!("`approval`: {message}"),
+                    })?,
+                );
+        }
+        if let Some(section) = f.permissions {
+            let home = crate::environ::var("HOME").map(PathBuf::from);
+            self.permissions = section
+                .compile(crate::permissions::rule::Source::User, home.as_deref())
+                .map_err(|e| ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: format!("`permissions`: {e}"),
+                })?;
+        }
         set(&mut self.tool_env_pass, f.tool_env_pass);
         set(&mut self.tool_env_exclude, f.tool_env_exclude);
         set(&mut self.tool_schema_timeout_ms, f.tool_schema_timeout_ms);
@@ -436,6 +500,9 @@ impl Config {
         set(&mut self.max_tool_turns, o.max_tool_turns);
         if o.tool_protocol.is_some() {
             self.tool_protocol = o.tool_protocol.clone();
+        }
+        if o.approval.is_some() {
+            self.approval = o.approval;
         }
     }
 
@@ -606,6 +673,21 @@ impl Config {
                 self.max_tool_result_share.to_string(),
             ),
             ("auto_compact_at".into(), self.auto_compact_at.to_string()),
+            (
+                "approval".into(),
+                self.approval
+                    .map(|m| m.to_string())
+                    .unwrap_or_else(|| "front end default (TUI ask, scripted auto)".into()),
+            ),
+            (
+                "permissions".into(),
+                format!(
+                    "{} allow, {} ask, {} deny rules",
+                    self.permissions.allow.len(),
+                    self.permissions.ask.len(),
+                    self.permissions.deny.len()
+                ),
+            ),
         ]
     }
 }

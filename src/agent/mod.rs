@@ -1,6 +1,7 @@
 //! The agent task: owns the conversation, runs turns, answers commands. Front ends talk to
 //! it only through `Op` and `Event`; cancelling drops the turn in flight.
 
+pub mod approval;
 pub mod budget;
 pub mod commands;
 pub mod compact;
@@ -10,6 +11,7 @@ pub mod guard;
 pub mod limit;
 pub mod prompt;
 pub mod resume;
+pub mod rules_cmd;
 pub mod state;
 pub mod switch;
 pub mod turn;
@@ -67,6 +69,24 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
     let schemas = setup.registry.schemas();
     let mut budget = budget::Budget::from_config(&setup.config, &model);
     budget.set_fixed(&setup.system_prompt, &schemas);
+    let (approve_tx, approvals) = unbounded_channel();
+    let mode = crate::permissions::mode::SharedMode::new(
+        setup.config.approval.unwrap_or(crate::permissions::Mode::Auto),
+    );
+    let remembered = crate::permissions::remembered::Remembered::default_location(&setup.cwd).ok();
+    let mut rules = setup.config.permissions.clone();
+    if let Some(store) = &remembered {
+        match store.rules() {
+            Ok(r) => rules.allow.extend(r),
+            Err(e) => {
+                let _ = events.send(Event::notice(
+                    NoticeLevel::Warning,
+                    format!("remembered answers not used: {e}"),
+                ));
+            }
+        }
+    }
+    let policy = crate::permissions::Policy::new(rules, &setup.cwd);
     let st = AgentState {
         model,
         schemas,
@@ -89,6 +109,10 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
         running_call: None,
         tool_partial: Default::default(),
         shown: None,
+        mode: mode.clone(),
+        policy,
+        approvals,
+        remembered,
     };
     // What the background tool discovery skipped or overrode, once it is done.
     let registry = st.registry.clone();
@@ -99,11 +123,35 @@ pub fn spawn(setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
             let _ = notices.send(Event::notice(NoticeLevel::Warning, text));
         }
     });
-    let task = tokio::spawn(drive(st, setup.resumed, rx));
+    let task = tokio::spawn(drive(st, setup.resumed, rx, Gate { approve_tx, mode }));
     AgentHandle { ops, task }
 }
 
-async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedReceiver<Op>) {
+/// What the command loop needs to answer approval ops while a turn runs.
+struct Gate {
+    approve_tx: UnboundedSender<(String, crate::protocol::Answer)>,
+    mode: crate::permissions::mode::SharedMode,
+}
+
+impl Gate {
+    /// Handles an approval op (at any time); `false` for any other op.
+    fn handle(&self, op: &Op, events: &UnboundedSender<Event>) -> bool {
+        match op {
+            Op::Approve { id, answer } => {
+                let _ = self.approve_tx.send((id.clone(), answer.clone()));
+                true
+            }
+            Op::SetApprovalMode(m) => {
+                self.mode.set(*m);
+                let _ = events.send(Event::ApprovalMode { mode: *m });
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedReceiver<Op>, gate: Gate) {
     match resumed {
         Some(r) => resume::install(&mut st, r),
         None => st.announce_session(Vec::new()),
@@ -131,6 +179,7 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
                             reason = &mut turn => break Some(reason),
                             op = ops.recv() => match op {
                                 Some(Op::Cancel) => break None,
+                                Some(op) if gate.handle(&op, &events) => {}
                                 Some(Op::Submit(t)) => queued.push_back(t),
                                 Some(Op::Shutdown) | None => {
                                     shutdown = true;
@@ -157,6 +206,7 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
             }
             Op::Cancel => {}
             Op::Shutdown => shutdown = true,
+            op if gate.handle(&op, &st.events) => {}
             other => commands::handle(&mut st, other).await,
         }
     }

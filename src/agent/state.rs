@@ -47,6 +47,14 @@ pub struct AgentState {
     /// The conversation while a front end may still hold it from `SessionStarted`
     /// (`conversation` is empty meanwhile); taken back by `reclaim_history`.
     pub shown: Option<History>,
+    /// The approval mode in force (changed by the command loop while a turn runs).
+    pub mode: crate::permissions::mode::SharedMode,
+    /// The rules in force (config, remembered and session answers).
+    pub policy: crate::permissions::Policy,
+    /// Answers to approval questions, forwarded by the command loop.
+    pub approvals: tokio::sync::mpsc::UnboundedReceiver<(String, crate::protocol::Answer)>,
+    /// Where "always" answers are kept for this project (`None`: no data folder).
+    pub remembered: Option<crate::permissions::remembered::Remembered>,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).

@@ -1,4 +1,19 @@
-//! What ikigai may do on the user's behalf: which folders are trusted (`trust`). Decides
-//! and stores; never prints and never asks (front ends do, through their own means).
+//! What ikigai may do on the user's behalf: which folders are trusted (`trust`), the
+//! approval modes (`mode`), rules (`rule`), how a bash line is taken apart (`shell`), the
+//! built-in read-only list (`readonly`), the decision for each call (`decide`) and the
+//! remembered "always" answers (`remembered`). Decides and stores; never prints and never
+//! asks (front ends do, through their own means).
 
+pub mod decide;
+pub mod mode;
+pub mod private_file;
+pub mod project;
+pub mod readonly;
+pub mod record;
+pub mod remembered;
+pub mod rule;
+pub mod shell;
 pub mod trust;
+
+pub use decide::{By, Decision, Policy, Rules, Verdict};
+pub use mode::Mode;

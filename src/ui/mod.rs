@@ -7,6 +7,7 @@
 pub mod diff;
 pub mod mcp;
 pub mod models;
+pub mod permissions_cmd;
 pub mod plain;
 pub mod sessions;
 pub mod shell;

@@ -25,6 +25,7 @@ mod mcp_agent;
 mod mcp_e2e;
 mod mcp_failures;
 mod model_switch;
+mod permissions_scripted;
 mod piped_discovery;
 mod plain_changes;
 mod provider_redirects;

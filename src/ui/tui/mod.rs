@@ -3,6 +3,7 @@
 //! Talks to the agent only through `Op`s and `Event`s.
 
 pub mod app;
+pub mod approval;
 pub mod backend;
 pub mod cells;
 pub mod commands;

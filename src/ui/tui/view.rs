@@ -114,6 +114,7 @@ pub fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usize, now
             Span::styled(text, t.dim),
         ]));
     }
+    below.extend(app.approval_lines(width));
     if let Some(h) = &app.hint {
         below.extend(wrap::wrap_text(h, t.dim, width, &[], &[], wrap::Mode::Words));
     }
@@ -199,6 +200,7 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     parts.push((app.cwd_display.clone(), 1));
     parts.push((tokens, 5));
     parts.push((tools, 4));
+    parts.push((app.mode_label(), 8));
     let total = |p: &[(String, u8)]| {
         p.iter().map(|(s, _)| str_width(s)).sum::<usize>() + 3 * p.len().saturating_sub(1)
     };

@@ -89,10 +89,14 @@ impl App {
             return Vec::new();
         };
         let t = &self.theme;
-        let mut out = vec![Line::from(Span::styled(
-            wrap::truncate(&format!("Allow {}? {}", p.name, p.reason), width),
+        let mut out = wrap::wrap_text(
+            &format!("Allow {}? {}", p.name, p.reason),
             t.warning,
-        ))];
+            width,
+            &[],
+            &[],
+            wrap::Mode::Words,
+        );
         let indent = [Span::raw("  ")];
         for (text, style) in what(&p.name, &p.arguments) {
             let style = match style {

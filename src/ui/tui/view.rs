@@ -87,6 +87,7 @@ pub fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usize, now
     if let Some(turn) = &app.turn {
         let (label, since) = match (&turn.phase, turn.cancelling) {
             (_, true) => ("Interrupting".to_string(), turn.started),
+            _ if app.approval.is_some() => ("Waiting for your answer".to_string(), turn.phase_since),
             (Phase::Waiting, _) => ("Thinking".to_string(), turn.started),
             (Phase::Retrying { attempt, at }, _) => {
                 let left = at.saturating_duration_since(now).as_secs_f64().ceil();

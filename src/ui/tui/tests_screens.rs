@@ -158,7 +158,7 @@ fn mcp_progress_shows_on_the_running_calls_line_and_mcp_lists_servers() {
         .find(|l| l.contains("every__trigger-long-running-operation("))
         .unwrap_or_else(|| panic!("{running}"));
     assert!(
-        line.contains("3/5 (60%) [31mstep"),
+        line.contains("3/5 (60%) ␛[31mstep"),
         "sanitised, on the call's line: {running}"
     );
     h.ev(Event::ToolCallFinished {

@@ -191,3 +191,33 @@ fn always_suggests_prefixes_folders_and_tools() {
         );
     }
 }
+
+#[test]
+fn always_for_a_file_outside_the_project_allows_that_folder_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let p = Policy::new(Rules::default(), dir.path());
+    let file = outside.path().join("notes.txt");
+    let args = path(file.to_str().unwrap());
+    assert_eq!(p.decide(Mode::Ask, "file_write", &args).verdict, Verdict::Ask);
+    let texts = p.suggest(Mode::Ask, "file_write", &args);
+    assert_eq!(texts.len(), 1);
+    assert!(texts[0].starts_with("file_write(//"), "{texts:?}");
+    let allow = texts
+        .iter()
+        .map(|t| Rule::parse(t, Source::Remembered, None).unwrap())
+        .collect();
+    let q = Policy::new(
+        Rules {
+            allow,
+            ..Rules::default()
+        },
+        dir.path(),
+    );
+    assert_eq!(q.decide(Mode::Ask, "file_write", &args).verdict, Verdict::Allow);
+    let elsewhere = path("/var/tmp/other.txt");
+    assert_eq!(
+        q.decide(Mode::Ask, "file_write", &elsewhere).verdict,
+        Verdict::Ask
+    );
+}

@@ -133,6 +133,7 @@ pub fn load_config(cli: &crate::cli::Cli) -> Result<Loaded, AppError> {
             Some(crate::cli::Command::Sandbox(args)) if args.mode.is_some() => args.mode,
             _ => cli.sandbox,
         },
+        approval: cli.approval.map(Into::into),
     };
     let mut config = crate::config::Config::load(&overrides)?;
     add_project_mcp_servers(&mut config)?;
@@ -194,6 +195,13 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
             r.map_err(AppError::from)
         }
         // Answered by `run_without_config`.
+        Some(Command::Permissions(args)) => {
+            let cwd = std::env::current_dir()?;
+            crate::ui::permissions_cmd::run(&args.action, &config, &cwd).map_err(|e| match e {
+                crate::ui::permissions_cmd::PermissionsCmdError::Usage(m) => AppError::Usage(m),
+                crate::ui::permissions_cmd::PermissionsCmdError::Io(e) => AppError::Io(e),
+            })
+        }
         Some(Command::Completions(_) | Command::Man | Command::Trust(_)) => Ok(0),
         None => chat(&cli, config, resolved).await,
     }
@@ -240,6 +248,10 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
                 Answer::Quit => return Ok(130),
             }
         }
+    }
+    // Somebody is there to answer in the TUI: it asks by default; a scripted run cannot.
+    if interactive && config.approval.is_none() {
+        config.approval = Some(crate::permissions::Mode::Ask);
     }
     let mut provider = crate::provider::build(spec.clone())?;
     let (events_tx, events_rx) = unbounded_channel();
@@ -402,12 +414,19 @@ async fn close_mcp(mcp: Option<crate::tools::mcp::Mcp>) {
 }
 
 /// A trusted project's `.ikigai/config.toml` may add MCP servers (over the user's of the
-/// same name); an untrusted one is never read.
+/// same name) and permission rules; an untrusted one is never read.
 fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
     let cwd = std::env::current_dir()?;
     if !project_trusted(&cwd) {
         return Ok(());
     }
+    let rules = crate::permissions::project::load(&cwd).map_err(|e| {
+        AppError::Config(ConfigError::Parse {
+            path: e.file,
+            message: format!("`permissions`: {}", e.message),
+        })
+    })?;
+    crate::permissions::project::merge(&mut config.permissions, rules);
     let project = crate::tools::mcp::config::load_project(&cwd).map_err(|e| {
         AppError::Config(ConfigError::Parse {
             path: e.file,

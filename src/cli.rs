@@ -39,6 +39,12 @@ pub struct Cli {
     #[arg(long, value_name = "native|text", value_parser = ["native", "text"])]
     pub tool_protocol: Option<String>,
 
+    /// Approval mode: `auto` (every call runs, except what a deny rule forbids), `ask`
+    /// (read-only calls and edits in the working directory run, the rest asks), `read-only`
+    /// (nothing that writes runs). Default: ask in the TUI, auto when scripted.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub approval: Option<ApprovalArg>,
+
     /// Print one JSON object per line for every event (scripted mode).
     #[arg(long)]
     pub json: bool,
@@ -82,6 +88,9 @@ pub enum Command {
     /// Run one command under the configured sandbox (or `--mode`), to try a policy by hand:
     /// `ikigai sandbox --mode read-only -- touch x`.
     Sandbox(SandboxArgs),
+    /// Check what a call would be allowed to do (`permissions check 'bash(rm -rf build)'`),
+    /// or list the rules in force and the remembered answers (`permissions list`).
+    Permissions(PermissionsArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout; `make install` installs it.
@@ -192,6 +201,43 @@ pub struct ExportArgs {
     /// md: a readable transcript with every tool call and result; jsonl: the raw events.
     #[arg(long, value_enum, default_value = "md")]
     pub format: ExportFormatArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApprovalArg {
+    Auto,
+    Ask,
+    ReadOnly,
+}
+
+impl From<ApprovalArg> for crate::permissions::Mode {
+    fn from(a: ApprovalArg) -> Self {
+        match a {
+            ApprovalArg::Auto => crate::permissions::Mode::Auto,
+            ApprovalArg::Ask => crate::permissions::Mode::Ask,
+            ApprovalArg::ReadOnly => crate::permissions::Mode::ReadOnly,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct PermissionsArgs {
+    #[command(subcommand)]
+    pub action: PermissionsAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PermissionsAction {
+    /// Print the decision for one call and the rule or mode that made it, e.g.
+    /// `ikigai permissions check 'bash(rm -rf build)'`, `'file_edit(src/main.rs)'`,
+    /// `'github__create_issue({"repo":"me/x"})'`.
+    Check {
+        /// The call: `TOOL(COMMAND)` for bash, `TOOL(PATH)` for file tools,
+        /// `TOOL(ARGUMENTS JSON)` for others.
+        call: String,
+    },
+    /// The rules in force here and this project's remembered answers.
+    List,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

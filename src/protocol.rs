@@ -72,6 +72,31 @@ pub enum Op {
     RefreshTools,
     /// Restart the MCP server of this name (`/mcp restart NAME`); answered with a notice.
     RestartMcp(String),
+    /// The answer to `Event::ApprovalRequested` for call `id`.
+    Approve { id: String, answer: Answer },
+    /// Switch the approval mode (Shift+Tab in the TUI); answered with `ApprovalMode`.
+    SetApprovalMode(crate::permissions::Mode),
+    /// List the rules in force and the remembered answers (`/permissions`); answered with
+    /// `Event::Permissions`.
+    ListPermissions,
+    /// Forget a remembered answer, by its number in the list or its text
+    /// (`/permissions rm N`); answered with a notice.
+    ForgetPermission(String),
+}
+
+/// What the user answered to an approval question.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Run it (`y`).
+    Yes,
+    /// Do not run it (`n`, Esc); the reason, if given, goes to the model.
+    No(Option<String>),
+    /// Run it, and remember the offered rules for this project (`a`).
+    Always,
+    /// Run it, and allow the same for the rest of this session (`s`).
+    Session,
+    /// Nobody is there to answer (scripted mode): not run, `NOT_APPROVED`.
+    Unattended,
 }
 
 /// How a turn ended.
@@ -186,6 +211,35 @@ pub enum Event {
     /// The answer to `Op::ListSessions`: stored sessions, newest first.
     Sessions {
         sessions: Vec<SessionInfo>,
+    },
+    /// A call needs the user's approval; the turn waits for `Op::Approve` with this `id`.
+    /// Asked one at a time, in the order the calls came.
+    ApprovalRequested {
+        id: String,
+        name: String,
+        #[serde(serialize_with = "json_or_string")]
+        arguments: String,
+        /// Why it asks, in a sentence.
+        reason: String,
+        /// The rules `Answer::Always` (and `Session`) would add; empty when the call cannot
+        /// be allowed part by part (then only yes and no are offered).
+        always: Vec<String>,
+    },
+    /// The approval mode now in force (at start and after `Op::SetApprovalMode`).
+    ApprovalMode {
+        mode: crate::permissions::Mode,
+    },
+    /// How a call was decided (stored with the call too).
+    Permission(crate::permissions::record::Record),
+    /// The answer to `Op::ListPermissions`.
+    Permissions {
+        mode: crate::permissions::Mode,
+        /// Config rules as `LIST RULE (SOURCE)` lines.
+        rules: Vec<String>,
+        /// This project's remembered answers, numbered from 1 by their position.
+        remembered: Vec<String>,
+        /// Answers kept for this session only.
+        session: Vec<String>,
     },
 }
 

@@ -199,6 +199,27 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
             r.scrub_in_place(output);
         }
         Event::Retrying { reason, .. } => r.scrub_notice_in_place(reason),
+        Event::ApprovalRequested {
+            arguments,
+            reason,
+            always,
+            ..
+        } => {
+            r.scrub_in_place(arguments);
+            r.scrub_in_place(reason);
+            always.iter_mut().for_each(|a| r.scrub_in_place(a));
+        }
+        Event::Permission(rec) => r.scrub_in_place(&mut rec.reason),
+        Event::Permissions {
+            rules,
+            remembered,
+            session,
+            ..
+        } => rules
+            .iter_mut()
+            .chain(remembered.iter_mut())
+            .chain(session.iter_mut())
+            .for_each(|t| r.scrub_in_place(t)),
         Event::ToolStderr { text, .. } | Event::ToolCallProgress { text, .. } => r.scrub_in_place(text),
         // A server's error text may echo what it was sent.
         Event::Providers { providers } => providers
@@ -210,7 +231,8 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
         | Event::Usage { .. }
         | Event::Compacted { .. }
         | Event::TurnEnded { .. }
-        | Event::Sessions { .. } => {}
+        | Event::Sessions { .. }
+        | Event::ApprovalMode { .. } => {}
     }
 }
 

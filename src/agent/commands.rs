@@ -24,6 +24,8 @@ pub(crate) fn name(op: &Op) -> &'static str {
         Op::RestartMcp(_) => "/mcp restart",
         Op::Compact(_) => "/compact",
         Op::Shutdown => "exit",
+        Op::Approve { .. } | Op::SetApprovalMode(_) => "approval",
+        Op::ListPermissions | Op::ForgetPermission(_) => "/permissions",
     }
 }
 
@@ -38,7 +40,9 @@ pub(crate) async fn handle(st: &mut AgentState, op: Op) {
         Op::RefreshTools => refresh_tools(st).await,
         Op::RestartMcp(name) => restart_mcp(st, &name).await,
         Op::Compact(instructions) => compact(st, instructions.as_deref()).await,
-        Op::Submit(_) | Op::Cancel | Op::Shutdown => {}
+        Op::ListPermissions => super::rules_cmd::list(st),
+        Op::ForgetPermission(which) => super::rules_cmd::forget(st, &which),
+        Op::Submit(_) | Op::Cancel | Op::Shutdown | Op::Approve { .. } | Op::SetApprovalMode(_) => {}
     }
 }
 

@@ -1,6 +1,7 @@
 //! The agent task: owns the conversation, runs turns, answers commands. Front ends talk to
 //! it only through `Op` and `Event`; cancelling drops the turn in flight.
 
+pub mod approval;
 pub mod budget;
 pub(crate) mod commands;
 pub(crate) mod compact;
@@ -11,6 +12,7 @@ pub(crate) mod limit;
 pub(crate) mod prompt;
 pub mod resume;
 pub(crate) mod retry;
+pub mod rules_cmd;
 pub(crate) mod state;
 pub(crate) mod switch;
 pub(crate) mod turn;
@@ -63,7 +65,31 @@ pub struct AgentHandle {
 pub fn spawn(mut setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHandle {
     let (ops, rx) = unbounded_channel();
     let resumed = setup.resumed.take();
-    let st = AgentState::new(setup, events);
+    let (approve_tx, approvals) = unbounded_channel();
+    let mode = crate::permissions::mode::SharedMode::new(
+        setup.config.approval.unwrap_or(crate::permissions::Mode::Auto),
+    );
+    let remembered = crate::permissions::remembered::Remembered::default_location(&setup.cwd).ok();
+    let mut rules = setup.config.permissions.clone();
+    if let Some(store) = &remembered {
+        match store.rules() {
+            Ok(r) => rules.allow.extend(r),
+            Err(e) => {
+                let _ = events.send(Event::notice(
+                    NoticeLevel::Warning,
+                    format!("remembered answers not used: {e}"),
+                ));
+            }
+        }
+    }
+    let policy = crate::permissions::Policy::new(rules, &setup.cwd);
+    let gatekeeping = state::Gatekeeping {
+        mode: mode.clone(),
+        policy,
+        approvals,
+        remembered,
+    };
+    let st = AgentState::new(setup, events, gatekeeping);
     // What the background tool discovery skipped or overrode, once it is done.
     let registry = st.registry().clone();
     let notices = st.events();
@@ -73,11 +99,35 @@ pub fn spawn(mut setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHand
             let _ = notices.send(Event::notice(NoticeLevel::Warning, text));
         }
     });
-    let task = tokio::spawn(drive(st, resumed, rx));
+    let task = tokio::spawn(drive(st, resumed, rx, Gate { approve_tx, mode }));
     AgentHandle { ops, task }
 }
 
-async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedReceiver<Op>) {
+/// What the command loop needs to answer approval ops while a turn runs.
+struct Gate {
+    approve_tx: UnboundedSender<(String, crate::protocol::Answer)>,
+    mode: crate::permissions::mode::SharedMode,
+}
+
+impl Gate {
+    /// Handles an approval op (at any time); `false` for any other op.
+    fn handle(&self, op: &Op, events: &UnboundedSender<Event>) -> bool {
+        match op {
+            Op::Approve { id, answer } => {
+                let _ = self.approve_tx.send((id.clone(), answer.clone()));
+                true
+            }
+            Op::SetApprovalMode(m) => {
+                self.mode.set(*m);
+                let _ = events.send(Event::ApprovalMode { mode: *m });
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedReceiver<Op>, gate: Gate) {
     match resumed {
         Some(r) => resume::install(&mut st, r),
         None => st.announce_session(Vec::new()),
@@ -105,6 +155,7 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
                             reason = &mut turn => break Some(reason),
                             op = ops.recv() => match op {
                                 Some(Op::Cancel) => break None,
+                                Some(op) if gate.handle(&op, &events) => {}
                                 Some(Op::Submit(t)) => queued.push_back(t),
                                 Some(Op::Shutdown) | None => {
                                     shutdown = true;
@@ -131,6 +182,7 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
             }
             Op::Cancel => {}
             Op::Shutdown => shutdown = true,
+            op if gate.handle(&op, &st.events()) => {}
             other => commands::handle(&mut st, other).await,
         }
     }

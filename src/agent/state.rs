@@ -51,6 +51,18 @@ struct Transcript {
     tool_partial: Partial,
 }
 
+/// The permission gate's state.
+pub(crate) struct Gatekeeping {
+    /// The approval mode in force (changed by the command loop while a turn runs).
+    pub(crate) mode: crate::permissions::mode::SharedMode,
+    /// The rules in force (config, remembered and session answers).
+    pub(crate) policy: crate::permissions::Policy,
+    /// Answers to approval questions, forwarded by the command loop.
+    pub(crate) approvals: tokio::sync::mpsc::UnboundedReceiver<(String, crate::protocol::Answer)>,
+    /// Where "always" answers are kept for this project (`None`: no data folder).
+    pub(crate) remembered: Option<crate::permissions::remembered::Remembered>,
+}
+
 /// What runs the turns.
 struct Runtime {
     config: Config,
@@ -71,6 +83,8 @@ pub struct AgentState {
     transcript: Transcript,
     budget: Budget,
     runtime: Runtime,
+    /// What decides whether a call may run (public to the agent: `approval.rs` drives it).
+    pub(crate) gate: Gatekeeping,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -80,7 +94,7 @@ pub(crate) fn new_session_id() -> String {
 
 impl AgentState {
     /// A new, empty session on `provider`'s model.
-    pub(super) fn new(setup: super::AgentSetup, events: UnboundedSender<Event>) -> Self {
+    pub(super) fn new(setup: super::AgentSetup, events: UnboundedSender<Event>, gate: Gatekeeping) -> Self {
         let key_vars = crate::provider::key_vars(&setup.config);
         let redactor = Arc::new(setup.config.redactor(&key_vars));
         let model = setup.provider.spec().model.clone();
@@ -114,6 +128,7 @@ impl AgentState {
                 events,
                 redactor,
             },
+            gate,
         }
     }
 

@@ -193,7 +193,15 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     }
                     done
                 }
-                Action::Execute | Action::ExecuteLast => {
+                Action::Execute | Action::ExecuteLast => 'run: {
+                    if let Some(mut done) = super::approval::gate(st, &c.id, &c.name, &c.arguments).await {
+                        // A refused call counts against the limit too: loops end.
+                        executed += 1;
+                        if action == Action::ExecuteLast {
+                            done.envelope.mark_limit(limit);
+                        }
+                        break 'run done;
+                    }
                     // What the command prints is kept outside the call: if the turn is
                     // cancelled, `AgentState::interrupt` puts it in the call's result.
                     st.set_running_call(Some(c.id.clone()));

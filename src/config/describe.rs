@@ -51,6 +51,21 @@ impl Config {
             ("auto_compact_at", self.auto_compact_at.to_string()),
             ("sandbox", self.sandbox.mode.to_string()),
             ("sandbox_network", self.sandbox.network.to_string()),
+            (
+                "approval",
+                self.approval
+                    .map(|m| m.to_string())
+                    .unwrap_or_else(|| "front end default (TUI ask, scripted auto)".into()),
+            ),
+            (
+                "permissions",
+                format!(
+                    "{} allow, {} ask, {} deny rules",
+                    self.permissions.allow.len(),
+                    self.permissions.ask.len(),
+                    self.permissions.deny.len()
+                ),
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

@@ -91,6 +91,43 @@ pub struct FileConfig {
     pub sandbox_network: Option<bool>,
     /// More folders the sandbox lets tools write in (`workspace-write`).
     pub writable_roots: Option<Vec<PathBuf>>,
+    /// `auto`, `ask` or `read-only` (default: ask in the TUI, auto when scripted).
+    pub approval: Option<String>,
+    /// `[permissions]`: allow / ask / deny rules.
+    pub permissions: Option<PermissionsSection>,
+}
+
+/// `[permissions]`: rule lists as written (`tool` or `tool(pattern)`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsSection {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+impl PermissionsSection {
+    /// The compiled rules, tagged with where they came from; the first bad one is the error.
+    pub fn compile(
+        &self,
+        source: crate::permissions::rule::Source,
+        home: Option<&Path>,
+    ) -> Result<crate::permissions::Rules, crate::permissions::rule::RuleError> {
+        use crate::permissions::rule::Rule;
+        let compile = |list: &[String]| -> Result<Vec<Rule>, _> {
+            list.iter()
+                .map(|t| Rule::parse(t, source.clone(), home))
+                .collect()
+        };
+        Ok(crate::permissions::Rules {
+            allow: compile(&self.allow)?,
+            ask: compile(&self.ask)?,
+            deny: compile(&self.deny)?,
+        })
+    }
 }
 
 /// Overrides of the external-tool folders (`[tool_dirs]`); unset keys keep the defaults.
@@ -189,6 +226,23 @@ fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigEr
     set(&mut c.sandbox.mode, f.sandbox);
     set(&mut c.sandbox.network, f.sandbox_network);
     set(&mut c.sandbox.writable_roots, f.writable_roots);
+    if let Some(a) = f.approval {
+        c.approval = Some(
+            crate::permissions::Mode::parse(&a).map_err(|message| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!("`approval`: {message}"),
+            })?,
+        );
+    }
+    if let Some(section) = f.permissions {
+        let home = crate::environ::var("HOME").map(PathBuf::from);
+        c.permissions = section
+            .compile(crate::permissions::rule::Source::User, home.as_deref())
+            .map_err(|e| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!("`permissions`: {e}"),
+            })?;
+    }
     set(&mut c.tool_env_pass, f.tool_env_pass);
     set(&mut c.tool_env_exclude, f.tool_env_exclude);
     set(&mut c.tool_schema_timeout_ms, f.tool_schema_timeout_ms);
@@ -257,6 +311,9 @@ fn apply_overrides(c: &mut Config, o: &Overrides) {
     }
     set(&mut c.max_tool_turns, o.max_tool_turns);
     set(&mut c.sandbox.mode, o.sandbox);
+    if o.approval.is_some() {
+        c.approval = o.approval;
+    }
     if o.tool_protocol.is_some() {
         c.tool_protocol = o.tool_protocol;
     }

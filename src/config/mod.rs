@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 pub use choices::{Continuation, Protocol, WireKind};
 pub use describe::redact_url;
-pub use file::{FileConfig, ProviderSection, ToolDirs, default_config_path, xdg_dir};
+pub use file::{FileConfig, PermissionsSection, ProviderSection, ToolDirs, default_config_path, xdg_dir};
 
 /// A configuration problem; always the user's to fix (exit code 2), never retryable.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +71,8 @@ pub struct Overrides {
     pub tool_protocol: Option<Protocol>,
     /// `--sandbox MODE`.
     pub sandbox: Option<crate::permissions::sandbox::SandboxMode>,
+    /// `--approval MODE`.
+    pub approval: Option<crate::permissions::Mode>,
 }
 
 /// The effective, validated settings: what the user asked for, nothing resolved. Loaded
@@ -136,6 +138,11 @@ pub struct Config {
     /// The OS sandbox of tool processes (`sandbox`, `sandbox_network`, `writable_roots`),
     /// checked against the kernel by `permissions::sandbox::install`.
     pub sandbox: crate::permissions::sandbox::Settings,
+    /// The approval mode asked for; `None` lets the front end choose (the TUI asks,
+    /// scripted runs are auto).
+    pub approval: Option<crate::permissions::Mode>,
+    /// `[permissions]` rules: the user's, then (by the app) a trusted project's.
+    pub permissions: crate::permissions::Rules,
 }
 
 /// The built-in defaults. Nothing about the provider is filled in: with no provider
@@ -174,6 +181,8 @@ impl Default for Config {
             auto_compact_at: 0.85,
             mcp_servers: Vec::new(),
             sandbox: crate::permissions::sandbox::Settings::default(),
+            approval: None,
+            permissions: crate::permissions::Rules::default(),
         }
     }
 }

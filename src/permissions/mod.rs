@@ -1,7 +1,22 @@
-//! What ikigai may do on the user's behalf: which folders are trusted (`trust`), the OS
-//! sandbox tool processes run in (`sandbox`) and how its denials read (`sandbox_denials`).
-//! Decides and stores; never prints and never asks (front ends do, through their own means).
+//! What ikigai may do on the user's behalf: which folders are trusted (`trust`), the
+//! approval modes (`mode`), rules (`rule`), how a bash line is taken apart (`shell`), the
+//! built-in read-only list (`readonly`), the decision for each call (`decide`), the
+//! remembered "always" answers (`remembered`), the OS sandbox tool processes run in
+//! (`sandbox`) and how its denials read (`sandbox_denials`). Decides and stores; never
+//! prints and never asks (front ends do, through their own means).
 
+pub mod decide;
+pub mod mode;
+pub mod private_file;
+pub mod project;
+pub mod readonly;
+pub mod record;
+pub mod remembered;
+pub mod rule;
 pub mod sandbox;
 pub mod sandbox_denials;
+pub mod shell;
 pub mod trust;
+
+pub use decide::{By, Decision, Policy, Rules, Verdict};
+pub use mode::Mode;

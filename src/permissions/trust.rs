@@ -164,34 +164,9 @@ impl Store {
     }
 
     fn read(&self) -> Result<File, TrustError> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = match std::fs::symlink_metadata(&self.path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(File::default()),
-            Err(source) => {
-                return Err(TrustError::Read {
-                    path: self.path.clone(),
-                    source,
-                });
-            }
+        let Some(text) = super::private_file::read(&self.path).map_err(TrustError::from)? else {
+            return Ok(File::default());
         };
-        let unsafe_because = |why: &str| TrustError::Unsafe {
-            path: self.path.clone(),
-            why: why.to_string(),
-        };
-        if !meta.file_type().is_file() {
-            return Err(unsafe_because("it is not a regular file"));
-        }
-        if meta.uid() != nix::unistd::geteuid().as_raw() {
-            return Err(unsafe_because("it belongs to another user"));
-        }
-        if meta.mode() & 0o022 != 0 {
-            return Err(unsafe_because("other users may write it"));
-        }
-        let text = std::fs::read_to_string(&self.path).map_err(|source| TrustError::Read {
-            path: self.path.clone(),
-            source,
-        })?;
         serde_json::from_str(&text).map_err(|e| TrustError::Corrupt {
             path: self.path.clone(),
             message: e.to_string(),
@@ -199,32 +174,22 @@ impl Store {
     }
 
     fn write(&self, file: &File) -> Result<(), TrustError> {
-        use std::io::Write;
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-        let err = |source| TrustError::Write {
+        let text = serde_json::to_string_pretty(file).map_err(|e| TrustError::Write {
             path: self.path.clone(),
-            source,
-        };
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(err)?;
-        let text = serde_json::to_string_pretty(file).map_err(|e| err(std::io::Error::other(e)))?;
-        let tmp = dir.join(format!(".{FILE_NAME}.{}", std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .and_then(|mut f| {
-                f.write_all(format!("{text}\n").as_bytes())
-                    .and_then(|()| f.sync_all())
-            })
-            .map_err(err)?;
-        std::fs::rename(&tmp, &self.path).map_err(err)
+            source: std::io::Error::other(e),
+        })?;
+        super::private_file::write(&self.path, &text).map_err(TrustError::from)
+    }
+}
+
+impl From<super::private_file::PrivateFileError> for TrustError {
+    fn from(e: super::private_file::PrivateFileError) -> Self {
+        use super::private_file::PrivateFileError as P;
+        match e {
+            P::Unsafe { path, why } => TrustError::Unsafe { path, why },
+            P::Read { path, source } => TrustError::Read { path, source },
+            P::Write { path, source } => TrustError::Write { path, source },
+        }
     }
 }
 

@@ -49,6 +49,9 @@ pub enum MarkerKind {
     New,
     /// A tool call the model wrote as text was recovered into a real call: `{tool_call_id}`.
     Recovered,
+    /// How a tool call was decided (approved or refused, by whom, mode, sandbox): the
+    /// fields of `permissions::record::Record`.
+    Permission,
     /// A kind this binary does not know (written by a newer ikigai); kept, ignored.
     Other(String),
 }
@@ -61,6 +64,7 @@ impl MarkerKind {
             MarkerKind::Interrupted => "interrupted",
             MarkerKind::New => "new",
             MarkerKind::Recovered => "recovered",
+            MarkerKind::Permission => "permission",
             MarkerKind::Other(s) => s,
         }
     }
@@ -72,6 +76,7 @@ impl MarkerKind {
             "interrupted" => MarkerKind::Interrupted,
             "new" => MarkerKind::New,
             "recovered" => MarkerKind::Recovered,
+            "permission" => MarkerKind::Permission,
             other => MarkerKind::Other(other.to_string()),
         }
     }

@@ -32,10 +32,15 @@ pub(crate) fn write(dir: &Path, database: &str, items: &[Write]) -> std::io::Res
         .mode(0o700)
         .create(dir)?;
     let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    // Files sort in the order they were written: the time, then (for two in the same
+    // millisecond) this process's own count; the random part only keeps names unique.
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = format!(
-        "{:013}-{}-{}",
+        "{:013}-{}-{:010}-{}",
         chrono::Utc::now().timestamp_millis(),
         std::process::id(),
+        seq,
         uuid::Uuid::new_v4().simple()
     );
     let tmp = dir.join(format!("{name}.tmp"));

@@ -28,6 +28,8 @@ pub enum ErrorCode {
     RepeatedCall,
     /// Past `max_tool_turns` in one turn: not run.
     LimitReached,
+    /// The permission gate refused it (a rule, the mode, the user): not run.
+    NotApproved,
 }
 
 impl ErrorCode {
@@ -41,6 +43,7 @@ impl ErrorCode {
             ErrorCode::ToolNotFound => "TOOL_NOT_FOUND",
             ErrorCode::RepeatedCall => "REPEATED_CALL",
             ErrorCode::LimitReached => "LIMIT_REACHED",
+            ErrorCode::NotApproved => "NOT_APPROVED",
         }
     }
 }

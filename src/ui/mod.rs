@@ -7,6 +7,7 @@
 pub(crate) mod diff;
 pub mod mcp;
 pub(crate) mod models;
+pub mod permissions_cmd;
 pub mod plain;
 pub(crate) mod result;
 pub mod sandbox_cmd;

@@ -205,6 +205,16 @@ pub fn markdown(info: &SessionInfo, events: &[EventInfo]) -> String {
             "compaction" => out.push_str(&format!("\n## Summary of earlier messages\n\n{}\n", e.content)),
             "model" => out.push_str(&format!("\n_model: {}_\n", s("model"))),
             "interrupted" => out.push_str("\n_[interrupted]_\n"),
+            "permission" => {
+                if let Ok(r) = serde_json::from_value::<crate::permissions::record::Record>(e.data.clone()) {
+                    out.push_str(&format!(
+                        "\n_permission for {} (`{}`): {}_\n",
+                        r.tool,
+                        r.tool_call_id,
+                        r.describe()
+                    ));
+                }
+            }
             "new" => out.push_str("\n---\n\n_new conversation_\n"),
             _ => {}
         }

@@ -37,6 +37,11 @@ pub(crate) const COMMANDS: &[(&str, &str, &str)] = &[
         "MCP servers: status and tools; restart one",
     ),
     ("/config", "", "show the effective settings (secrets redacted)"),
+    (
+        "/permissions",
+        "[rm N|RULE]",
+        "approval mode, rules and remembered answers; forget one",
+    ),
     ("/exit", "", "quit (also /quit, Ctrl+D)"),
     ("/quit", "", "quit"),
 ];
@@ -84,6 +89,13 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
         ("/model", Some(m)) => Slash::Agent(Op::SetModel(m)),
         ("/model", None) => Slash::Agent(Op::ListModels),
         ("/compact", arg) => Slash::Agent(Op::Compact(arg)),
+        ("/permissions", None) => Slash::Agent(Op::ListPermissions),
+        ("/permissions", Some(arg)) => match arg.split_once(char::is_whitespace) {
+            Some(("rm" | "remove", which)) => Slash::Agent(Op::ForgetPermission(which.trim().to_string())),
+            _ => Slash::Usage(
+                "usage: /permissions (list), /permissions rm N (forget remembered answer N)".into(),
+            ),
+        },
         ("/mcp", None) => Slash::Mcp(None),
         ("/mcp", Some(arg)) => match arg.split_whitespace().collect::<Vec<_>>().as_slice() {
             ["restart", name] => Slash::Agent(Op::RestartMcp(name.to_string())),

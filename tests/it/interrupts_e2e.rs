@@ -152,7 +152,8 @@ fn tui_ctrl_c_shows_the_partial_output_live_and_restored() {
         &[("call_part", "bash", COMMAND)],
     ));
     {
-        let t = Tmux::start(h, &fake.base_url, "");
+        // The command writes a file: auto, so it runs without a question.
+        let t = Tmux::start(h, &fake.base_url, "--approval auto");
         t.wait_text("Ask anything");
         t.type_text("run it");
         t.keys(&["Enter"]);

@@ -27,6 +27,8 @@ mod mcp_e2e;
 mod mcp_failures;
 mod model_switch;
 mod oversized_message;
+mod permissions_scripted;
+mod permissions_tui;
 mod piped_discovery;
 mod plain_changes;
 mod provider_redirects;

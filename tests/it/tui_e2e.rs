@@ -263,7 +263,8 @@ fn sigterm_and_sighup_cancel_the_running_tool() {
         let args = serde_json::json!({ "command": cmd }).to_string();
         fake.push(Reply::tool_calls(&[("call_1", "bash", &args)]));
         fake.push(Reply::text("never reached"));
-        let t = Tmux::start(home.path(), &fake.base_url, "");
+        // The command writes a file: auto, so it runs without a question.
+        let t = Tmux::start(home.path(), &fake.base_url, "--approval auto");
         t.wait_text("Ask anything");
         t.type_text("run the slow thing");
         t.keys(&["Enter"]);

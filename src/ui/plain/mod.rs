@@ -302,6 +302,11 @@ pub async fn run(
                         let _ = agent.ops.send(Op::Cancel);
                         break 'turns;
                     }
+                    // Nobody is here to approve: the call is not run (`NOT_APPROVED`).
+                    if let Event::ApprovalRequested { id, .. } = &ev {
+                        let answer = crate::protocol::Answer::Unattended;
+                        let _ = agent.ops.send(Op::Approve { id: id.clone(), answer });
+                    }
                     if let Event::TurnEnded { reason } = ev {
                         failed |= reason != TurnEndReason::Done;
                         if reason == TurnEndReason::Error {

@@ -209,6 +209,16 @@ impl<O: Write, E: Write> Renderer<O, E> {
             Event::Providers { providers } => {
                 self.print(&crate::ui::models::text(providers))?;
             }
+            Event::Permissions {
+                mode,
+                rules,
+                remembered,
+                session,
+            } => {
+                self.print(&crate::ui::permissions_cmd::format_list(
+                    *mode, rules, remembered, session,
+                ))?;
+            }
             Event::Sessions { sessions } => {
                 let home = crate::environ::var("HOME");
                 let table = crate::ui::sessions::format_sessions(sessions, home.as_deref(), &chrono::Local);

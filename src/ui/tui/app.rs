@@ -96,9 +96,13 @@ pub struct App {
     /// Sessions `/resume <Tab>` offers (id, title).
     sessions: Vec<(String, Option<String>)>,
     ctrl_c_at: Option<Instant>,
-    outbox: Vec<Op>,
+    pub(super) outbox: Vec<Op>,
     exit: bool,
-    dirty: bool,
+    pub(super) dirty: bool,
+    /// The approval question open now (see `approval.rs`).
+    pub approval: Option<super::approval::Pending>,
+    /// The approval mode in force (shown in the status line; Shift+Tab cycles it).
+    pub mode: crate::permissions::Mode,
 }
 
 impl App {
@@ -133,6 +137,8 @@ impl App {
             outbox: Vec::new(),
             exit: false,
             dirty: true,
+            approval: None,
+            mode: ctx.config.approval.unwrap_or(crate::permissions::Mode::Ask),
             ctx,
         };
         let welcome = info::welcome(&app.theme, &app.ctx, &app.model, &app.cwd_display);
@@ -377,6 +383,32 @@ impl App {
                 self.push(Cell::Notice(level, text));
             }
             Event::TurnEnded { reason } => self.end_turn(reason, now),
+            Event::ApprovalRequested {
+                id,
+                name,
+                arguments,
+                reason,
+                always,
+            } => self.on_approval_requested(super::approval::Pending {
+                id,
+                name,
+                arguments,
+                reason,
+                always,
+                typing: None,
+            }),
+            Event::ApprovalMode { mode } => self.mode = mode,
+            // Stored with the call and shown by `ikigai export`; the call's result says it.
+            Event::Permission(_) => {}
+            Event::Permissions {
+                mode,
+                rules,
+                remembered,
+                session,
+            } => {
+                let text = crate::ui::permissions_cmd::format_list(mode, &rules, &remembered, &session);
+                self.push(Cell::Notice(NoticeLevel::Info, text.trim_end().to_string()));
+            }
             Event::UserMessage { .. } => {}
             Event::Sessions { sessions } => {
                 let home = crate::environ::var("HOME");
@@ -393,6 +425,7 @@ impl App {
     }
 
     fn end_turn(&mut self, reason: TurnEndReason, now: Instant) {
+        self.approval = None;
         self.flush_live();
         for t in &mut self.tools {
             if t.result.is_none() {
@@ -455,7 +488,11 @@ impl App {
         if !is_ctrl_c {
             self.ctrl_c_at = None;
         }
+        if self.approval_key(key) {
+            return;
+        }
         match key.code {
+            KeyCode::BackTab => self.cycle_mode(),
             KeyCode::Char('c') if ctrl => self.ctrl_c(now),
             KeyCode::Esc => {
                 if self.busy() {

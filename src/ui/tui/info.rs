@@ -18,6 +18,11 @@ pub(crate) const KEYS: &[(&str, &str)] = &[
     ("Up / Down", "earlier inputs (on the first / last line)"),
     ("Tab", "complete a /command or a file path"),
     ("Esc, Ctrl+C", "interrupt the model or the running tool"),
+    ("Shift+Tab", "approval mode: ask → auto → read-only"),
+    (
+        "y / n / a / s, Esc",
+        "answer an approval question (yes, no, always, this session)",
+    ),
     ("Ctrl+C twice, Ctrl+D", "exit (on an empty prompt)"),
     ("Ctrl+A / Ctrl+E, Home / End", "start / end of line"),
     ("Alt+B / Alt+F, Ctrl+Left / Right", "word left / right"),

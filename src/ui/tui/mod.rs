@@ -3,6 +3,7 @@
 //! Talks to the agent only through `Op`s and `Event`s.
 
 pub mod app;
+pub mod approval;
 pub(crate) mod backend;
 pub(crate) mod cells;
 pub(crate) mod commands;

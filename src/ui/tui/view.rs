@@ -87,6 +87,7 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
     if let Some(turn) = &app.turn {
         let (label, since) = match (&turn.phase, turn.cancelling) {
             (_, true) => ("Interrupting".to_string(), turn.started),
+            _ if app.approval.is_some() => ("Waiting for your answer".to_string(), turn.phase_since),
             (Phase::Waiting, _) => ("Thinking".to_string(), turn.started),
             (Phase::Retrying { attempt, at }, _) => {
                 let left = at.saturating_duration_since(now).as_secs_f64().ceil();
@@ -114,6 +115,7 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
             Span::styled(text, t.dim),
         ]));
     }
+    below.extend(app.approval_lines(width));
     if let Some(h) = &app.hint {
         below.extend(wrap::wrap_text(h, t.dim, width, &[], &[], wrap::Mode::Words));
     }
@@ -202,6 +204,7 @@ pub(crate) fn status_line(app: &App, width: usize) -> Line<'static> {
     parts.push((app.cwd_display.clone(), 1));
     parts.push((tokens, 5));
     parts.push((tools, 4));
+    parts.push((app.mode_label(), 8));
     let total = |p: &[(String, u8)]| {
         p.iter().map(|(s, _)| str_width(s)).sum::<usize>() + 3 * p.len().saturating_sub(1)
     };

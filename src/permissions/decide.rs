@@ -1,0 +1,495 @@
+//! The decision for one tool call: deny rules, then ask rules, then allow rules (the
+//! first match of the strictest list wins), then the mode. A compound `bash` command is
+//! denied or asked when any part is, and allowed only when every part is. Pure: no I/O
+//! beyond resolving a path's existing folders; never asks and never prints.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+
+use super::mode::Mode;
+use super::readonly;
+use super::rule::{FILE_TOOLS, List, Rule, Source};
+use super::shell::{self, Analysis};
+
+/// The rules in force, by list (user, trusted project, remembered and session answers).
+#[derive(Clone, Debug, Default)]
+pub struct Rules {
+    pub allow: Vec<Rule>,
+    pub ask: Vec<Rule>,
+    pub deny: Vec<Rule>,
+}
+
+impl Rules {
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_empty() && self.ask.is_empty() && self.deny.is_empty()
+    }
+
+    pub fn list(&self, list: List) -> &[Rule] {
+        match list {
+            List::Allow => &self.allow,
+            List::Ask => &self.ask,
+            List::Deny => &self.deny,
+        }
+    }
+
+    /// Every rule with its list, strictest first.
+    pub fn all(&self) -> impl Iterator<Item = (List, &Rule)> {
+        let tag = |l: List| move |r| (l, r);
+        self.deny
+            .iter()
+            .map(tag(List::Deny))
+            .chain(self.ask.iter().map(tag(List::Ask)))
+            .chain(self.allow.iter().map(tag(List::Allow)))
+    }
+}
+
+/// What happens to the call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// Who or what decided.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum By {
+    /// A rule (for a compound command allowed part by part, the rules joined by `, `).
+    Rule {
+        list: List,
+        rule: String,
+        source: Source,
+    },
+    /// The mode alone.
+    Mode,
+    /// The built-in list of read-only tools and commands.
+    ReadOnlyList,
+}
+
+impl By {
+    /// One line: `rule deny bash(rm *) (user config)`, `mode ask`, `the read-only list`.
+    pub fn describe(&self, mode: Mode) -> String {
+        match self {
+            By::Rule { list, rule, source } => {
+                format!("rule {} {rule} ({})", list.as_str(), source.as_str())
+            }
+            By::Mode => format!("mode {mode}"),
+            By::ReadOnlyList => "the built-in read-only list".to_string(),
+        }
+    }
+}
+
+/// The decision and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub verdict: Verdict,
+    pub by: By,
+    /// Why, in a sentence (for `ask` and `deny`; empty when allowed).
+    pub reason: String,
+}
+
+impl Decision {
+    fn new(verdict: Verdict, by: By, reason: impl Into<String>) -> Decision {
+        Decision {
+            verdict,
+            by,
+            reason: reason.into(),
+        }
+    }
+
+    fn rule(verdict: Verdict, list: List, r: &Rule, reason: impl Into<String>) -> Decision {
+        Decision::new(
+            verdict,
+            By::Rule {
+                list,
+                rule: r.text.clone(),
+                source: r.source.clone(),
+            },
+            reason,
+        )
+    }
+}
+
+/// What a call is about, as the rules see it.
+enum Subject {
+    Bash {
+        command: String,
+        analysis: Analysis,
+    },
+    /// Relative to the project (`Ok`), or absolute outside it (`Err`).
+    Path(Result<PathBuf, PathBuf>),
+    Arguments(String),
+}
+
+/// The decision maker for one project folder.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    pub rules: Rules,
+    /// The project folder, canonical.
+    root: PathBuf,
+}
+
+impl Policy {
+    pub fn new(rules: Rules, cwd: &Path) -> Policy {
+        let root = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+        Policy { rules, root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Decides one call of tool `name` with its raw `arguments`.
+    pub fn decide(&self, mode: Mode, name: &str, arguments: &str) -> Decision {
+        // The common case costs one comparison: nothing to check.
+        if mode == Mode::Auto && self.rules.deny.is_empty() && self.rules.ask.is_empty() {
+            return Decision::new(Verdict::Allow, By::Mode, "");
+        }
+        let subject = self.subject(name, arguments);
+        for list in [List::Deny, List::Ask] {
+            let verdict = if list == List::Deny {
+                Verdict::Deny
+            } else {
+                Verdict::Ask
+            };
+            let is_bash = matches!(subject, Subject::Bash { .. });
+            // A bash line's redirections write files: `file_write` rules see them.
+            let relevant = |r: &&Rule| r.names(name) || (is_bash && r.names("file_write"));
+            for r in self.rules.list(list).iter().filter(relevant) {
+                if let Some(what) = self.matches_any(r, &subject) {
+                    return Decision::rule(
+                        verdict,
+                        list,
+                        r,
+                        format!("`{what}` matches the {} rule `{}`", list.as_str(), r.text),
+                    );
+                }
+            }
+            // A line whose commands cannot all be seen cannot be cleared of a rule about
+            // commands: somebody decides.
+            if let Subject::Bash { analysis, .. } = &subject
+                && let Some(why) = &analysis.opaque
+                && self
+                    .rules
+                    .list(list)
+                    .iter()
+                    .any(|r| r.names("bash") && !r.is_any())
+            {
+                return Decision::new(
+                    Verdict::Ask,
+                    By::Mode,
+                    format!("{why}, so the {} rules for bash cannot be checked", list.as_str()),
+                );
+            }
+        }
+        if let Some(d) = self.allowed(mode, name, &subject) {
+            return d;
+        }
+        match mode {
+            Mode::Auto => Decision::new(Verdict::Allow, By::Mode, ""),
+            Mode::Ask => self.ask_mode(name, &subject),
+            Mode::ReadOnly => Decision::new(
+                Verdict::Deny,
+                By::Mode,
+                format!(
+                    "{} may change something, and approval mode read-only runs only what reads",
+                    describe(name, &subject)
+                ),
+            ),
+        }
+    }
+
+    fn ask_mode(&self, name: &str, subject: &Subject) -> Decision {
+        if matches!(name, "file_write" | "file_edit")
+            && let Subject::Path(Ok(_)) = subject
+        {
+            return Decision::new(Verdict::Allow, By::Mode, "");
+        }
+        let why = match subject {
+            Subject::Path(Err(p)) => format!("{name} of {} is outside the working directory", p.display()),
+            Subject::Bash { analysis, .. } if analysis.opaque.is_some() => {
+                format!(
+                    "{} ({})",
+                    describe(name, subject),
+                    analysis.opaque.clone().unwrap_or_default()
+                )
+            }
+            _ => format!("{} is not on the read-only list", describe(name, subject)),
+        };
+        Decision::new(Verdict::Ask, By::Mode, why)
+    }
+
+    /// The allow step: the call (every part of a command) is covered by allow rules or,
+    /// outside `auto`, by the read-only list.
+    fn allowed(&self, mode: Mode, name: &str, subject: &Subject) -> Option<Decision> {
+        let read_only_counts = mode != Mode::Auto;
+        let allow: Vec<&Rule> = self.rules.allow.iter().filter(|r| r.names(name)).collect();
+        match subject {
+            Subject::Bash { analysis, .. } => {
+                if analysis.opaque.is_some() {
+                    // Unless a rule allows every bash call, what cannot be seen is not allowed.
+                    let any = allow.iter().find(|r| r.is_any())?;
+                    return Some(Decision::rule(Verdict::Allow, List::Allow, any, ""));
+                }
+                let mut used: Vec<&Rule> = Vec::new();
+                for part in &analysis.parts {
+                    if let Some(r) = allow.iter().find(|r| r.matches_command(&part.text)) {
+                        if !used.iter().any(|u| u.text == r.text) {
+                            used.push(r);
+                        }
+                    } else if !(read_only_counts && readonly::is_read_only_part(part)) {
+                        return None;
+                    }
+                }
+                for path in &analysis.writes {
+                    let rel = self.resolve(path);
+                    let r = self
+                        .rules
+                        .allow
+                        .iter()
+                        .find(|r| r.names("file_write") && r.matches_path(&rel))?;
+                    if !used.iter().any(|u| u.text == r.text) {
+                        used.push(r);
+                    }
+                }
+                if analysis.parts.is_empty() && analysis.writes.is_empty() {
+                    return None;
+                }
+                Some(match used.as_slice() {
+                    [] => Decision::new(Verdict::Allow, By::ReadOnlyList, ""),
+                    [one] => Decision::rule(Verdict::Allow, List::Allow, one, ""),
+                    many => Decision::new(
+                        Verdict::Allow,
+                        By::Rule {
+                            list: List::Allow,
+                            rule: many
+                                .iter()
+                                .map(|r| r.text.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            source: many[0].source.clone(),
+                        },
+                        "",
+                    ),
+                })
+            }
+            _ => {
+                if let Some(r) = allow.iter().find(|r| self.matches_any(r, subject).is_some()) {
+                    return Some(Decision::rule(Verdict::Allow, List::Allow, r, ""));
+                }
+                (read_only_counts && readonly::is_read_only_tool(name))
+                    .then(|| Decision::new(Verdict::Allow, By::ReadOnlyList, ""))
+            }
+        }
+    }
+
+    /// What of the call matches rule `r` (a part of a command, the path, the arguments).
+    fn matches_any(&self, r: &Rule, subject: &Subject) -> Option<String> {
+        match subject {
+            Subject::Bash { command, analysis } if !r.names("bash") => analysis
+                .writes
+                .iter()
+                .find(|w| r.matches_path(&self.resolve(w)))
+                .cloned(),
+            Subject::Bash { command, analysis } => {
+                if r.matches_command(command) {
+                    return Some(command.clone());
+                }
+                analysis
+                    .parts
+                    .iter()
+                    .find(|p| r.matches_command(&p.text))
+                    .map(|p| p.text.clone())
+            }
+            Subject::Path(p) => r.matches_path(p).then(|| match p {
+                Ok(rel) | Err(rel) => rel.display().to_string(),
+            }),
+            Subject::Arguments(json) => r.matches_arguments(json).then(|| json.clone()),
+        }
+    }
+
+    fn subject(&self, name: &str, arguments: &str) -> Subject {
+        let args: serde_json::Value = serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null);
+        let text = |k: &str| args.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        if name == "bash" {
+            let command = text("command").unwrap_or_default();
+            let analysis = shell::analyse(&command);
+            return Subject::Bash { command, analysis };
+        }
+        if FILE_TOOLS.contains(&name) {
+            let path = text("path")
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| ".".into());
+            return Subject::Path(self.resolve(&path));
+        }
+        // Compact JSON with sorted keys, so a glob does not depend on the model's spacing.
+        Subject::Arguments(serde_json::to_string(&args).unwrap_or_default())
+    }
+
+    /// A path as the rules see it: relative to the project when inside it (symlinks in
+    /// its existing folders resolved, `..` applied), else absolute.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, PathBuf> {
+        let joined = if Path::new(path).is_absolute() {
+            PathBuf::from(path)
+        } else {
+            self.root.join(path)
+        };
+        let abs = real_path(&normalise(&joined));
+        match abs.strip_prefix(&self.root) {
+            Ok(rel) => Ok(rel.to_path_buf()),
+            Err(_) => Err(abs),
+        }
+    }
+
+    /// The rules "always" would add for this call: the command's prefix for each part
+    /// that is not allowed yet (`bash(cargo test *)`), the file's folder for a file tool,
+    /// the tool for any other. Empty when the call cannot be judged part by part.
+    pub fn suggest(&self, mode: Mode, name: &str, arguments: &str) -> Vec<String> {
+        match self.subject(name, arguments) {
+            Subject::Bash { analysis, .. } => {
+                if analysis.opaque.is_some() {
+                    return Vec::new();
+                }
+                let mut out: Vec<String> = Vec::new();
+                for part in &analysis.parts {
+                    let covered = self
+                        .rules
+                        .allow
+                        .iter()
+                        .any(|r| r.names("bash") && r.matches_command(&part.text))
+                        || (mode != Mode::Auto && readonly::is_read_only_part(part));
+                    let rule = format!("bash({})", prefix(&part.words));
+                    if !covered && !out.contains(&rule) {
+                        out.push(rule);
+                    }
+                }
+                for w in &analysis.writes {
+                    if let Ok(rel) = self.resolve(w) {
+                        out.push(format!(
+                            "file_write(/{})",
+                            globset::escape(&rel.display().to_string())
+                        ));
+                    }
+                }
+                out
+            }
+            Subject::Path(Ok(rel)) => {
+                let folder = rel.parent().map(|p| p.display().to_string()).unwrap_or_default();
+                if folder.is_empty() {
+                    vec![format!(
+                        "{name}(/{})",
+                        globset::escape(&rel.display().to_string())
+                    )]
+                } else {
+                    vec![format!("{name}(/{}/**)", globset::escape(&folder))]
+                }
+            }
+            Subject::Path(Err(abs)) => {
+                let folder = abs.parent().unwrap_or(Path::new("/")).display().to_string();
+                vec![format!("{name}(/{}/**)", globset::escape(&folder))]
+            }
+            Subject::Arguments(_) => vec![name.to_string()],
+        }
+    }
+}
+
+/// Commands whose second word names what they do (`cargo test`, `git push`): "always"
+/// remembers both words for them, the command alone for any other.
+const WITH_SUBCOMMANDS: [&str; 24] = [
+    "git",
+    "cargo",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "deno",
+    "npx",
+    "docker",
+    "podman",
+    "kubectl",
+    "go",
+    "rustup",
+    "pip",
+    "uv",
+    "poetry",
+    "make",
+    "just",
+    "gh",
+    "dotnet",
+    "mvn",
+    "gradle",
+    "systemctl",
+    "brew",
+];
+
+/// `cargo test --release` → `cargo test *`; `rm -rf x` → `rm *`; `touch a` → `touch *`.
+fn prefix(words: &[String]) -> String {
+    let esc = |w: &String| globset::escape(w);
+    let takes_sub = words
+        .first()
+        .is_some_and(|w| WITH_SUBCOMMANDS.contains(&shell::base_name(w)));
+    let sub = words.get(1).filter(|_| takes_sub).filter(|w| {
+        w.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':'))
+    });
+    match (words.first(), sub) {
+        (Some(name), Some(sub)) => format!("{} {} *", esc(name), esc(sub)),
+        (Some(name), None) => format!("{} *", esc(name)),
+        (None, _) => "*".into(),
+    }
+}
+
+/// How a call is named in a reason.
+fn describe(name: &str, subject: &Subject) -> String {
+    match subject {
+        Subject::Bash { command, .. } => format!("the command `{command}`"),
+        Subject::Path(Ok(p) | Err(p)) => format!("{name} of {}", p.display()),
+        Subject::Arguments(_) => format!("the tool {name}"),
+    }
+}
+
+/// `a/./b/../c` → `a/c`, without touching the disk.
+fn normalise(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The path with its longest existing ancestor resolved (symlinks followed), so a link
+/// inside the project that points outside is seen as outside.
+fn real_path(p: &Path) -> PathBuf {
+    let mut existing = p.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for c in rest.iter().rev() {
+                out.push(c);
+            }
+            return out;
+        }
+        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "decide_tests.rs"]
+mod tests;

@@ -1,0 +1,223 @@
+use super::*;
+use serde_json::json;
+
+fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> Rules {
+    let p = |v: &[&str]| {
+        v.iter()
+            .map(|t| Rule::parse(t, Source::User, None).unwrap())
+            .collect()
+    };
+    Rules {
+        allow: p(allow),
+        ask: p(ask),
+        deny: p(deny),
+    }
+}
+
+fn bash(cmd: &str) -> String {
+    json!({ "command": cmd }).to_string()
+}
+
+fn path(p: &str) -> String {
+    json!({ "path": p, "content": "x" }).to_string()
+}
+
+#[test]
+fn deny_wins_over_ask_over_allow_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Policy::new(
+        rules(
+            &["bash(rm *)", "bash(git *)"],
+            &["bash(git push*)"],
+            &["bash(rm -rf*)"],
+        ),
+        dir.path(),
+    );
+    for mode in Mode::ALL {
+        let d = p.decide(mode, "bash", &bash("rm -rf build"));
+        assert_eq!(d.verdict, Verdict::Deny, "{mode}");
+        assert!(matches!(&d.by, By::Rule { list: List::Deny, rule, .. } if rule == "bash(rm -rf*)"));
+        let d = p.decide(mode, "bash", &bash("git push origin"));
+        assert_eq!(d.verdict, Verdict::Ask, "{mode}");
+        assert_eq!(p.decide(mode, "bash", &bash("rm x")).verdict, Verdict::Allow);
+        assert_eq!(
+            p.decide(mode, "bash", &bash("git commit -m x")).verdict,
+            Verdict::Allow
+        );
+    }
+}
+
+#[test]
+fn a_compound_command_is_allowed_only_when_every_part_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Policy::new(rules(&["bash(cargo test*)"], &[], &["bash(curl *)"]), dir.path());
+    let ask = |c: &str| p.decide(Mode::Ask, "bash", &bash(c));
+    assert_eq!(ask("cargo test && ls").verdict, Verdict::Allow, "ls is read-only");
+    assert_eq!(ask("cargo test && rm -rf /").verdict, Verdict::Ask);
+    assert_eq!(ask("cargo test; touch x").verdict, Verdict::Ask);
+    assert_eq!(ask("cargo test $(touch x)").verdict, Verdict::Ask);
+    assert_eq!(
+        ask("cargo test > out.txt").verdict,
+        Verdict::Ask,
+        "a write to a file"
+    );
+    // Deny looks into every part, in auto too.
+    for c in [
+        "ls && curl x",
+        "echo $(curl x)",
+        "sudo curl x",
+        "bash -c 'curl x'",
+        "(curl x)",
+    ] {
+        assert_eq!(
+            p.decide(Mode::Auto, "bash", &bash(c)).verdict,
+            Verdict::Deny,
+            "{c}"
+        );
+    }
+    // A name computed at run time cannot be cleared of a deny rule.
+    assert_eq!(p.decide(Mode::Auto, "bash", &bash("$c x")).verdict, Verdict::Ask);
+}
+
+#[test]
+fn modes_without_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    let p = Policy::new(Rules::default(), dir.path());
+    let d = |m, n: &str, a: &str| p.decide(m, n, a).verdict;
+    assert_eq!(d(Mode::Auto, "bash", &bash("rm -rf build")), Verdict::Allow);
+    assert_eq!(d(Mode::Ask, "bash", &bash("rm -rf build")), Verdict::Ask);
+    assert_eq!(d(Mode::Ask, "bash", &bash("git status")), Verdict::Allow);
+    assert_eq!(d(Mode::Ask, "file_edit", &path("src/a.rs")), Verdict::Allow);
+    assert_eq!(
+        d(Mode::Ask, "file_write", &path("../elsewhere.txt")),
+        Verdict::Ask
+    );
+    assert_eq!(d(Mode::Ask, "file_write", &path("/etc/x")), Verdict::Ask);
+    assert_eq!(d(Mode::Ask, "file_read", &path("/etc/hosts")), Verdict::Allow);
+    assert_eq!(d(Mode::Ask, "github__create_issue", "{}"), Verdict::Ask);
+    assert_eq!(d(Mode::ReadOnly, "file_edit", &path("src/a.rs")), Verdict::Deny);
+    assert_eq!(d(Mode::ReadOnly, "bash", &bash("touch x")), Verdict::Deny);
+    assert_eq!(d(Mode::ReadOnly, "bash", &bash("ls | wc -l")), Verdict::Allow);
+    assert_eq!(
+        d(Mode::ReadOnly, "grep", &json!({"pattern": "x"}).to_string()),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn file_rules_see_through_dot_dot_and_symlinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("src/out")).unwrap();
+    let p = Policy::new(
+        rules(&["file_write(src/**)"], &[], &["file_read(.env)"]),
+        dir.path(),
+    );
+    assert_eq!(
+        p.decide(Mode::ReadOnly, "file_write", &path("src/a.rs")).verdict,
+        Verdict::Allow
+    );
+    assert_eq!(
+        p.decide(Mode::ReadOnly, "file_write", &path("src/../b.rs"))
+            .verdict,
+        Verdict::Deny
+    );
+    assert_eq!(
+        p.decide(Mode::Ask, "file_write", &path("src/out/x")).verdict,
+        Verdict::Ask,
+        "the link leaves the project"
+    );
+    assert_eq!(
+        p.decide(Mode::Auto, "file_read", &path("sub/.env")).verdict,
+        Verdict::Deny
+    );
+    assert_eq!(
+        p.decide(Mode::Auto, "bash", &bash("echo x > .env")).verdict,
+        Verdict::Allow,
+        "a read rule is not a write rule"
+    );
+    let p = Policy::new(rules(&[], &[], &["file_write(.env)"]), dir.path());
+    assert_eq!(
+        p.decide(Mode::Auto, "bash", &bash("echo x > .env")).verdict,
+        Verdict::Deny
+    );
+}
+
+#[test]
+fn always_suggests_prefixes_folders_and_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Policy::new(Rules::default(), dir.path());
+    assert_eq!(
+        p.suggest(Mode::Ask, "bash", &bash("cargo test --release")),
+        ["bash(cargo test *)"]
+    );
+    assert_eq!(
+        p.suggest(Mode::Ask, "bash", &bash("ls && rm -rf x")),
+        ["bash(rm *)"]
+    );
+    assert_eq!(
+        p.suggest(Mode::Ask, "bash", &bash("make > log")),
+        ["bash(make *)", "file_write(/log)"]
+    );
+    assert!(p.suggest(Mode::Ask, "bash", &bash("$x")).is_empty());
+    assert_eq!(
+        p.suggest(Mode::Ask, "file_write", &path("src/a/b.rs")),
+        ["file_write(/src/a/**)"]
+    );
+    assert_eq!(p.suggest(Mode::Ask, "mcp__x", "{}"), ["mcp__x"]);
+    // What "always" stores allows the call next time.
+    for (tool, args) in [
+        ("bash", bash("cargo test --release")),
+        ("file_write", path("src/a/b.rs")),
+    ] {
+        let texts = p.suggest(Mode::Ask, tool, &args);
+        let allow = texts
+            .iter()
+            .map(|t| Rule::parse(t, Source::Remembered, None).unwrap())
+            .collect();
+        let q = Policy::new(
+            Rules {
+                allow,
+                ..Rules::default()
+            },
+            dir.path(),
+        );
+        assert_eq!(
+            q.decide(Mode::ReadOnly, tool, &args).verdict,
+            Verdict::Allow,
+            "{tool}"
+        );
+    }
+}
+
+#[test]
+fn always_for_a_file_outside_the_project_allows_that_folder_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let p = Policy::new(Rules::default(), dir.path());
+    let file = outside.path().join("notes.txt");
+    let args = path(file.to_str().unwrap());
+    assert_eq!(p.decide(Mode::Ask, "file_write", &args).verdict, Verdict::Ask);
+    let texts = p.suggest(Mode::Ask, "file_write", &args);
+    assert_eq!(texts.len(), 1);
+    assert!(texts[0].starts_with("file_write(//"), "{texts:?}");
+    let allow = texts
+        .iter()
+        .map(|t| Rule::parse(t, Source::Remembered, None).unwrap())
+        .collect();
+    let q = Policy::new(
+        Rules {
+            allow,
+            ..Rules::default()
+        },
+        dir.path(),
+    );
+    assert_eq!(q.decide(Mode::Ask, "file_write", &args).verdict, Verdict::Allow);
+    let elsewhere = path("/var/tmp/other.txt");
+    assert_eq!(
+        q.decide(Mode::Ask, "file_write", &elsewhere).verdict,
+        Verdict::Ask
+    );
+}

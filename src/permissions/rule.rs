@@ -1,0 +1,289 @@
+//! One permission rule, `tool` or `tool(pattern)`, parsed and compiled once: for `bash` a
+//! glob over a command (`bash(git status*)`); for the file tools a gitignore-style path
+//! pattern relative to the project (`file_edit(src/**)`), or `//abs/glob` and `~/glob`
+//! outside it; for any other tool a glob over its arguments as JSON. Matches; never decides.
+
+use std::path::Path;
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+/// The tools whose pattern is a path (their `path` argument, `.` when absent).
+pub const FILE_TOOLS: [&str; 6] = ["file_read", "file_write", "file_edit", "list_dir", "glob", "grep"];
+
+/// Which list a rule is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum List {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl List {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            List::Allow => "allow",
+            List::Ask => "ask",
+            List::Deny => "deny",
+        }
+    }
+}
+
+/// Where a rule came from.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The user's config file.
+    User,
+    /// The trusted project's `.ikigai/config.toml`.
+    Project,
+    /// An "always" answer kept in the user's data for this project.
+    Remembered,
+    /// An "always in this session" answer.
+    Session,
+}
+
+impl Source {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Source::User => "user config",
+            Source::Project => "project config",
+            Source::Remembered => "remembered answer",
+            Source::Session => "this session",
+        }
+    }
+}
+
+/// A rule that does not parse; the message names it and says why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid rule `{rule}`: {message}")]
+pub struct RuleError {
+    pub rule: String,
+    pub message: String,
+}
+
+#[derive(Clone, Debug)]
+enum Pattern {
+    /// Every call of the tool.
+    Any,
+    /// A glob over a command; `bare` also matches the command without arguments when the
+    /// glob ends in ` *` (`bash(ls *)` matches `ls`).
+    Command {
+        glob: GlobMatcher,
+        bare: Option<GlobMatcher>,
+    },
+    /// A path relative to the project (gitignore-style).
+    ProjectPath(Gitignore),
+    /// A glob over an absolute path (`//…`, or `~/…` expanded when compiled).
+    AbsolutePath(GlobMatcher),
+    /// A glob over the arguments' JSON.
+    Arguments(GlobMatcher),
+}
+
+/// A compiled rule.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// As written, e.g. `bash(cargo test*)`.
+    pub text: String,
+    pub source: Source,
+    tool: GlobMatcher,
+    /// The tool as written (a glob when it has `*`).
+    tool_name: String,
+    pattern: Pattern,
+}
+
+fn glob(pattern: &str) -> Result<GlobMatcher, String> {
+    GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| e.kind().to_string())
+}
+
+impl Rule {
+    /// Parses `text` (`tool` or `tool(pattern)`); `home` expands `~/` patterns.
+    pub fn parse(text: &str, source: Source, home: Option<&Path>) -> Result<Rule, RuleError> {
+        let err = |message: &str| RuleError {
+            rule: text.to_string(),
+            message: message.to_string(),
+        };
+        let t = text.trim();
+        let (tool_name, inner) = match t.find('(') {
+            None => (t, None),
+            Some(open) => {
+                let Some(inner) = t[open + 1..].strip_suffix(')') else {
+                    return Err(err(
+                        "a pattern is written `tool(pattern)`, closed by `)` at the end",
+                    ));
+                };
+                (t[..open].trim(), Some(inner))
+            }
+        };
+        if tool_name.is_empty()
+            || !tool_name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '*'))
+        {
+            return Err(err(
+                "the tool name is letters, digits, `_`, `-`, `.` (and `*` for any), e.g. `bash(git status*)`",
+            ));
+        }
+        let tool = glob(tool_name).map_err(|m| err(&m))?;
+        let pattern = match inner.map(str::trim) {
+            None => Pattern::Any,
+            Some("") => {
+                return Err(err(
+                    "the pattern in `()` is empty; write the tool alone to match every call",
+                ));
+            }
+            Some(p) if tool_name == "bash" => {
+                let bare = p.strip_suffix(" *").map(glob).transpose().map_err(|m| err(&m))?;
+                Pattern::Command {
+                    glob: glob(p).map_err(|m| err(&m))?,
+                    bare,
+                }
+            }
+            Some(p) if FILE_TOOLS.contains(&tool_name) => path_pattern(p, home).map_err(|m| err(&m))?,
+            Some(p) => Pattern::Arguments(glob(p).map_err(|m| err(&m))?),
+        };
+        Ok(Rule {
+            text: t.to_string(),
+            source,
+            tool,
+            tool_name: tool_name.to_string(),
+            pattern,
+        })
+    }
+
+    /// Whether the rule is about tool `name` at all.
+    pub fn names(&self, name: &str) -> bool {
+        self.tool.is_match(name)
+    }
+
+    /// Whether the rule names exactly `bash` (its pattern is over commands).
+    pub fn is_bash(&self) -> bool {
+        self.tool_name == "bash"
+    }
+
+    /// Whether it matches every call of the tools it names.
+    pub fn is_any(&self) -> bool {
+        matches!(self.pattern, Pattern::Any)
+    }
+
+    /// For a bash rule: whether it matches one command.
+    pub fn matches_command(&self, command: &str) -> bool {
+        match &self.pattern {
+            Pattern::Any => true,
+            Pattern::Command { glob, bare } => {
+                glob.is_match(command) || bare.as_ref().is_some_and(|b| b.is_match(command))
+            }
+            _ => false,
+        }
+    }
+
+    /// For a file tool's rule: whether it matches the path, given relative to the project
+    /// (`Ok`) or as an absolute path outside it (`Err`).
+    pub fn matches_path(&self, path: &Result<std::path::PathBuf, std::path::PathBuf>) -> bool {
+        match (&self.pattern, path) {
+            (Pattern::Any, _) => true,
+            (Pattern::ProjectPath(gi), Ok(rel)) => gi.matched_path_or_any_parents(rel, false).is_ignore(),
+            (Pattern::AbsolutePath(g), Err(abs)) => g.is_match(abs),
+            _ => false,
+        }
+    }
+
+    /// For any other tool's rule: whether it matches the arguments' JSON.
+    pub fn matches_arguments(&self, json: &str) -> bool {
+        match &self.pattern {
+            Pattern::Any => true,
+            Pattern::Arguments(g) => g.is_match(json),
+            _ => false,
+        }
+    }
+}
+
+fn path_pattern(p: &str, home: Option<&Path>) -> Result<Pattern, String> {
+    if let Some(abs) = p.strip_prefix("//") {
+        return Ok(Pattern::AbsolutePath(glob(&format!("/{abs}"))?));
+    }
+    if let Some(rest) = p.strip_prefix("~/") {
+        let Some(home) = home else {
+            return Err("`~/` needs HOME to be set".into());
+        };
+        let base = Glob::new(&globset::escape(&home.display().to_string()))
+            .map(|g| g.glob().to_string())
+            .map_err(|e| e.kind().to_string())?;
+        return Ok(Pattern::AbsolutePath(glob(&format!("{base}/{rest}"))?));
+    }
+    if p.starts_with('!') {
+        return Err("`!` negations are not rules; put the path in another list instead".into());
+    }
+    let mut b = GitignoreBuilder::new("/");
+    b.add_line(None, p).map_err(|e| e.to_string())?;
+    let gi = b.build().map_err(|e| e.to_string())?;
+    Ok(Pattern::ProjectPath(gi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(t: &str) -> Rule {
+        Rule::parse(t, Source::User, Some(Path::new("/home/u"))).unwrap()
+    }
+
+    #[test]
+    fn bash_patterns_are_globs_over_the_command() {
+        let r = rule("bash(git status*)");
+        assert!(r.names("bash") && r.is_bash());
+        assert!(r.matches_command("git status"));
+        assert!(r.matches_command("git status --short src/a/b"));
+        assert!(!r.matches_command("git push"));
+        let r = rule("bash(ls *)");
+        assert!(r.matches_command("ls") && r.matches_command("ls -la /tmp"));
+        assert!(!r.matches_command("lsblk"));
+        assert!(rule("bash").matches_command("anything at all"));
+    }
+
+    #[test]
+    fn file_patterns_are_gitignore_style_paths() {
+        let rel = |p: &str| Ok(std::path::PathBuf::from(p));
+        let r = rule("file_edit(src/**)");
+        assert!(r.matches_path(&rel("src/a/b.rs")));
+        assert!(!r.matches_path(&rel("tests/a.rs")));
+        let r = rule("file_read(.env)");
+        assert!(r.matches_path(&rel(".env")) && r.matches_path(&rel("sub/.env")));
+        assert!(!r.matches_path(&rel(".envrc")));
+        let r = rule("file_write(/build/)");
+        assert!(r.matches_path(&rel("build/x/y.o")) && !r.matches_path(&rel("src/build.rs")));
+        let abs = |p: &str| Err(std::path::PathBuf::from(p));
+        assert!(rule("file_read(//etc/**)").matches_path(&abs("/etc/passwd")));
+        assert!(rule("file_read(~/.ssh/**)").matches_path(&abs("/home/u/.ssh/id_rsa")));
+        assert!(!rule("file_read(src/**)").matches_path(&abs("/src/x")));
+    }
+
+    #[test]
+    fn other_tools_match_their_arguments_json() {
+        let r = rule("github__create_issue(*\"repo\":\"me/*\"*)");
+        assert!(r.matches_arguments(r#"{"repo":"me/x","title":"t"}"#));
+        assert!(!r.matches_arguments(r#"{"repo":"you/x"}"#));
+        assert!(rule("github__*").names("github__list"));
+    }
+
+    #[test]
+    fn bad_rules_say_what_is_wrong() {
+        for (bad, says) in [
+            ("bash(ls", "closed by `)`"),
+            ("bash()", "empty"),
+            ("ba sh(ls)", "tool name"),
+            ("bash([)", "unclosed"),
+            ("file_read(!x)", "negations"),
+            ("", "tool name"),
+        ] {
+            let e = Rule::parse(bad, Source::User, None).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("invalid rule"), "{bad}: {e}");
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The approval question in the real TUI (tmux, the fake vendor): the default ask mode
+//! shows a command whole and an edit as its diff; `y` runs, `n` with a reason tells the
+//! model, `a` remembers (across runs, listed and removed by `/permissions`, kept 0600),
+//! several calls are asked one at a time in order, Ctrl+C cancels while asking, and
+//! Shift+Tab cycles the mode shown in the status line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::{Value, json};
+
+use crate::common::fake_provider::{FakeProvider, Reply};
+use crate::common::tmux::Tmux;
+
+fn bash(cmd: &str) -> String {
+    json!({ "command": cmd }).to_string()
+}
+
+/// The tool results of the last request the model got.
+fn tool_results(fake: &FakeProvider) -> Vec<Value> {
+    let reqs = fake.requests();
+    let last = reqs.last().expect("a request");
+    last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect()
+}
+
+fn send(t: &Tmux, text: &str) {
+    t.wait_text("Ask anything");
+    t.type_text(text);
+    t.keys(&["Enter"]);
+}
+
+#[test]
+fn ask_mode_shows_the_command_whole_and_yes_runs_it_no_with_a_reason_does_not() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let long = format!("touch made-by-yes && echo {}", "x".repeat(150));
+    fake.push(Reply::tool_calls(&[
+        ("c1", "bash", &bash(&long)),
+        ("c2", "bash", &bash("touch made-by-no")),
+    ]));
+    fake.push(Reply::text("Turn over."));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("ask mode");
+    send(&t, "go");
+    let pane = t.wait_text("y yes · n no");
+    let joined: String = pane.lines().map(str::trim).collect::<Vec<_>>().join("");
+    assert!(
+        joined.contains(&format!("echo {}", "x".repeat(150))),
+        "the whole command:\n{pane}"
+    );
+    assert!(pane.contains("a always in this project: bash(touch *)"), "{pane}");
+    assert!(
+        !home.path().join("made-by-yes").exists(),
+        "the turn waits for the answer"
+    );
+    t.keys(&["y"]);
+    t.wait_for("the second question", |s| s.contains("$ touch made-by-no"));
+    assert!(home.path().join("made-by-yes").exists());
+    t.keys(&["n"]);
+    t.wait_text("Reason for the model");
+    t.type_text("use the build folder instead");
+    t.keys(&["Enter"]);
+    t.wait_text("Turn over.");
+    assert!(!home.path().join("made-by-no").exists());
+    let results = tool_results(&fake);
+    assert_eq!(results[0]["tool_success"], true);
+    assert_eq!(results[1]["error_code"], "NOT_APPROVED");
+    assert!(
+        results[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("use the build folder instead"),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn always_is_remembered_across_runs_and_permissions_lists_and_forgets_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[("c1", "bash", &bash("touch first"))]));
+    fake.push(Reply::text("First done."));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    send(&t, "one");
+    t.wait_text("a always in this project: bash(touch *)");
+    t.keys(&["a"]);
+    t.wait_text("First done.");
+    assert!(home.path().join("first").exists());
+    let store = home.path().join(".local/share/ikigai/permissions.json");
+    let mode = std::fs::metadata(&store).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    drop(t);
+
+    // A new run: the same prefix runs without a question.
+    fake.push(Reply::tool_calls(&[("c2", "bash", &bash("touch second"))]));
+    fake.push(Reply::text("Second done."));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    send(&t, "two");
+    let pane = t.wait_text("Second done.");
+    assert!(!pane.contains("y yes · n no"), "{pane}");
+    assert!(home.path().join("second").exists());
+    send(&t, "/permissions");
+    let pane = t.wait_text("1. allow bash(touch *)");
+    assert!(pane.contains("Approval mode: ask"), "{pane}");
+    send(&t, "/permissions rm 1");
+    t.wait_text("forgot: allow bash(touch *)");
+    fake.push(Reply::tool_calls(&[("c3", "bash", &bash("touch third"))]));
+    fake.push(Reply::text("Third done."));
+    send(&t, "three");
+    t.wait_text("y yes · n no");
+    assert!(!home.path().join("third").exists(), "forgotten: it asks again");
+    t.keys(&["Escape"]);
+    t.wait_text("Third done.");
+    assert!(!home.path().join("third").exists(), "Esc is no");
+}
+
+#[test]
+fn an_edit_outside_the_project_is_asked_as_a_diff_and_calls_are_asked_in_order() {
+    let home = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("notes.txt");
+    std::fs::write(&file, "alpha\nbeta\ngamma\n").unwrap();
+    let fake = FakeProvider::start();
+    let edit = json!({"path": file, "old_string": "beta", "new_string": "BETA"}).to_string();
+    fake.push(Reply::tool_calls(&[
+        ("c1", "file_edit", &edit),
+        ("c2", "bash", &bash("touch after-the-edit")),
+    ]));
+    fake.push(Reply::text("Edited."));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    send(&t, "edit it");
+    let pane = t.wait_text("y yes · n no");
+    assert!(
+        pane.contains("-beta") && pane.contains("+BETA"),
+        "the diff:\n{pane}"
+    );
+    assert!(!pane.contains("$ touch after-the-edit"), "one at a time:\n{pane}");
+    t.keys(&["y"]);
+    t.wait_for("the second question", |s| s.contains("$ touch after-the-edit"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "alpha\nBETA\ngamma\n");
+    t.keys(&["s"]);
+    t.wait_text("Edited.");
+    assert!(home.path().join("after-the-edit").exists());
+}
+
+#[test]
+fn ctrl_c_cancels_a_turn_waiting_for_an_answer() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[("c1", "bash", &bash("touch never"))]));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    send(&t, "go");
+    t.wait_text("y yes · n no");
+    t.keys(&["C-c"]);
+    t.wait_for("the turn to end", |s| {
+        s.contains("interrupted") && !s.contains("y yes · n no")
+    });
+    t.keys(&["y"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!home.path().join("never").exists());
+}
+
+#[test]
+fn shift_tab_cycles_the_mode_shown_in_the_status_line() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[("c1", "bash", &bash("touch in-auto"))]));
+    fake.push(Reply::text("Ran it."));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("ask mode");
+    t.keys(&["BTab"]);
+    t.wait_text("auto mode");
+    send(&t, "go");
+    let pane = t.wait_text("Ran it.");
+    assert!(!pane.contains("y yes · n no"), "auto does not ask:\n{pane}");
+    assert!(home.path().join("in-auto").exists());
+    t.keys(&["BTab"]);
+    t.wait_text("read-only mode");
+    t.keys(&["BTab"]);
+    t.wait_text("ask mode");
+}

@@ -25,6 +25,7 @@ mod mcp;
 mod mcp_agent;
 mod mcp_e2e;
 mod mcp_failures;
+mod mcp_permissions;
 mod model_switch;
 mod oversized_message;
 mod permissions_scripted;

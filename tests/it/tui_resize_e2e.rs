@@ -185,6 +185,10 @@ fn assert_answer_whole(t: &Tmux, tag: &str, row: impl Fn(usize) -> String, n: us
     t.wait_text(&end);
     t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
     t.resize(100, 30);
+    // The redraw after the last resize has come (under load it can lag the resize).
+    t.wait_for("the input box after the resize", |s| {
+        s.contains("Ask anything") && s.contains("tools 0/50")
+    });
     let all = t.capture_all();
     let rows: Vec<String> = (1..=n).map(row).collect();
     let mut want: Vec<&str> = vec!["› stream please", &start, &end];

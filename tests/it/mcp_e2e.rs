@@ -235,13 +235,22 @@ fn no_server_process_survives_exit() {
     assert_all_gone(&pids(&pidfile, 2));
 }
 
-fn killed_by(signal: nix::sys::signal::Signal, code: i32) {
+/// ikigai with two servers, in the middle of a turn (a slow answer keeps it busy once
+/// both servers are up): the process, its home, config and the servers' pids.
+struct Busy {
+    child: std::process::Child,
+    home: tempfile::TempDir,
+    cfg: std::path::PathBuf,
+    pids: Vec<i32>,
+    _fake: FakeProvider,
+}
+
+fn busy() -> Busy {
     let fake = FakeProvider::start();
-    // A slow answer keeps ikigai busy while the signal arrives.
     fake.push(Reply::text("a slow answer that takes a long time").paced(Duration::from_secs(5)));
-    let h = tempfile::tempdir().unwrap();
-    let (cfg, pidfile) = two_servers(h.path());
-    let mut child = ikigai(h.path(), &cfg)
+    let home = tempfile::tempdir().unwrap();
+    let (cfg, pidfile) = two_servers(home.path());
+    let child = ikigai(home.path(), &cfg)
         .args(["-p", "hi", "--base-url", &fake.base_url])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -255,10 +264,22 @@ fn killed_by(signal: nix::sys::signal::Signal, code: i32) {
         assert!(Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(20));
     }
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
-    let status = child.wait().unwrap();
+    Busy {
+        child,
+        home,
+        cfg,
+        pids,
+        _fake: fake,
+    }
+}
+
+fn killed_by(signal: nix::sys::signal::Signal, code: i32) {
+    // Bound whole: the home and the fake vendor must live until ikigai is gone.
+    let mut b = busy();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(b.child.id() as i32), signal).unwrap();
+    let status = b.child.wait().unwrap();
     assert_eq!(status.code(), Some(code));
-    assert_all_gone(&pids);
+    assert_all_gone(&b.pids);
 }
 
 #[test]
@@ -276,23 +297,13 @@ fn no_server_process_survives_sighup() {
 /// killed by the next ikigai to start, from the record of the running servers.
 #[test]
 fn no_server_process_survives_sigkill() {
-    let fake = FakeProvider::start();
-    fake.push(Reply::text("a slow answer that takes a long time").paced(Duration::from_secs(5)));
-    let h = tempfile::tempdir().unwrap();
-    let (cfg, pidfile) = two_servers(h.path());
-    let mut child = ikigai(h.path(), &cfg)
-        .args(["-p", "hi", "--base-url", &fake.base_url])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pids = pids(&pidfile, 2);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while fake.requests().is_empty() {
-        assert!(Instant::now() < deadline);
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let Busy {
+        mut child,
+        home: h,
+        cfg,
+        pids,
+        _fake,
+    } = busy();
     let record = h
         .path()
         .join(format!(".local/share/ikigai/running/{}.json", child.id()));

@@ -19,6 +19,8 @@ pub struct Pending {
     pub arguments: String,
     pub reason: String,
     pub always: Vec<String>,
+    /// The sandbox stopped the call: the question is whether to run it again outside.
+    pub outside_sandbox: bool,
     /// After `n`: the reason being typed (sent with Enter; Esc sends none).
     pub typing: Option<String>,
 }
@@ -89,14 +91,12 @@ impl App {
             return Vec::new();
         };
         let t = &self.theme;
-        let mut out = wrap::wrap_text(
-            &format!("Allow {}? {}", p.name, p.reason),
-            t.warning,
-            width,
-            &[],
-            &[],
-            wrap::Mode::Words,
-        );
+        let question = if p.outside_sandbox {
+            format!("Run {} again OUTSIDE the sandbox? {}", p.name, p.reason)
+        } else {
+            format!("Allow {}? {}", p.name, p.reason)
+        };
+        let mut out = wrap::wrap_text(&question, t.warning, width, &[], &[], wrap::Mode::Words);
         let indent = [Span::raw("  ")];
         for (text, style) in what(&p.name, &p.arguments) {
             let style = match style {

@@ -100,7 +100,7 @@ pub struct App {
     exit: bool,
     pub(super) dirty: bool,
     /// The approval question open now (see `approval.rs`).
-    pub approval: Option<super::approval::Pending>,
+    pub approval: Option<super::question::Pending>,
     /// The approval mode in force (shown in the status line; Shift+Tab cycles it).
     pub mode: crate::permissions::Mode,
 }
@@ -390,7 +390,7 @@ impl App {
                 reason,
                 always,
                 outside_sandbox,
-            } => self.on_approval_requested(super::approval::Pending {
+            } => self.on_approval_requested(super::question::Pending {
                 id,
                 name,
                 arguments,

@@ -11,19 +11,7 @@ use super::app::App;
 use super::wrap;
 use crate::protocol::{Answer, Op};
 
-/// The open question.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pending {
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
-    pub reason: String,
-    pub always: Vec<String>,
-    /// The sandbox stopped the call: the question is whether to run it again outside.
-    pub outside_sandbox: bool,
-    /// After `n`: the reason being typed (sent with Enter; Esc sends none).
-    pub typing: Option<String>,
-}
+pub use super::question::Pending;
 
 impl App {
     /// The agent asks about a call.

@@ -79,6 +79,8 @@ pub enum Op {
     /// List the rules in force and the remembered answers (`/permissions`); answered with
     /// `Event::Permissions`.
     ListPermissions,
+    /// The session's tokens and cost per model (`/cost`); answered with `Event::Spend`.
+    Spend,
     /// Forget a remembered answer, by its number in the list or its text
     /// (`/permissions rm N`); answered with a notice.
     ForgetPermission(String),
@@ -129,6 +131,9 @@ pub enum Event {
         history: History,
         /// Tokens (input + output) the session used so far: 0 for a new one.
         tokens: u64,
+        /// USD the session cost so far, when any of its responses had a price.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
         /// Where a turn of `history` was interrupted: each is the number of history
         /// messages before the mark (so a front end shows it where it was shown live).
         #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -179,6 +184,16 @@ pub enum Event {
         /// The share of the context window the request used, in percent, when known.
         #[serde(skip_serializing_if = "Option::is_none")]
         context_pct: Option<u32>,
+        /// USD this response cost, when the model has a price (never guessed).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
+    },
+    /// The answer to `Op::Spend` (`/cost`): the session's tokens and cost per model.
+    Spend {
+        models: Vec<crate::spend::ModelSpend>,
+        /// USD in all, when any response had a price.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
     },
     /// The conversation was compacted: estimated request tokens before and after.
     Compacted {
@@ -248,7 +263,7 @@ pub enum Event {
 }
 
 /// One stored session as listed (`ikigai sessions`, `/sessions`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SessionInfo {
     pub id: String,
     /// RFC 3339.
@@ -261,6 +276,9 @@ pub struct SessionInfo {
     pub title: Option<String>,
     /// The session this one was forked from (when another process held it).
     pub forked_from: Option<String>,
+    /// USD its priced responses cost (absent when none had a price).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 /// One configured provider as `/model` lists it. Never holds a key.

@@ -229,6 +229,7 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
         Event::ModelChanged { .. }
         | Event::TurnStarted
         | Event::Usage { .. }
+        | Event::Spend { .. }
         | Event::Compacted { .. }
         | Event::TurnEnded { .. }
         | Event::Sessions { .. }
@@ -267,6 +268,7 @@ mod tests {
             model: "m".into(),
             history: history.clone(),
             tokens: 0,
+            cost: None,
             interrupted: vec![],
         };
         let shared = |ev: &Event, kept: &History| match ev {

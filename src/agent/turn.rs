@@ -104,15 +104,23 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     output,
                     cached,
                 }) => {
-                    st.add_usage(input, output);
+                    let cost = st.add_usage(input, cached, output);
                     let context_pct = st.budget_mut().observe(input);
                     st.emit(Event::Usage {
                         input,
                         output,
                         cached,
                         context_pct,
+                        cost,
                     });
-                    st.marker(MarkerKind::Usage, json!({"input": input, "output": output}));
+                    let mut data = json!({"input": input, "output": output, "model": st.model()});
+                    if cached > 0 {
+                        data["cached"] = json!(cached);
+                    }
+                    if let Some(c) = cost {
+                        data["cost"] = json!(c);
+                    }
+                    st.marker(MarkerKind::Usage, data);
                 }
                 Ok(StreamEvent::Finished { reason }) => finish = reason,
                 Err(e) => {

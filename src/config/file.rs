@@ -48,6 +48,9 @@ pub struct ProviderSection {
     pub gpu_layers: Option<u32>,
     pub top_p: Option<f64>,
     pub seed: Option<u32>,
+    /// What this provider's tokens cost (USD per million), for every model of it; the
+    /// built-in table prices the vendors' own models, and local ones have none.
+    pub price: Option<super::Price>,
 }
 
 /// The config file as written; every key optional, unknown keys rejected.

@@ -11,6 +11,7 @@ mod choices;
 mod describe;
 mod file;
 pub mod mcp;
+mod price;
 
 /// Name fragments that mark a variable as secret by default (matched case-insensitively):
 /// kept from tools and MCP servers unless passed by name.
@@ -24,6 +25,7 @@ use std::path::PathBuf;
 pub use choices::{Continuation, Protocol, WireKind};
 pub use describe::redact_url;
 pub use file::{FileConfig, PermissionsSection, ProviderSection, ToolDirs, default_config_path, xdg_dir};
+pub use price::Price;
 
 /// A configuration problem; always the user's to fix (exit code 2), never retryable.
 #[derive(Debug, thiserror::Error)]

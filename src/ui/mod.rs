@@ -4,6 +4,7 @@
 //! They consume agent `Event`s and send `Op`s (parsed from slash commands by `slash`);
 //! they never reach into the agent. Only front ends print.
 
+pub(crate) mod cost;
 pub(crate) mod diff;
 pub mod mcp;
 pub(crate) mod models;

@@ -11,6 +11,7 @@ mod agent_every_tool;
 mod agent_loop;
 mod cli_binary;
 mod compaction_notice_e2e;
+mod costs;
 mod example_tools;
 mod external_tools;
 mod external_tools_e2e;

@@ -219,6 +219,9 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     *mode, rules, remembered, session,
                 ))?;
             }
+            Event::Spend { models, cost } => {
+                self.print(&crate::ui::cost::format_spend(models, *cost))?;
+            }
             Event::Sessions { sessions } => {
                 let home = crate::environ::var("HOME");
                 let table = crate::ui::sessions::format_sessions(sessions, home.as_deref(), &chrono::Local);
@@ -385,12 +388,14 @@ mod tests {
                     output: 2,
                     cached: 0,
                     context_pct: Some(15),
+                    cost: None,
                 },
                 Event::Usage {
                     input: 900,
                     output: 2,
                     cached: 800,
                     context_pct: None,
+                    cost: None,
                 },
             ],
             PlainOptions {

@@ -76,6 +76,8 @@ pub struct App {
     pub tokens: u64,
     /// Of the input tokens, those the vendor read from its prompt cache.
     pub cached: u64,
+    /// USD the session cost so far, when any response had a price.
+    pub cost: Option<f64>,
     /// Context window use of the last request, in percent.
     pub context_pct: Option<u32>,
     pub tool_calls: u32,
@@ -117,6 +119,7 @@ impl App {
             model,
             tokens: 0,
             cached: 0,
+            cost: None,
             context_pct: None,
             tool_calls: 0,
             turn: None,
@@ -248,11 +251,13 @@ impl App {
                 model,
                 history,
                 tokens,
+                cost,
                 interrupted,
             } => {
                 self.sessions_seen += 1;
                 self.model = model;
                 self.tokens = tokens;
+                self.cost = cost;
                 let short = id.as_deref().map(short_id).unwrap_or_default();
                 if !history.is_empty() {
                     self.flush_live();
@@ -339,9 +344,13 @@ impl App {
                 output,
                 cached,
                 context_pct,
+                cost,
             } => {
                 self.tokens += input + output;
                 self.cached += cached;
+                if let Some(c) = cost {
+                    self.cost = Some(self.cost.unwrap_or(0.0) + c);
+                }
                 self.context_pct = context_pct.or(self.context_pct);
             }
             Event::Compacted { before, after } => {
@@ -412,6 +421,10 @@ impl App {
                 self.push(Cell::Notice(NoticeLevel::Info, text.trim_end().to_string()));
             }
             Event::UserMessage { .. } => {}
+            Event::Spend { models, cost } => {
+                let text = crate::ui::cost::format_spend(&models, cost);
+                self.push(Cell::Notice(NoticeLevel::Info, text.trim_end().to_string()));
+            }
             Event::Sessions { sessions } => {
                 let home = crate::environ::var("HOME");
                 let table = crate::ui::sessions::format_sessions(&sessions, home.as_deref(), &chrono::Local);

@@ -182,7 +182,7 @@ fn live_markdown(app: &App, cache: &mut LiveCache, width: usize, max: usize) -> 
     out
 }
 
-/// `provider/model · session · cwd · tokens · tools n/max`, dropping the least useful
+/// `provider/model · session · cwd · tokens · cost · tools n/max`, dropping the least useful
 /// parts first when narrow.
 pub(crate) fn status_line(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
@@ -203,6 +203,10 @@ pub(crate) fn status_line(app: &App, width: usize) -> Line<'static> {
     }
     parts.push((app.cwd_display.clone(), 1));
     parts.push((tokens, 5));
+    // Only a known price gives a cost; a local or unknown model shows tokens alone.
+    if let Some(c) = app.cost {
+        parts.push((crate::spend::dollars(c), 6));
+    }
     parts.push((tools, 4));
     parts.push((app.mode_label(), 8));
     let total = |p: &[(String, u8)]| {

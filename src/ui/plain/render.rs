@@ -17,6 +17,8 @@ pub struct PlainOptions {
     pub json: bool,
     pub verbose: bool,
     pub color: bool,
+    /// Show what a running command prints on stderr as it prints it (stderr is a terminal).
+    pub live: bool,
 }
 
 /// Renders events as text (or JSON lines) onto two writers.
@@ -31,6 +33,8 @@ pub struct Renderer<O: Write, E: Write> {
     pub model: String,
     /// The provider in use when `/model` switched it (empty: the one the run began on).
     pub provider: String,
+    /// A running command's live output left stderr inside a line.
+    live_open: bool,
 }
 
 const CYAN: &str = "\x1b[36m";
@@ -57,6 +61,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             retrying: None,
             model: String::new(),
             provider: String::new(),
+            live_open: false,
         }
     }
 
@@ -132,12 +137,20 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     writeln!(self.out, "{l}")?;
                 }
             }
+            Event::ToolOutputDelta { text, .. } if self.opts.live => self.live_output(text)?,
+            Event::PlanUpdated { steps } => {
+                self.line_break()?;
+                for line in crate::ui::plan::lines(steps) {
+                    writeln!(self.out, "{}", sanitize(&line))?;
+                }
+            }
             Event::ToolCallFinished {
                 summary,
                 output,
                 success,
                 ..
             } => {
+                self.end_live_output()?;
                 self.line_break()?;
                 let (mark, color) = if *success {
                     ("⎿", GREEN)
@@ -259,6 +272,32 @@ impl<O: Write, E: Write> Renderer<O, E> {
             _ => {}
         }
         self.out.flush()
+    }
+
+    /// A running command's output, as it prints it: indented on stderr, after what stdout
+    /// already shows.
+    fn live_output(&mut self, text: &str) -> std::io::Result<()> {
+        self.out.flush()?;
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        let text = sanitize(&text);
+        let mut shown = String::with_capacity(text.len() + 8);
+        for piece in text.split_inclusive('\n') {
+            if !self.live_open {
+                shown.push_str("    ");
+            }
+            shown.push_str(piece);
+            self.live_open = !piece.ends_with('\n');
+        }
+        write!(self.err, "{}", self.paint(DIM, &shown))?;
+        self.err.flush()
+    }
+
+    /// Ends a live output line left open, before the result is shown.
+    fn end_live_output(&mut self) -> std::io::Result<()> {
+        if std::mem::take(&mut self.live_open) {
+            writeln!(self.err)?;
+        }
+        Ok(())
     }
 
     fn write_result_body(&mut self, body: &str) -> std::io::Result<()> {

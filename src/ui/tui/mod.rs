@@ -14,6 +14,7 @@ pub(crate) mod guard;
 pub(crate) mod highlight;
 pub mod history;
 pub(crate) mod info;
+pub mod live;
 pub(crate) mod markdown;
 pub(crate) mod paste;
 pub mod screen;

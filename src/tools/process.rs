@@ -363,9 +363,6 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
             _ = &mut deadline => break Some(Outcome::TimedOut),
         }
     };
-    if let Some(l) = live.as_mut() {
-        l.flush(true);
-    }
     // Finished, not dropped: what is left in the pipe is read below.
     if let Some(t) = tail.as_mut() {
         t.armed = false;
@@ -374,10 +371,13 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     // they wrote.
     let killed = guard.kill_all();
     if !out_eof {
-        drain(&out_rx, &mut out, &mut chunk);
+        drain(&out_rx, &mut out, &mut chunk, live.as_mut().filter(|_| !live_err));
     }
     if let (false, Some(rx), Some(e)) = (err_eof, err_rx.as_ref(), err.as_mut()) {
-        drain(rx, e, &mut err_chunk);
+        drain(rx, e, &mut err_chunk, live.as_mut().filter(|_| live_err));
+    }
+    if let Some(l) = live.as_mut() {
+        l.flush(true);
     }
     ended(pid);
     let status = child.wait().await;
@@ -444,12 +444,20 @@ impl Drop for DrainOnDrop {
 }
 
 /// Reads what is already in the pipe without waiting for writers that may never close it.
-fn drain(rx: &pipe::Receiver, out: &mut CappedBuf, chunk: &mut [u8]) {
+fn drain(
+    rx: &pipe::Receiver,
+    out: &mut CappedBuf,
+    chunk: &mut [u8],
+    mut live: Option<&mut super::live::Feed>,
+) {
     loop {
         match nix::unistd::read(rx.as_fd(), chunk) {
             Ok(0) => return,
             Ok(n) => {
                 out.push(&chunk[..n]);
+                if let Some(l) = live.as_deref_mut() {
+                    l.push(&chunk[..n]);
+                }
             }
             Err(Errno::EINTR) => {}
             Err(_) => return,

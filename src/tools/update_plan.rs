@@ -76,10 +76,7 @@ fn parse(args: Value) -> Result<Vec<PlanStep>, ToolError> {
     if let Some(i) = steps.iter().position(|s| s.step.trim().is_empty()) {
         return Err(ToolError::InvalidParams(format!("Step {} is empty.", i + 1)));
     }
-    if let Some(i) = steps
-        .iter()
-        .position(|s| s.step.chars().count() > MAX_STEP_CHARS)
-    {
+    if let Some(i) = steps.iter().position(|s| s.step.chars().count() > MAX_STEP_CHARS) {
         return Err(ToolError::InvalidParams(format!(
             "Step {} is longer than {MAX_STEP_CHARS} characters; say it in one line.",
             i + 1
@@ -124,10 +121,19 @@ mod tests {
         ]});
         let out = UpdatePlan.call(args.clone(), &ctx).await.unwrap();
         assert_eq!(out.summary, "1/3 done");
-        assert_eq!(steps(&args.to_string()).unwrap()[1].status, StepStatus::InProgress);
+        assert_eq!(
+            steps(&args.to_string()).unwrap()[1].status,
+            StepStatus::InProgress
+        );
         for (bad, says) in [
-            (json!({"steps": [{"step": "x", "status": "started"}]}), "unknown variant"),
-            (json!({"steps": [{"step": " ", "status": "done"}]}), "Step 1 is empty"),
+            (
+                json!({"steps": [{"step": "x", "status": "started"}]}),
+                "unknown variant",
+            ),
+            (
+                json!({"steps": [{"step": " ", "status": "done"}]}),
+                "Step 1 is empty",
+            ),
             (json!({}), "missing field `steps`"),
             (
                 json!({"steps": vec![json!({"step": "s", "status": "done"}); 51]}),

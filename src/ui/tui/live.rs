@@ -90,9 +90,17 @@ impl Tail {
 
 /// The plan as lines: its heading, then a window of at most `max` steps around the first
 /// one not done (`None`: all steps, as the scrollback shows it).
-pub(crate) fn plan_lines(steps: &[PlanStep], width: usize, t: &Theme, max: Option<usize>) -> Vec<Line<'static>> {
+pub(crate) fn plan_lines(
+    steps: &[PlanStep],
+    width: usize,
+    t: &Theme,
+    max: Option<usize>,
+) -> Vec<Line<'static>> {
     let heading = crate::ui::plan::heading(steps);
-    let mut out = vec![Line::from(Span::styled(wrap::truncate(&heading, width), t.accent))];
+    let mut out = vec![Line::from(Span::styled(
+        wrap::truncate(&heading, width),
+        t.accent,
+    ))];
     let (from, to) = match max {
         Some(max) if steps.len() > max => {
             let current = steps

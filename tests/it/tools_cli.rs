@@ -29,7 +29,7 @@ fn list_shows_every_tool_with_its_first_line() {
         assert!(line.starts_with(&format!("{name} ")), "{line}");
     }
     assert!(
-        text.contains("glob        Find files whose path matches a glob pattern.\n"),
+        text.contains("glob         Find files whose path matches a glob pattern.\n"),
         "{text}"
     );
 }

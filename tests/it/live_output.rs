@@ -26,9 +26,13 @@ fn bash(cmd: &str) -> String {
 }
 
 fn spawn_json(home: &Path, base_url: &str) -> (Child, Receiver<Value>) {
+    spawn_json_key(home, base_url, "k")
+}
+
+fn spawn_json_key(home: &Path, base_url: &str, key: &str) -> (Child, Receiver<Value>) {
     let mut child = common::ikigai(home)
         .args(["--json", "-p", "go", "--base-url", base_url])
-        .env("OPENAI_API_KEY", "k")
+        .env("OPENAI_API_KEY", key)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -183,4 +187,62 @@ fn plain_mode_on_a_terminal_shows_the_lines_on_stderr_before_the_command_ends() 
     t.wait_text("EXITED:0");
     let out = std::fs::read_to_string(home.path().join("out.txt")).unwrap();
     assert!(out.contains("All done."), "{out}");
+}
+
+#[test]
+fn an_external_tool_shows_its_stderr_live_and_its_stdout_stays_its_result() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(".ikigai/tools");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tool = dir.join("slow_job");
+    let schema = json!({"name": "slow_job", "description": "A job that reports progress.",
+                        "parameters": {}});
+    std::fs::write(
+        &tool,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --schema ]; then echo '{schema}'; exit 0; fi\n\
+             echo 'step 1 of 2' >&2\nwhile [ ! -e go ]; do sleep 0.05; done\n\
+             echo 'step 2 of 2' >&2\necho '{{\"output\": \"finished\"}}'\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[("c1", "slow_job", "{}")]));
+    fake.push(Reply::text("Done."));
+    let (child, rx) = spawn_json(home.path(), &fake.base_url);
+    let mut events = Vec::new();
+    events_until(&rx, &mut events, |e| delta_text(e).contains("step 1 of 2\n"));
+    assert!(!has(&events, "tool_call_finished"), "{events:#?}");
+    std::fs::write(home.path().join("go"), "").unwrap();
+    events.extend(rx.iter());
+    assert!(child.wait_with_output().unwrap().status.success());
+    assert_eq!(delta_text(&events), "step 1 of 2\nstep 2 of 2\n");
+    let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
+    assert_eq!(finished["success"], true, "{finished}");
+    let output = finished["output"].as_str().unwrap();
+    assert!(
+        output.contains("finished") && !output.contains("step 1"),
+        "{output}"
+    );
+}
+
+#[test]
+fn a_key_printed_by_a_command_is_redacted_in_the_live_output_even_across_deltas() {
+    let home = tempfile::tempdir().unwrap();
+    let key = "sk-live-test-0123456789abcdef";
+    std::fs::write(home.path().join("leak.txt"), key).unwrap();
+    // The key is printed in two pieces with a pause between (two reads, two deltas).
+    let cmd = "head -c 12 leak.txt; sleep 0.3; tail -c +13 leak.txt; echo; echo end";
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[("c1", "bash", &bash(cmd))]));
+    fake.push(Reply::text("Done."));
+    let (child, rx) = spawn_json_key(home.path(), &fake.base_url, key);
+    let events: Vec<Value> = rx.iter().collect();
+    assert!(child.wait_with_output().unwrap().status.success());
+    let shown = delta_text(&events);
+    assert_eq!(shown, "[redacted]\nend\n", "{events:#?}");
+    let all: String = events.iter().map(Value::to_string).collect();
+    assert!(!all.contains("0123456789abcdef"), "{all}");
 }

@@ -30,6 +30,8 @@ mod tests_context;
 #[cfg(test)]
 mod tests_input;
 #[cfg(test)]
+mod tests_live;
+#[cfg(test)]
 mod tests_models;
 #[cfg(test)]
 mod tests_screens;

@@ -269,6 +269,9 @@ impl App {
                         format!("Resumed session {short} ({n} messages)"),
                     ));
                     for cell in cells::from_history(&history, &interrupted) {
+                        if let Cell::Plan(steps) = &cell {
+                            self.plan.clone_from(steps);
+                        }
                         self.push(cell);
                     }
                 } else if self.sessions_seen > 1 && id != self.session_id {

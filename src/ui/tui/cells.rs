@@ -425,6 +425,13 @@ pub(crate) fn from_history(history: &[crate::message::Message], interrupted: &[u
             if let Some(t) = open {
                 t.set_result(r.clone());
                 interrupted_turn |= t.interrupted;
+                // A plan the model kept shows as it did live, after its call.
+                let plan = (r.success && t.name == crate::tools::update_plan::NAME)
+                    .then(|| plan_of(history, id))
+                    .flatten();
+                if let Some(steps) = plan {
+                    out.push(Cell::Plan(steps));
+                }
                 continue;
             }
         }
@@ -434,6 +441,15 @@ pub(crate) fn from_history(history: &[crate::message::Message], interrupted: &[u
         mark(&mut out);
     }
     out
+}
+
+/// The steps of the stored `update_plan` call `id`.
+fn plan_of(history: &[crate::message::Message], id: &str) -> Option<Vec<crate::protocol::PlanStep>> {
+    history
+        .iter()
+        .filter_map(|m| m.as_tool_call())
+        .find(|d| d.id == id)
+        .and_then(|d| crate::tools::update_plan::steps(&d.function.arguments))
 }
 
 /// The mark left where a turn was interrupted.

@@ -99,3 +99,37 @@ fn a_running_command_shows_its_last_lines_and_the_plan_is_pinned() {
     );
     assert!(done.contains("▸ build"), "{done}");
 }
+
+#[test]
+fn a_resumed_session_shows_its_plans_as_they_were_shown_live() {
+    use crate::message::Message;
+    let args = json!({"steps": [
+        {"step": "read the code", "status": "done"},
+        {"step": "build", "status": "in_progress"}
+    ]})
+    .to_string();
+    let ok = json!({"tool_success": true, "result": {"output": "Plan updated"}}).to_string();
+    let history = vec![
+        Message::user("build it".to_string()),
+        Message::tool_call("p1", "update_plan", &args),
+        Message::tool_result("p1", "update_plan", "1/2 done".to_string(), ok, true),
+        Message::assistant("Building.".to_string()),
+    ];
+    let mut h = Harness::new(60, 24, &[]);
+    h.ev(Event::SessionStarted {
+        id: Some("0193f2a4-aaaa-bbbb".into()),
+        model: "gpt-5-mini".into(),
+        history: history.into(),
+        tokens: 0,
+        interrupted: vec![],
+    });
+    h.draw();
+    let text = h.text();
+    let plan = text.find("Plan (1/2 done)").unwrap_or_else(|| panic!("{text}"));
+    assert!(text[plan..].contains("  ▸ build"), "{text}");
+    assert!(
+        text.find("update_plan(").unwrap() < plan,
+        "after its call:\n{text}"
+    );
+    assert_eq!(h.app.plan.len(), 2, "the current plan is the restored one");
+}

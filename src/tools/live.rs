@@ -1,17 +1,28 @@
 //! Live output of the running call: what its command prints, handed to the front ends
 //! while it runs. The caller (the agent's turn) runs the call inside `Sink::scope`;
 //! process.rs feeds what it reads into a `Feed`, which keeps only a bounded tail and hands
-//! it on at most every `INTERVAL`. Owns no rendering, no protocol and no process handling,
-//! and never changes what the call returns (the stored result is read as before).
+//! it on at most every `INTERVAL`; nothing is copied when no front end shows it. Owns no
+//! rendering, no protocol and no process handling, and never changes what the call
+//! returns (the stored result is read as before).
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 tokio::task_local! {
     static CURRENT: Sink;
+}
+
+/// Whether any front end shows live output (off: plain mode with neither `--json` nor a
+/// terminal on stderr), so that nothing is copied when nobody looks.
+static WATCHED: AtomicBool = AtomicBool::new(true);
+
+/// Says whether a front end shows live output (for the whole process).
+pub fn set_watched(on: bool) {
+    WATCHED.store(on, Ordering::Relaxed);
 }
 
 /// The shortest time between two deltas of one call.
@@ -66,6 +77,9 @@ pub(crate) struct Feed {
 impl Feed {
     /// A feed into the sink of the call running on this task, if it was given one.
     pub(crate) fn current() -> Option<Feed> {
+        if !WATCHED.load(Ordering::Relaxed) {
+            return None;
+        }
         let sink = CURRENT.try_with(Clone::clone).ok()?;
         Some(Feed {
             sink,

@@ -528,4 +528,65 @@ mod tests {
             "File not found: x"
         );
     }
+
+    #[test]
+    fn live_output_goes_to_stderr_indented_and_ends_its_line_before_the_result() {
+        let delta = |t: &str| Event::ToolOutputDelta {
+            id: "a".into(),
+            text: t.into(),
+            skipped: 0,
+        };
+        let live = PlainOptions {
+            live: true,
+            ..Default::default()
+        };
+        let events = [
+            delta("one\ntw"),
+            delta("o\r\n\x1b[31mred\n50%\r60%"),
+            finished(r#"{"tool_success":true,"result":{"output":"x"}}"#),
+        ];
+        let (out, err) = render(&events, live);
+        assert_eq!(err, "    one\n    two\n    ␛[31mred\n    50%\n    60%\n");
+        assert!(out.contains("⎿ 2 files"), "{out}");
+        let (_, err) = render(&events, PlainOptions::default());
+        assert_eq!(err, "", "not on a terminal: nothing");
+    }
+
+    #[test]
+    fn json_mode_carries_live_output_and_plans() {
+        let (out, _) = render(
+            &[
+                Event::ToolOutputDelta {
+                    id: "a".into(),
+                    text: "x\n".into(),
+                    skipped: 0,
+                },
+                Event::ToolOutputDelta {
+                    id: "a".into(),
+                    text: "y".into(),
+                    skipped: 9,
+                },
+                Event::PlanUpdated {
+                    steps: vec![crate::protocol::PlanStep {
+                        step: "s".into(),
+                        status: crate::protocol::StepStatus::InProgress,
+                    }],
+                },
+            ],
+            PlainOptions {
+                json: true,
+                ..Default::default()
+            },
+        );
+        let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(
+            lines[0],
+            serde_json::json!({"type": "tool_output_delta", "id": "a", "text": "x\n"})
+        );
+        assert_eq!(lines[1]["skipped"], 9);
+        assert_eq!(
+            lines[2],
+            serde_json::json!({"type": "plan_updated", "steps": [{"step": "s", "status": "in_progress"}]})
+        );
+    }
 }

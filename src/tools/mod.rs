@@ -16,6 +16,7 @@ pub mod launcher;
 pub mod leftovers;
 pub(crate) mod list_dir;
 pub mod live;
+pub(crate) mod marked;
 pub mod mcp;
 pub(crate) mod output;
 pub(crate) mod params;

@@ -100,7 +100,7 @@ pub struct App {
     exit: bool,
     pub(super) dirty: bool,
     /// The approval question open now (see `approval.rs`).
-    pub approval: Option<super::approval::Pending>,
+    pub approval: Option<super::question::Pending>,
     /// The approval mode in force (shown in the status line; Shift+Tab cycles it).
     pub mode: crate::permissions::Mode,
     /// The model's plan (`update_plan`), pinned above the input while a turn runs.
@@ -406,12 +406,14 @@ impl App {
                 arguments,
                 reason,
                 always,
-            } => self.on_approval_requested(super::approval::Pending {
+                outside_sandbox,
+            } => self.on_approval_requested(super::question::Pending {
                 id,
                 name,
                 arguments,
                 reason,
                 always,
+                outside_sandbox,
                 typing: None,
             }),
             Event::ApprovalMode { mode } => self.mode = mode,

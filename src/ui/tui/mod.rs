@@ -17,6 +17,7 @@ pub(crate) mod info;
 pub mod live;
 pub(crate) mod markdown;
 pub(crate) mod paste;
+pub mod question;
 pub mod screen;
 pub mod theme;
 pub(crate) mod trust_ask;

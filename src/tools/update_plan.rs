@@ -53,10 +53,7 @@ impl Tool for UpdatePlan {
         let steps = parse(args)?;
         let done = steps.iter().filter(|s| s.status == StepStatus::Done).count();
         let summary = format!("{done}/{} done", steps.len());
-        Ok(ToolOutput::new(
-            json!({"output": format!("Plan updated: {done} of {} steps done.", steps.len())}),
-            summary,
-        ))
+        Ok(ToolOutput::new(json!({"output": "Plan updated."}), summary))
     }
 }
 

@@ -29,6 +29,17 @@ pub(crate) fn lines(steps: &[PlanStep]) -> Vec<String> {
     out
 }
 
+/// The call line of an `update_plan` call, `update_plan(3 steps)`: the plan itself is shown
+/// after it. `None` for any other call (or arguments that are not a plan).
+pub(crate) fn call_line(name: &str, arguments: &str) -> Option<String> {
+    if name != crate::tools::update_plan::NAME {
+        return None;
+    }
+    let steps = crate::tools::update_plan::steps(arguments)?;
+    let s = if steps.len() == 1 { "" } else { "s" };
+    Some(format!("{name}({} step{s})", steps.len()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,5 +60,12 @@ mod tests {
             ["Plan (1/3 done)", "  ✓ read", "  ▸ fix", "  ○ test"]
         );
         assert_eq!(lines(&[]), ["Plan cleared"]);
+        let args = r#"{"steps":[{"step":"a","status":"done"},{"step":"b","status":"pending"}]}"#;
+        assert_eq!(
+            call_line("update_plan", args).as_deref(),
+            Some("update_plan(2 steps)")
+        );
+        assert_eq!(call_line("update_plan", "{}"), None);
+        assert_eq!(call_line("bash", args), None);
     }
 }

@@ -131,7 +131,9 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             Event::ToolCallStarted { name, arguments, .. } => {
                 self.line_break()?;
-                let line = format!("● {}", sanitize(&call_summary(name, arguments)));
+                let call = crate::ui::plan::call_line(name, arguments)
+                    .unwrap_or_else(|| call_summary(name, arguments));
+                let line = format!("● {}", sanitize(&call));
                 writeln!(self.out, "{}", self.paint(CYAN, &line))?;
                 for l in crate::ui::diff::plain_lines(name, arguments, self.opts.color) {
                     writeln!(self.out, "{l}")?;

@@ -39,7 +39,8 @@ impl ToolCell {
                 }
                 crate::message::call_summary(&name, &serde_json::Value::Object(map).to_string())
             }
-            _ => crate::message::call_summary(&name, arguments),
+            _ => crate::ui::plan::call_line(&name, arguments)
+                .unwrap_or_else(|| crate::message::call_summary(&name, arguments)),
         };
         ToolCell {
             call,

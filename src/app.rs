@@ -366,7 +366,9 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
             json: cli.json,
             verbose: cli.verbose,
             color: !cli.json && !no_color && std::io::stdout().is_terminal(),
+            live: !cli.json && std::io::stderr().is_terminal(),
         };
+        crate::tools::live::set_watched(opts.json || opts.live);
         let ctx = crate::ui::plain::PlainContext {
             config,
             provider: start,

@@ -211,6 +211,20 @@ pub enum Event {
         id: String,
         text: String,
     },
+    /// What the running call (`bash`, an external tool's stderr) printed since the last
+    /// delta, at most every 50 ms while it runs; for watching only: the call's result is
+    /// what `ToolCallFinished` carries.
+    ToolOutputDelta {
+        id: String,
+        text: String,
+        /// Bytes printed before `text` that were left out (a flood of output).
+        #[serde(skip_serializing_if = "is_zero")]
+        skipped: u64,
+    },
+    /// The model's plan changed (`update_plan`): the whole list of steps.
+    PlanUpdated {
+        steps: Vec<PlanStep>,
+    },
     Retrying {
         attempt: u32,
         in_secs: f64,
@@ -312,6 +326,22 @@ pub enum KeyState {
     Missing,
     /// The endpoint needs no key (local servers).
     NotNeeded,
+}
+
+/// One step of the model's plan (`update_plan`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct PlanStep {
+    pub step: String,
+    pub status: StepStatus,
+}
+
+/// Where a plan step stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Pending,
+    InProgress,
+    Done,
 }
 
 /// Writes `text` as the JSON value it holds, or as a string when it is not JSON.

@@ -236,6 +236,9 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 }
             };
             let output = done.envelope.to_string();
+            let plan = (done.success && c.name == crate::tools::update_plan::NAME)
+                .then(|| crate::tools::update_plan::steps(&c.arguments))
+                .flatten();
             st.emit(Event::ToolCallFinished {
                 id: c.id.clone(),
                 summary: done.summary.clone(),
@@ -249,6 +252,9 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 output,
                 done.success,
             ));
+            if let Some(steps) = plan {
+                st.emit(Event::PlanUpdated { steps });
+            }
         }
         if limit_reached {
             // A response after the limit asked for more tools: none ran; stop here.
@@ -266,16 +272,22 @@ async fn run_call(st: &mut AgentState, c: &Call, outside: bool) -> Executed {
     st.set_running_call(Some(c.id.clone()));
     let partial = st.tool_partial();
     let progress = progress_sink(st, &c.id);
-    let call = progress.scope(partial.scope(st.registry().execute_with_stderr(
-        &c.name,
-        &c.arguments,
-        st.tool_ctx(),
-    )));
+    let live = super::live::LiveOutput::new(st, &c.id);
+    let call =
+        live.sink()
+            .scope(
+                progress.scope(partial.scope(st.registry().execute_with_stderr(
+                    &c.name,
+                    &c.arguments,
+                    st.tool_ctx(),
+                ))),
+            );
     let (done, stderr) = if outside {
         crate::tools::launcher::unsandboxed(call).await
     } else {
         call.await
     };
+    live.finish();
     st.set_running_call(None);
     let _ = partial.take_text();
     if let Some(text) = stderr {

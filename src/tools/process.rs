@@ -62,6 +62,17 @@ pub struct Spec {
     /// Copy stdout, as it is read, into the caller's `Partial` buffer (if the call runs
     /// in one), so a cancelled call can still show what the command printed.
     pub share_partial: bool,
+    /// Which pipe is streamed to the running call's live sink (`tools::live`), if any.
+    pub live: LiveFrom,
+}
+
+/// The pipe whose output a person watches while the call runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiveFrom {
+    Nothing,
+    Stdout,
+    /// stderr (with `StderrMode::Separate`): an external tool's stdout is its result JSON.
+    Stderr,
 }
 
 /// How the main process ended.
@@ -281,6 +292,10 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
         }
         None => None,
     };
+    let mut live = (spec.live != LiveFrom::Nothing)
+        .then(super::live::Feed::current)
+        .flatten();
+    let live_err = spec.live == LiveFrom::Stderr;
     let mut err = match spec.stderr {
         StderrMode::Separate(cap) => Some(CappedBuf::new(cap)),
         StderrMode::Merged => None,
@@ -306,12 +321,16 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     let main_exit = exited(pid);
     tokio::pin!(main_exit);
     let finished = loop {
+        let live_due = live.as_ref().and_then(super::live::Feed::due);
         tokio::select! {
             r = out_rx.read(&mut chunk), if !out_eof => match r {
                 Ok(0) => out_eof = true,
                 Ok(n) => {
                     if let Some(p) = &partial {
                         p.push(&chunk[..n]);
+                    }
+                    if let (Some(l), false) = (live.as_mut(), live_err) {
+                        l.push(&chunk[..n]);
                     }
                     if !out.push(&chunk[..n]) && spec.stop_when_full {
                         break Some(Outcome::OutputFull);
@@ -326,11 +345,19 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
                     if let Some(e) = err.as_mut() {
                         e.push(&err_chunk[..n]);
                     }
+                    if let (Some(l), true) = (live.as_mut(), live_err) {
+                        l.push(&err_chunk[..n]);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => err_eof = true,
             },
             () = &mut feed, if !fed => fed = true,
+            () = super::live::until(live_due), if live_due.is_some() => {
+                if let Some(l) = live.as_mut() {
+                    l.flush(false);
+                }
+            }
             () = &mut main_exit => break None,
             _ = &mut deadline => break Some(Outcome::TimedOut),
         }
@@ -343,10 +370,13 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     // they wrote.
     let killed = guard.kill_all();
     if !out_eof {
-        drain(&out_rx, &mut out, &mut chunk);
+        drain(&out_rx, &mut out, &mut chunk, live.as_mut().filter(|_| !live_err));
     }
     if let (false, Some(rx), Some(e)) = (err_eof, err_rx.as_ref(), err.as_mut()) {
-        drain(rx, e, &mut err_chunk);
+        drain(rx, e, &mut err_chunk, live.as_mut().filter(|_| live_err));
+    }
+    if let Some(l) = live.as_mut() {
+        l.flush(true);
     }
     ended(pid);
     let status = child.wait().await;
@@ -413,12 +443,20 @@ impl Drop for DrainOnDrop {
 }
 
 /// Reads what is already in the pipe without waiting for writers that may never close it.
-fn drain(rx: &pipe::Receiver, out: &mut CappedBuf, chunk: &mut [u8]) {
+fn drain(
+    rx: &pipe::Receiver,
+    out: &mut CappedBuf,
+    chunk: &mut [u8],
+    mut live: Option<&mut super::live::Feed>,
+) {
     loop {
         match nix::unistd::read(rx.as_fd(), chunk) {
             Ok(0) => return,
             Ok(n) => {
                 out.push(&chunk[..n]);
+                if let Some(l) = live.as_deref_mut() {
+                    l.push(&chunk[..n]);
+                }
             }
             Err(Errno::EINTR) => {}
             Err(_) => return,

@@ -10,6 +10,7 @@ pub mod mcp;
 pub(crate) mod models;
 pub mod permissions_cmd;
 pub mod plain;
+pub(crate) mod plan;
 pub(crate) mod result;
 pub mod sandbox_cmd;
 pub mod sessions;

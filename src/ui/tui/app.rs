@@ -105,6 +105,8 @@ pub struct App {
     pub approval: Option<super::question::Pending>,
     /// The approval mode in force (shown in the status line; Shift+Tab cycles it).
     pub mode: crate::permissions::Mode,
+    /// The model's plan (`update_plan`), pinned above the input while a turn runs.
+    pub plan: Vec<crate::protocol::PlanStep>,
 }
 
 impl App {
@@ -142,6 +144,7 @@ impl App {
             dirty: true,
             approval: None,
             mode: ctx.config.approval.unwrap_or(crate::permissions::Mode::Ask),
+            plan: Vec::new(),
             ctx,
         };
         let welcome = info::welcome(&app.theme, &app.ctx, &app.model, &app.cwd_display);
@@ -255,6 +258,7 @@ impl App {
                 interrupted,
             } => {
                 self.sessions_seen += 1;
+                self.plan.clear();
                 self.model = model;
                 self.tokens = tokens;
                 self.cost = cost;
@@ -270,6 +274,9 @@ impl App {
                         format!("Resumed session {short} ({n} messages)"),
                     ));
                     for cell in cells::from_history(&history, &interrupted) {
+                        if let Cell::Plan(steps) = &cell {
+                            self.plan.clone_from(steps);
+                        }
                         self.push(cell);
                     }
                 } else if self.sessions_seen > 1 && id != self.session_id {
@@ -334,6 +341,7 @@ impl App {
                         interrupted: false,
                         preview: Vec::new(),
                         progress: None,
+                        live: Default::default(),
                     }),
                 }
                 self.flush_tools();
@@ -367,6 +375,15 @@ impl App {
             }
             // A tool's stderr is for scripted --verbose runs; the TUI keeps the screen clean.
             Event::ToolStderr { .. } => {}
+            Event::ToolOutputDelta { id, text, .. } => {
+                if let Some(t) = self.tools.iter_mut().find(|t| t.id == id && t.result.is_none()) {
+                    t.live.push(&text);
+                }
+            }
+            Event::PlanUpdated { steps } => {
+                self.push(Cell::Plan(steps.clone()));
+                self.plan = steps;
+            }
             Event::Retrying {
                 attempt,
                 in_secs,

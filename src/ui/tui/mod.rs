@@ -14,6 +14,7 @@ pub(crate) mod guard;
 pub(crate) mod highlight;
 pub mod history;
 pub(crate) mod info;
+pub mod live;
 pub(crate) mod markdown;
 pub(crate) mod paste;
 pub mod question;
@@ -29,6 +30,8 @@ mod tests;
 mod tests_context;
 #[cfg(test)]
 mod tests_input;
+#[cfg(test)]
+mod tests_live;
 #[cfg(test)]
 mod tests_models;
 #[cfg(test)]

@@ -84,6 +84,12 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
     }
 
     let mut below = Vec::new();
+    if app.turn.is_some() && !app.plan.is_empty() {
+        if !live.is_empty() {
+            below.push(Line::default());
+        }
+        below.extend(super::live::pinned(&app.plan, width, t));
+    }
     if let Some(turn) = &app.turn {
         let (label, since) = match (&turn.phase, turn.cancelling) {
             (_, true) => ("Interrupting".to_string(), turn.started),

@@ -147,6 +147,10 @@ pub enum Event {
     /// The text a turn starts from, as sent to the model (`-p` with piped stdin included).
     UserMessage {
         text: String,
+        /// The `@file` mentions attached to it, one line each (`src/main.rs, 120 lines`);
+        /// their content went to the model after the text.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<String>,
     },
     TurnStarted,
     TextDelta {

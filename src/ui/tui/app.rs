@@ -103,6 +103,8 @@ pub struct App {
     pub approval: Option<super::approval::Pending>,
     /// The approval mode in force (shown in the status line; Shift+Tab cycles it).
     pub mode: crate::permissions::Mode,
+    /// The user's and the trusted project's commands (`/review`).
+    pub(crate) custom: crate::ui::custom_commands::CustomCommands,
 }
 
 impl App {
@@ -139,11 +141,24 @@ impl App {
             dirty: true,
             approval: None,
             mode: ctx.config.approval.unwrap_or(crate::permissions::Mode::Ask),
+            custom: Default::default(),
             ctx,
         };
         let welcome = info::welcome(&app.theme, &app.ctx, &app.model, &app.cwd_display);
         app.inserts.push(Cell::Lines(welcome));
         app
+    }
+
+    /// Offers these custom commands; `notices` say what was not loaded.
+    pub(crate) fn set_custom_commands(
+        &mut self,
+        custom: crate::ui::custom_commands::CustomCommands,
+        notices: Vec<String>,
+    ) {
+        self.custom = custom;
+        for text in notices {
+            self.push(Cell::Notice(NoticeLevel::Warning, text));
+        }
     }
 
     /// The line shown after exit: how to come back to this session (none when nothing was
@@ -409,7 +424,12 @@ impl App {
                 let text = crate::ui::permissions_cmd::format_list(mode, &rules, &remembered, &session);
                 self.push(Cell::Notice(NoticeLevel::Info, text.trim_end().to_string()));
             }
-            Event::UserMessage { .. } => {}
+            // The text is shown as it was sent; its attachments follow it.
+            Event::UserMessage { attachments, .. } => {
+                for a in attachments {
+                    self.push(Cell::Attached(a));
+                }
+            }
             Event::Sessions { sessions } => {
                 let home = crate::environ::var("HOME");
                 let table = crate::ui::sessions::format_sessions(&sessions, home.as_deref(), &chrono::Local);
@@ -585,7 +605,7 @@ impl App {
         let sessions = self.known_sessions().to_vec();
         let providers = crate::provider::names(&self.ctx.config);
         let found = super::complete::model_provider(&text, cursor, &providers)
-            .or_else(|| super::complete::complete(&text, cursor, &cwd, &sessions));
+            .or_else(|| super::complete::complete(&text, cursor, &cwd, &sessions, &self.custom));
         match found {
             Some(c) => {
                 self.editor.replace_range(c.range, &c.insert);
@@ -602,7 +622,19 @@ impl App {
         let text = self.pastes.expand(&self.editor.take());
         self.history.push(&crate::redact::global().scrub(&text));
         self.hint = None;
-        match commands::parse(&text) {
+        // A custom command sends its body (a built-in of the same name always wins).
+        let parsed = commands::parse(&text);
+        if matches!(parsed, Some(Command::Unknown { .. }))
+            && let Some(body) = self.custom.expand(&text)
+        {
+            if self.busy() {
+                self.queued.push_back(body);
+            } else {
+                self.send(body, now);
+            }
+            return;
+        }
+        match parsed {
             None => {
                 let text = match text.trim_start().strip_prefix("//") {
                     Some(rest) => format!("/{rest}"),
@@ -625,7 +657,7 @@ impl App {
         }
         match cmd {
             Command::Help => {
-                for cell in info::help() {
+                for cell in info::help(&self.custom) {
                     self.push(cell);
                 }
             }

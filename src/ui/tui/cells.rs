@@ -113,6 +113,8 @@ pub(crate) enum Cell {
     Notice(NoticeLevel, String),
     /// A note from the TUI itself (e.g. "queued", "interrupted").
     Marker(String),
+    /// A file attached to the user message above it: `src/main.rs, 120 lines`.
+    Attached(String),
     /// Pre-styled lines (welcome, tools, a schema), word-wrapped when shown.
     Lines(Vec<Line<'static>>),
     /// A titled two-column list (keys, commands, settings): side by side when wide enough,
@@ -172,6 +174,14 @@ impl Cell {
                 )
             }
             Cell::Marker(text) => wrap::wrap_text(text, t.warning, width, &[], &[], Mode::Words),
+            Cell::Attached(text) => wrap::wrap_text(
+                text,
+                t.dim,
+                width,
+                &[Span::styled("  📎 ", t.dim)],
+                &[Span::raw("     ")],
+                Mode::Chars,
+            ),
             Cell::Columns { title, rows, notes } => columns(title, rows, notes, width, t),
             Cell::Lines(lines) => lines
                 .iter()
@@ -350,7 +360,7 @@ pub(crate) fn from_message(m: &crate::message::Message) -> Option<Cell> {
             crate::protocol::NoticeLevel::Info,
             format!("Earlier conversation compacted. Summary:\n{}", m.content),
         ),
-        Kind::User => Cell::User(m.content.clone()),
+        Kind::User => Cell::User(m.typed_text().to_string()),
         Kind::Assistant => Cell::Assistant(m.content.clone()),
         Kind::ToolCall => {
             let d = m.as_tool_call()?;
@@ -418,6 +428,9 @@ pub(crate) fn from_history(history: &[crate::message::Message], interrupted: &[u
             }
         }
         out.push(cell);
+        if let Some(a) = m.as_attachments() {
+            out.extend(a.attachments.iter().cloned().map(Cell::Attached));
+        }
     }
     if interrupted_turn || interrupted.contains(&history.len()) {
         mark(&mut out);

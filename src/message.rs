@@ -493,6 +493,34 @@ mod tests {
     }
 
     #[test]
+    fn a_user_message_keeps_its_attachments_through_the_store_columns() {
+        let m = Message::user_with_attachments(
+            "see @a.rs",
+            "\n\n<file path=\"a.rs\">\nfn a() {}\n</file>",
+            vec!["a.rs, 1 line".into()],
+        );
+        assert_eq!(m.typed_text(), "see @a.rs");
+        assert!(m.content.ends_with("</file>"));
+        let data = m.data_json();
+        assert_eq!(
+            data,
+            serde_json::json!({"text_len": 9, "attachments": ["a.rs, 1 line"]})
+        );
+        let back = Message::from_stored(Kind::User, m.content.clone(), Some(&data.to_string())).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(
+            Message::from_parts(Kind::User, m.content.clone(), data),
+            Some(m.clone())
+        );
+        let plain = Message::from_stored(Kind::User, "hi".into(), None).unwrap();
+        assert_eq!((plain.typed_text(), plain.data.is_none()), ("hi", true));
+        assert_eq!(
+            Message::user_with_attachments("hi", "", Vec::new()),
+            Message::user("hi")
+        );
+    }
+
+    #[test]
     fn tool_call_serialises_to_design_shape() {
         let m = Message::tool_call("call_1", "glob", r#"{"pattern":"*.rs"}"#);
         assert_eq!(m.content, r#"glob(pattern="*.rs")"#);

@@ -556,6 +556,23 @@ mod tests {
     }
 
     #[test]
+    fn a_resumed_message_shows_its_text_and_one_line_per_attachment() {
+        let h = vec![Message::user_with_attachments(
+            "look at @a.rs",
+            "\n\n<file path=\"a.rs\">\nfn a() {}\n</file>",
+            vec!["a.rs, 1 line".into()],
+        )];
+        let cells = from_history(&h, &[]);
+        assert_eq!(
+            cells,
+            [
+                Cell::User("look at @a.rs".into()),
+                Cell::Attached("a.rs, 1 line".into())
+            ]
+        );
+    }
+
+    #[test]
     fn history_joins_calls_with_results() {
         let h = vec![
             Message::system("sys"),

@@ -4,11 +4,11 @@
 //! working directory (unless given absolute), system files (`/proc`, `/sys`, `/dev`) and
 //! symlinks leading out. Reads only; never writes, never talks to the provider.
 //!
-//! The rule: `@` starts a mention only at the start of a word (so `user@example.com` and
-//! `` `@x` `` are text). A mention whose path exists is attached; one that does not exist
-//! is an error when it looks like a path (has a `/` at its end, a line range, a leading
-//! `./`, `../`, `/` or `~/`, or a file extension such as `.py`), else it stays text
-//! (`@alice`, `@types/node`). Trailing punctuation (`.,;:!?)` and quotes) is not part of it.
+//! The rule: `@` starts a mention only at the start of a word and outside code (so
+//! `user@example.com`, `` `@x` `` and a decorator in a fenced block are text). A mention whose path exists is attached; one that does not exist
+//! is an error when it looks like a path (only path characters, and a `/` at its end, a
+//! line range, a leading `./`, `../`, `/` or `~/`, or a file extension such as `.py`),
+//! else it stays text (`@alice`, `@types/node`, `@app.route("/")`). Trailing punctuation (`.,;:!?)` and quotes) is not part of it.
 
 use std::path::{Path, PathBuf};
 
@@ -65,9 +65,21 @@ pub(crate) async fn attach(text: &str, ctx: &ToolContext) -> Result<Attached, Me
     Ok(out)
 }
 
-/// The words of `text` that start with `@` (after whitespace or at the start).
+/// The words of `text` that start with `@` (after whitespace or at the start), outside
+/// code: fenced blocks (```` ``` ```` / `~~~`) and inline `` `code` `` are skipped.
 fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(char::is_whitespace)
+    let mut fenced = false;
+    text.lines()
+        .filter(move |line| {
+            let t = line.trim_start();
+            if t.starts_with("```") || t.starts_with("~~~") {
+                fenced = !fenced;
+                return false;
+            }
+            !fenced
+        })
+        .flat_map(|line| line.split('`').step_by(2))
+        .flat_map(|part| part.split(char::is_whitespace))
         .filter_map(|w| w.strip_prefix('@'))
         .filter(|w| !w.is_empty())
 }
@@ -104,10 +116,13 @@ fn parse(written: &str) -> Mention {
             && ext.starts_with(|c: char| c.is_ascii_alphabetic())
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
     });
-    let pathlike = range.is_some()
-        || extension
-        || path.ends_with('/')
-        || ["./", "../", "/", "~/"].iter().any(|p| path.starts_with(p));
+    // Code such as `@app.route("/")` is no path: only these characters make one.
+    let plain = path.chars().all(|c| c.is_alphanumeric() || "._-/~+@".contains(c));
+    let pathlike = plain
+        && (range.is_some()
+            || extension
+            || path.ends_with('/')
+            || ["./", "../", "/", "~/"].iter().any(|p| path.starts_with(p)));
     Mention {
         written: written.to_string(),
         path: path.to_string(),
@@ -149,7 +164,11 @@ fn check(m: &Mention, ctx: &ToolContext) -> Result<Option<PathBuf>, MentionError
     let fail = |why: String| Err(MentionError(format!("@{}: {why}", m.written)));
     if !exists(&given) {
         return if m.pathlike {
-            fail("no such file or directory (paths are relative to the working directory)".into())
+            fail(
+                "no such file or directory (paths are relative to the working directory; \
+                 to send an @word as text, put it in `backticks`)"
+                    .into(),
+            )
         } else {
             Ok(None)
         };
@@ -245,6 +264,10 @@ mod tests {
         std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
         let found: Vec<&str> = words("mail user@example.com, see @a.py. `@b` @").collect();
         assert_eq!(found, ["a.py."]);
+        let code = "fix @a.py:\n```python\n@pytest.fixture\ndef f(): pass\n```\nsee `x @y.rs z` and @c.md";
+        assert_eq!(words(code).collect::<Vec<_>>(), ["a.py:", "c.md"]);
+        assert!(mention("app.route(\"/\")", dir.path()).is_none());
+        assert!(mention("user.name=\"x\"", dir.path()).is_none());
         let m = mention("a.py.", dir.path()).unwrap();
         assert_eq!(m.path, "a.py");
         assert!(mention("alice", dir.path()).is_none());

@@ -66,17 +66,25 @@ pub(crate) async fn attach(text: &str, ctx: &ToolContext) -> Result<Attached, Me
 }
 
 /// The words of `text` that start with `@` (after whitespace or at the start), outside
-/// code: fenced blocks (```` ``` ```` / `~~~`) and inline `` `code` `` are skipped.
+/// code and data: fenced blocks (```` ``` ```` / `~~~`), inline `` `code` `` and the piped
+/// `<stdin>` block of `-p` are skipped.
 fn words(text: &str) -> impl Iterator<Item = &str> {
-    let mut fenced = false;
+    // The start of the line that ends the block being skipped.
+    let mut until: Option<&'static str> = None;
     text.lines()
         .filter(move |line| {
-            let t = line.trim_start();
-            if t.starts_with("```") || t.starts_with("~~~") {
-                fenced = !fenced;
+            let t = line.trim();
+            if let Some(end) = until {
+                if t.starts_with(end) {
+                    until = None;
+                }
                 return false;
             }
-            !fenced
+            until = ["```", "~~~"]
+                .into_iter()
+                .find(|f| t.starts_with(f))
+                .or((t == "<stdin>").then_some("</stdin>"));
+            until.is_none()
         })
         .flat_map(|line| line.split('`').step_by(2))
         .flat_map(|part| part.split(char::is_whitespace))
@@ -266,6 +274,8 @@ mod tests {
         assert_eq!(found, ["a.py."]);
         let code = "fix @a.py:\n```python\n@pytest.fixture\ndef f(): pass\n```\nsee `x @y.rs z` and @c.md";
         assert_eq!(words(code).collect::<Vec<_>>(), ["a.py:", "c.md"]);
+        let piped = "explain @a.py\n\n<stdin>\n@pytest.fixture\n@x.rs\n</stdin>";
+        assert_eq!(words(piped).collect::<Vec<_>>(), ["a.py"]);
         assert!(mention("app.route(\"/\")", dir.path()).is_none());
         assert!(mention("user.name=\"x\"", dir.path()).is_none());
         let m = mention("a.py.", dir.path()).unwrap();

@@ -104,6 +104,23 @@ fn a_prompt_carries_the_mentioned_file_a_range_and_a_directory() {
     assert_eq!(users.len(), 2, "{users:?}");
     assert!(users[0].contains("assert add(2, 2) == 4"), "{users:?}");
     assert_eq!(users[1], "and now?");
+
+    // Piped stdin is data: an `@word` in it is no mention.
+    fake.push(Reply::text("Piped."));
+    let out = run(
+        home.path(),
+        &proj,
+        &fake,
+        &["-p", "explain @src/calc.py"],
+        "@pytest.fixture\ndef f(): pass\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let sent = &user_texts(&fake, 2)[0];
+    assert!(
+        sent.starts_with("explain @src/calc.py\n\n<stdin>\n@pytest.fixture")
+            && sent.contains("def add(a, b)"),
+        "{sent}"
+    );
 }
 
 #[test]

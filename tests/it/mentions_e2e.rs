@@ -2,7 +2,8 @@
 //! the TUI (tmux) the mentioned file's content, a line range and a directory listing reach
 //! the model after the typed text, shown as one `📎` line each and stored with the
 //! message (a resumed session sends them again); a missing file, a symlink leading out of
-//! the project and `/proc` are errors before anything is sent; `user@example.com` is text.
+//! the project and `/proc` are errors before anything is sent; `user@example.com` is text;
+//! a configured key inside an attached file is scrubbed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -11,6 +12,8 @@ use std::process::{Output, Stdio};
 use crate::common;
 use crate::common::fake_provider::{FakeProvider, Reply};
 use crate::common::tmux::Tmux;
+
+const KEY: &str = "sk-mention-KEY-0123456789";
 
 fn s(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -42,7 +45,7 @@ fn run(home: &Path, cwd: &Path, fake: &FakeProvider, args: &[&str], stdin: &str)
         .current_dir(cwd)
         .args(args)
         .args(["--base-url", &fake.base_url])
-        .env("OPENAI_API_KEY", "test-key")
+        .env("OPENAI_API_KEY", KEY)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -121,6 +124,20 @@ fn a_prompt_carries_the_mentioned_file_a_range_and_a_directory() {
             && sent.contains("def add(a, b)"),
         "{sent}"
     );
+
+    // --json: the user_message event names the attachments.
+    fake.push(Reply::text("Json."));
+    let out = run(home.path(), &proj, &fake, &["--json", "-p", "@notes.txt:1"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let user: serde_json::Value = s(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "user_message")
+        .unwrap();
+    assert_eq!(
+        user,
+        serde_json::json!({"type": "user_message", "text": "@notes.txt:1", "attachments": ["notes.txt:1, 1 line"]})
+    );
 }
 
 #[test]
@@ -148,6 +165,17 @@ fn a_missing_file_a_link_out_of_the_project_and_proc_are_refused_before_sending(
     }
     assert!(fake.requests().is_empty(), "nothing reached the vendor");
 
+    // The configured key in an attached file is scrubbed like everything ikigai sends.
+    std::fs::write(proj.join("deploy.sh"), format!("export OPENAI_API_KEY={KEY}\n")).unwrap();
+    fake.push(Reply::text("Scrubbed."));
+    let out = run(home.path(), &proj, &fake, &["-p", "check @deploy.sh"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let sent = &user_texts(&fake, 0)[0];
+    assert!(
+        sent.contains("export OPENAI_API_KEY=[redacted]") && !sent.contains(KEY),
+        "{sent}"
+    );
+
     // Piped lines: the bad one stops the run before it is sent, as a failed turn does.
     fake.push(Reply::text("First."));
     let out = run(
@@ -162,8 +190,8 @@ fn a_missing_file_a_link_out_of_the_project_and_proc_are_refused_before_sending(
     assert!(err.contains("📎 src/calc.py, 1 line"), "{err}");
     assert!(err.contains("@gone.rs: no such file"), "{err}");
     let reqs = fake.requests();
-    assert_eq!(reqs.len(), 1, "only the first line was sent");
-    assert!(user_texts(&fake, 0)[0].contains("def add(a, b)"));
+    assert_eq!(reqs.len(), 2, "only the first line was sent");
+    assert!(user_texts(&fake, 1)[0].contains("def add(a, b)"));
 }
 
 #[test]

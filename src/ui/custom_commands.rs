@@ -266,15 +266,14 @@ fn read_dir(
     let mut out = Vec::new();
     for path in md_files(dir) {
         match read_one(&path, origin, inside) {
-            Ok(Some(c)) => out.push(c),
-            Ok(None) => {}
+            Ok(c) => out.push(c),
             Err(why) => notices.push(format!("command {} skipped: {why}", path.display())),
         }
     }
     out
 }
 
-fn read_one(path: &Path, origin: Origin, inside: Option<&Path>) -> Result<Option<CustomCommand>, String> {
+fn read_one(path: &Path, origin: Origin, inside: Option<&Path>) -> Result<CustomCommand, String> {
     let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
         return Err("its name is not UTF-8".into());
     };
@@ -311,18 +310,21 @@ fn read_one(path: &Path, origin: Origin, inside: Option<&Path>) -> Result<Option
         }
         _ => FrontMatter::default(),
     };
+    if body.trim().is_empty() {
+        return Err("it has no text to send".into());
+    }
     let arguments = match fm.arguments {
         Some(Arguments::Hint(h)) => h,
         Some(Arguments::Names(n)) => n.iter().map(|a| format!("<{a}>")).collect::<Vec<_>>().join(" "),
         None => String::new(),
     };
-    Ok(Some(CustomCommand {
+    Ok(CustomCommand {
         name: format!("/{stem}"),
         description: fm.description.unwrap_or_default().trim().to_string(),
         arguments,
         origin,
         body: body.to_string(),
-    }))
+    })
 }
 
 /// `(front matter, body)`: the front matter is between a first line `---` and the next
@@ -451,6 +453,7 @@ mod tests {
         let proj = home.path().join("proj");
         let cmds = proj.join(".ikigai/commands");
         write(&cmds, "ok.md", "fine");
+        write(&cmds, "empty.md", "---\ndescription: nothing\n---\n\n");
         write(&cmds, "broken.md", "---\ndescription: [unclosed\n---\nbody");
         write(home.path(), "outside.md", "secret");
         std::os::unix::fs::symlink(home.path().join("outside.md"), cmds.join("out.md")).unwrap();
@@ -465,7 +468,10 @@ mod tests {
             "{notices:?}"
         );
         assert!(
-            notices.iter().any(|n| n.contains("env.md skipped")),
+            notices.iter().any(|n| n.contains("env.md skipped"))
+                && notices
+                    .iter()
+                    .any(|n| n.contains("empty.md skipped: it has no text")),
             "{notices:?}"
         );
         assert!(

@@ -427,13 +427,13 @@ fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
         })
     })?;
     crate::permissions::project::merge(&mut config.permissions, rules);
-    let project = crate::tools::mcp::config::load_project(&cwd).map_err(|e| {
+    let project = crate::config::mcp::load_project(&cwd).map_err(|e| {
         AppError::Config(ConfigError::Parse {
             path: e.file,
             message: format!("`{}`: {}", e.key, e.message),
         })
     })?;
-    config.mcp_servers = crate::tools::mcp::config::merge(&config.mcp_servers, project);
+    config.mcp_servers = crate::config::mcp::merge(&config.mcp_servers, project);
     Ok(())
 }
 

@@ -229,6 +229,10 @@ pub enum Event {
         /// The rules `Answer::Always` (and `Session`) would add; empty when the call cannot
         /// be allowed part by part (then only yes and no are offered).
         always: Vec<String>,
+        /// The call already ran and the sandbox stopped it: the question is whether to run
+        /// it again outside the sandbox (only yes and no are offered).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        outside_sandbox: bool,
     },
     /// The approval mode now in force (at start and after `Op::SetApprovalMode`).
     ApprovalMode {

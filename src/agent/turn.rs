@@ -217,25 +217,22 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                         }
                         break 'run done;
                     }
-                    // What the command prints is kept outside the call: if the turn is
-                    // cancelled, `AgentState::interrupt` puts it in the call's result.
-                    st.set_running_call(Some(c.id.clone()));
-                    let partial = st.tool_partial();
-                    let progress = progress_sink(st, &c.id);
-                    let (mut done, stderr) = progress
-                        .scope(partial.scope(st.registry().execute_with_stderr(
+                    let mut done = run_call(st, c, false).await;
+                    if let Some(why) = done.envelope.sandbox_denial() {
+                        let denied = done;
+                        done = match super::approval::outside_sandbox(
+                            st,
+                            &c.id,
                             &c.name,
                             &c.arguments,
-                            st.tool_ctx(),
-                        )))
-                        .await;
-                    st.set_running_call(None);
-                    let _ = partial.take_text();
-                    if let Some(text) = stderr {
-                        st.emit(Event::ToolStderr {
-                            id: c.id.clone(),
-                            text,
-                        });
+                            denied,
+                            &why,
+                        )
+                        .await
+                        {
+                            None => run_call(st, c, true).await,
+                            Some(refused) => refused,
+                        };
                     }
                     executed += 1;
                     if action == Action::ExecuteLast {
@@ -267,6 +264,34 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         }
         limit_reached = executed >= limit;
     }
+}
+
+/// Runs call `c` (`outside`: with its processes started outside the sandbox, after the
+/// user approved that). What the command prints is kept outside the call: if the turn is
+/// cancelled, `AgentState::interrupt` puts it in the call's result.
+async fn run_call(st: &mut AgentState, c: &Call, outside: bool) -> Executed {
+    st.set_running_call(Some(c.id.clone()));
+    let partial = st.tool_partial();
+    let progress = progress_sink(st, &c.id);
+    let call = progress.scope(partial.scope(st.registry().execute_with_stderr(
+        &c.name,
+        &c.arguments,
+        st.tool_ctx(),
+    )));
+    let (done, stderr) = if outside {
+        crate::tools::launcher::unsandboxed(call).await
+    } else {
+        call.await
+    };
+    st.set_running_call(None);
+    let _ = partial.take_text();
+    if let Some(text) = stderr {
+        st.emit(Event::ToolStderr {
+            id: c.id.clone(),
+            text,
+        });
+    }
+    done
 }
 
 /// Where the running call's progress goes: a `ToolCallProgress` event for its line.

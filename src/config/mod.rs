@@ -10,6 +10,11 @@
 mod choices;
 mod describe;
 mod file;
+pub mod mcp;
+
+/// Name fragments that mark a variable as secret by default (matched case-insensitively):
+/// kept from tools and MCP servers unless passed by name.
+pub(crate) const SECRET_WORDS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
 mod validate;
 
 use std::collections::BTreeMap;
@@ -134,7 +139,7 @@ pub struct Config {
     /// Share of the window at which the conversation is compacted (0–1].
     pub auto_compact_at: f64,
     /// The MCP servers of the user's config (a trusted project's are merged in by the app).
-    pub mcp_servers: Vec<crate::tools::mcp::ServerSpec>,
+    pub mcp_servers: Vec<mcp::ServerSpec>,
     /// The OS sandbox of tool processes (`sandbox`, `sandbox_network`, `writable_roots`),
     /// checked against the kernel by `permissions::sandbox::install`.
     pub sandbox: crate::permissions::sandbox::Settings,

@@ -15,6 +15,7 @@ pub(crate) mod grep;
 pub mod launcher;
 pub mod leftovers;
 pub(crate) mod list_dir;
+pub(crate) mod marked;
 pub mod mcp;
 pub(crate) mod output;
 pub(crate) mod params;

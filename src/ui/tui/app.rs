@@ -100,7 +100,7 @@ pub struct App {
     exit: bool,
     pub(super) dirty: bool,
     /// The approval question open now (see `approval.rs`).
-    pub approval: Option<super::approval::Pending>,
+    pub approval: Option<super::question::Pending>,
     /// The approval mode in force (shown in the status line; Shift+Tab cycles it).
     pub mode: crate::permissions::Mode,
     /// The user's and the trusted project's commands (`/review`).
@@ -404,12 +404,14 @@ impl App {
                 arguments,
                 reason,
                 always,
-            } => self.on_approval_requested(super::approval::Pending {
+                outside_sandbox,
+            } => self.on_approval_requested(super::question::Pending {
                 id,
                 name,
                 arguments,
                 reason,
                 always,
+                outside_sandbox,
                 typing: None,
             }),
             Event::ApprovalMode { mode } => self.mode = mode,

@@ -16,6 +16,7 @@ pub mod history;
 pub(crate) mod info;
 pub(crate) mod markdown;
 pub(crate) mod paste;
+pub mod question;
 pub mod screen;
 pub mod theme;
 pub(crate) mod trust_ask;

@@ -61,12 +61,14 @@ pub(crate) fn user_dir() -> Option<PathBuf> {
 }
 
 impl CustomCommands {
-    /// The user's commands, and the project's when `trusted`; notices say what was skipped.
-    pub(crate) fn load(cwd: &Path, trusted: bool) -> (Self, Vec<String>) {
+    /// The user's commands, and the project's when `cwd` is trusted (the trust list is
+    /// read now); notices say what was skipped.
+    pub(crate) fn load(cwd: &Path) -> (Self, Vec<String>) {
+        let trusted = crate::permissions::trust::is_trusted(cwd);
         Self::load_from(user_dir().as_deref(), cwd, trusted)
     }
 
-    /// `load` with the user folder given.
+    /// `load` with the user folder and the trust given.
     pub(crate) fn load_from(user: Option<&Path>, cwd: &Path, trusted: bool) -> (Self, Vec<String>) {
         let mut notices = Vec::new();
         let mut list: Vec<CustomCommand> = Vec::new();

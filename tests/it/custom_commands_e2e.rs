@@ -122,11 +122,31 @@ fn piped_commands_from_both_folders_fill_in_arguments_and_mentions() {
     assert!(err.contains("📎 calc.py, 2 lines"), "{err}");
     assert_eq!(fake.requests().len(), 2);
 
+    // `/refresh` reads the folders again: a command written meanwhile (here by the
+    // model's bash call) is there for the next line.
+    let make = serde_json::json!({
+        "command": "printf 'Late: $1.' > .ikigai/commands/late.md"
+    })
+    .to_string();
+    fake.push(Reply::tool_calls(&[("c1", "bash", &make)]));
+    fake.push(Reply::text("Made."));
+    fake.push(Reply::text("Late reply."));
+    let out = run(
+        home.path(),
+        &proj,
+        &fake,
+        &[],
+        "make a command\n/refresh\n/late now\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert!(proj.join(".ikigai/commands/late.md").exists());
+    assert_eq!(last_user(&fake, 4), "Late: now.");
+
     // -p takes a custom command too.
     fake.push(Reply::text("Again."));
     let out = run(home.path(), &proj, &fake, &["-p", "/review x.rs speed"], "");
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
-    assert!(last_user(&fake, 2).starts_with("Review x.rs with an eye on speed."));
+    assert!(last_user(&fake, 5).starts_with("Review x.rs with an eye on speed."));
 }
 
 #[test]

@@ -247,9 +247,8 @@ pub async fn run(
         }
     }
     // Custom commands (`/review`), for piped lines and `-p` alike.
-    let custom = if output_error.is_none() {
-        let cwd = std::env::current_dir()?;
-        let (custom, notices) = CustomCommands::load(&cwd, crate::permissions::trust::is_trusted(&cwd));
+    let mut custom = if output_error.is_none() {
+        let (custom, notices) = CustomCommands::load(&std::env::current_dir()?);
         for text in notices {
             if let Err(e) = r.notice(NoticeLevel::Warning, &text) {
                 output_error = Some(e);
@@ -286,7 +285,10 @@ pub async fn run(
                 if slash::parse(&line) == Some(Slash::Agent(Op::RefreshTools)) {
                     let n = ctx.registry.refresh().await;
                     let mut shown = Ok(());
-                    for text in ctx.registry.take_notices() {
+                    // The command folders are read again too.
+                    let (fresh, notices) = CustomCommands::load(&std::env::current_dir()?);
+                    custom = fresh;
+                    for text in ctx.registry.take_notices().into_iter().chain(notices) {
                         shown = shown.and_then(|()| r.notice(NoticeLevel::Warning, &text));
                     }
                     let done = format!("Tools refreshed. {n} tools available.");

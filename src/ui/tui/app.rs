@@ -683,7 +683,14 @@ impl App {
                 };
                 self.push(cell);
             }
-            Command::Agent(op) => self.outbox.push(op),
+            Command::Agent(op) => {
+                // `/refresh` reads the command folders again too.
+                if op == Op::RefreshTools {
+                    let (custom, notices) = crate::ui::custom_commands::CustomCommands::load(&self.ctx.cwd);
+                    self.set_custom_commands(custom, notices);
+                }
+                self.outbox.push(op)
+            }
             Command::Usage(usage) => self.push(Cell::Notice(NoticeLevel::Error, usage)),
             Command::Unknown { name, suggestion } => {
                 let tip = match suggestion {

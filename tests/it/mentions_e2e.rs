@@ -210,7 +210,16 @@ fn the_tui_attaches_a_mention_and_refuses_a_missing_one() {
     t.wait_text("look at @test_calc.py");
     t.keys(&["Enter"]);
     let pane = t.wait_text("It tests add.");
-    assert!(pane.contains("📎 test_calc.py, 2 lines"), "{pane}");
+    let lines: Vec<&str> = pane.lines().map(str::trim).collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("› look at @test_calc.py"))
+        .unwrap();
+    assert_eq!(
+        lines[at + 1],
+        "📎 test_calc.py, 2 lines",
+        "the attachment line sits right under its message: {pane}"
+    );
     let sent = &user_texts(&fake, 0)[0];
     assert!(
         sent.starts_with("look at @test_calc.py") && sent.contains("assert add(2, 2) == 4"),

@@ -208,7 +208,8 @@ impl App {
         };
         let mut out = Vec::new();
         for cell in std::mem::take(&mut self.inserts) {
-            if self.inserted_any {
+            // An attachment line sits right under its message.
+            if self.inserted_any && !matches!(cell, Cell::Attached(_)) {
                 out.push(Line::default());
             }
             self.inserted_any = true;

@@ -149,9 +149,14 @@ pub enum Event {
     Providers {
         providers: Vec<ProviderInfo>,
     },
-    /// The text a turn starts from, as sent to the model (`-p` with piped stdin included).
+    /// The text a turn starts from, as typed (`-p` with piped stdin included); the model
+    /// gets its attachments after it.
     UserMessage {
         text: String,
+        /// The `@file` mentions attached to it, one line each (`src/main.rs, 120 lines`);
+        /// their content went to the model after the text.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<String>,
     },
     TurnStarted,
     TextDelta {

@@ -50,9 +50,24 @@ impl Reasoning {
 
 /// Runs one user turn. Cancel by dropping the future, then call `AgentState::interrupt`.
 pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
-    st.emit(Event::UserMessage { text: text.clone() });
+    // `@file` mentions are read first: a missing one stops the turn before anything is sent.
+    let attached = match super::mentions::attach(&text, st.tool_ctx()).await {
+        Ok(a) => a,
+        Err(e) => {
+            st.notice(NoticeLevel::Error, format!("{e}; nothing was sent"));
+            return TurnEndReason::Error;
+        }
+    };
+    st.emit(Event::UserMessage {
+        text: text.clone(),
+        attachments: attached.lines.clone(),
+    });
     st.emit(Event::TurnStarted);
-    st.append(Message::user(text));
+    st.append(Message::user_with_attachments(
+        &text,
+        &attached.blocks,
+        attached.lines,
+    ));
     let limit = st.config().max_tool_turns;
     let mut executed: u32 = 0;
     let mut limit_reached = false;

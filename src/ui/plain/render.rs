@@ -215,6 +215,14 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     self.paint(color, &format!("{prefix}{}", sanitize(text)))
                 )?;
             }
+            // What a message's `@file` mentions attached, one line each.
+            Event::UserMessage { attachments, .. } if !attachments.is_empty() => {
+                self.line_break()?;
+                self.out.flush()?;
+                for a in attachments {
+                    writeln!(self.err, "{}", self.paint(DIM, &format!("📎 {}", sanitize(a))))?;
+                }
+            }
             Event::Compacted { before, after } => {
                 self.line_break()?;
                 self.out.flush()?;

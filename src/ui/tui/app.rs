@@ -107,6 +107,8 @@ pub struct App {
     pub mode: crate::permissions::Mode,
     /// The model's plan (`update_plan`), pinned above the input while a turn runs.
     pub plan: Vec<crate::protocol::PlanStep>,
+    /// The user's and the trusted project's commands (`/review`).
+    pub(crate) custom: crate::ui::custom_commands::CustomCommands,
 }
 
 impl App {
@@ -145,11 +147,24 @@ impl App {
             approval: None,
             mode: ctx.config.approval.unwrap_or(crate::permissions::Mode::Ask),
             plan: Vec::new(),
+            custom: Default::default(),
             ctx,
         };
         let welcome = info::welcome(&app.theme, &app.ctx, &app.model, &app.cwd_display);
         app.inserts.push(Cell::Lines(welcome));
         app
+    }
+
+    /// Offers these custom commands; `notices` say what was not loaded.
+    pub(crate) fn set_custom_commands(
+        &mut self,
+        custom: crate::ui::custom_commands::CustomCommands,
+        notices: Vec<String>,
+    ) {
+        self.custom = custom;
+        for text in notices {
+            self.push(Cell::Notice(NoticeLevel::Warning, text));
+        }
     }
 
     /// The line shown after exit: how to come back to this session (none when nothing was
@@ -199,7 +214,8 @@ impl App {
         };
         let mut out = Vec::new();
         for cell in std::mem::take(&mut self.inserts) {
-            if self.inserted_any {
+            // An attachment line sits right under its message.
+            if self.inserted_any && !matches!(cell, Cell::Attached(_)) {
                 out.push(Line::default());
             }
             self.inserted_any = true;
@@ -437,7 +453,12 @@ impl App {
                 let text = crate::ui::permissions_cmd::format_list(mode, &rules, &remembered, &session);
                 self.push(Cell::Notice(NoticeLevel::Info, text.trim_end().to_string()));
             }
-            Event::UserMessage { .. } => {}
+            // The text is shown as it was sent; its attachments follow it.
+            Event::UserMessage { attachments, .. } => {
+                for a in attachments {
+                    self.push(Cell::Attached(a));
+                }
+            }
             Event::Spend { models, cost } => {
                 let text = crate::ui::cost::format_spend(&models, cost);
                 self.push(Cell::Notice(NoticeLevel::Info, text.trim_end().to_string()));
@@ -617,7 +638,7 @@ impl App {
         let sessions = self.known_sessions().to_vec();
         let providers = crate::provider::names(&self.ctx.config);
         let found = super::complete::model_provider(&text, cursor, &providers)
-            .or_else(|| super::complete::complete(&text, cursor, &cwd, &sessions));
+            .or_else(|| super::complete::complete(&text, cursor, &cwd, &sessions, &self.custom));
         match found {
             Some(c) => {
                 self.editor.replace_range(c.range, &c.insert);
@@ -634,7 +655,19 @@ impl App {
         let text = self.pastes.expand(&self.editor.take());
         self.history.push(&crate::redact::global().scrub(&text));
         self.hint = None;
-        match commands::parse(&text) {
+        // A custom command sends its body (a built-in of the same name always wins).
+        let parsed = commands::parse(&text);
+        if matches!(parsed, Some(Command::Unknown { .. }))
+            && let Some(body) = self.custom.expand(&text)
+        {
+            if self.busy() {
+                self.queued.push_back(body);
+            } else {
+                self.send(body, now);
+            }
+            return;
+        }
+        match parsed {
             None => {
                 let text = match text.trim_start().strip_prefix("//") {
                     Some(rest) => format!("/{rest}"),
@@ -657,7 +690,7 @@ impl App {
         }
         match cmd {
             Command::Help => {
-                for cell in info::help() {
+                for cell in info::help(&self.custom) {
                     self.push(cell);
                 }
             }
@@ -681,7 +714,14 @@ impl App {
                 };
                 self.push(cell);
             }
-            Command::Agent(op) => self.outbox.push(op),
+            Command::Agent(op) => {
+                // `/refresh` reads the command folders again too.
+                if op == Op::RefreshTools {
+                    let (custom, notices) = crate::ui::custom_commands::CustomCommands::load(&self.ctx.cwd);
+                    self.set_custom_commands(custom, notices);
+                }
+                self.outbox.push(op)
+            }
             Command::Usage(usage) => self.push(Cell::Notice(NoticeLevel::Error, usage)),
             Command::Unknown { name, suggestion } => {
                 let tip = match suggestion {

@@ -120,6 +120,8 @@ pub(crate) enum Cell {
     Marker(String),
     /// The model's plan as it changed (`update_plan`).
     Plan(Vec<crate::protocol::PlanStep>),
+    /// A file attached to the user message above it: `src/main.rs, 120 lines`.
+    Attached(String),
     /// Pre-styled lines (welcome, tools, a schema), word-wrapped when shown.
     Lines(Vec<Line<'static>>),
     /// A titled two-column list (keys, commands, settings): side by side when wide enough,
@@ -180,6 +182,14 @@ impl Cell {
                 )
             }
             Cell::Marker(text) => wrap::wrap_text(text, t.warning, width, &[], &[], Mode::Words),
+            Cell::Attached(text) => wrap::wrap_text(
+                text,
+                t.dim,
+                width,
+                &[Span::styled("  📎 ", t.dim)],
+                &[Span::raw("     ")],
+                Mode::Chars,
+            ),
             Cell::Columns { title, rows, notes } => columns(title, rows, notes, width, t),
             Cell::Lines(lines) => lines
                 .iter()
@@ -361,7 +371,7 @@ pub(crate) fn from_message(m: &crate::message::Message) -> Option<Cell> {
             crate::protocol::NoticeLevel::Info,
             format!("Earlier conversation compacted. Summary:\n{}", m.content),
         ),
-        Kind::User => Cell::User(m.content.clone()),
+        Kind::User => Cell::User(m.typed_text().to_string()),
         Kind::Assistant => Cell::Assistant(m.content.clone()),
         Kind::ToolCall => {
             let d = m.as_tool_call()?;
@@ -437,6 +447,9 @@ pub(crate) fn from_history(history: &[crate::message::Message], interrupted: &[u
             }
         }
         out.push(cell);
+        if let Some(a) = m.as_attachments() {
+            out.extend(a.attachments.iter().cloned().map(Cell::Attached));
+        }
     }
     if interrupted_turn || interrupted.contains(&history.len()) {
         mark(&mut out);
@@ -569,6 +582,23 @@ mod tests {
         ];
         let cells = from_history(&h, &[3]);
         assert_eq!(cells.iter().filter(|c| **c == interrupted_marker()).count(), 1);
+    }
+
+    #[test]
+    fn a_resumed_message_shows_its_text_and_one_line_per_attachment() {
+        let h = vec![Message::user_with_attachments(
+            "look at @a.rs",
+            "\n\n<file path=\"a.rs\">\nfn a() {}\n</file>",
+            vec!["a.rs, 1 line".into()],
+        )];
+        let cells = from_history(&h, &[]);
+        assert_eq!(
+            cells,
+            [
+                Cell::User("look at @a.rs".into()),
+                Cell::Attached("a.rs, 1 line".into())
+            ]
+        );
     }
 
     #[test]

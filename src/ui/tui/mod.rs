@@ -121,7 +121,9 @@ pub async fn run(
     let theme = theme::Theme::from_env(&env);
     let hist = history::History::load(history::default_path(&env));
     let cwd_display = display_path(&ctx.cwd, env("HOME").as_deref());
+    let (custom, notices) = crate::ui::custom_commands::CustomCommands::load(&ctx.cwd);
     let mut app = app::App::new(ctx, theme, hist, cwd_display);
+    app.set_custom_commands(custom, notices);
     let signals = shutdown_signals()?;
 
     let guard = guard::TerminalGuard::enter()?;

@@ -122,6 +122,8 @@ enum Subject {
     /// Relative to the project (`Ok`), or absolute outside it (`Err`).
     Path(Result<PathBuf, PathBuf>),
     Arguments(String),
+    /// `web_fetch`'s URL, normalised (`HTTPS://Docs.rs` → `https://docs.rs/`).
+    Url(String),
 }
 
 /// The decision maker for one project folder.
@@ -217,6 +219,7 @@ impl Policy {
                     analysis.opaque.clone().unwrap_or_default()
                 )
             }
+            Subject::Url(_) => format!("{} reaches the network", describe(name, subject)),
             _ => format!("{} is not on the read-only list", describe(name, subject)),
         };
         Decision::new(Verdict::Ask, By::Mode, why)
@@ -308,6 +311,7 @@ impl Policy {
                 Ok(rel) | Err(rel) => rel.display().to_string(),
             }),
             Subject::Arguments(json) => r.matches_arguments(json).then(|| json.clone()),
+            Subject::Url(url) => r.matches_arguments(url).then(|| url.clone()),
         }
     }
 
@@ -324,6 +328,11 @@ impl Policy {
                 .filter(|p| !p.is_empty())
                 .unwrap_or_else(|| ".".into());
             return Subject::Path(self.resolve(&path));
+        }
+        if name == crate::tools::web_fetch::NAME {
+            let url = text("url").unwrap_or_default();
+            let url = reqwest::Url::parse(url.trim()).map_or(url, |u| u.to_string());
+            return Subject::Url(url);
         }
         // Compact JSON with sorted keys, so a glob does not depend on the model's spacing.
         Subject::Arguments(serde_json::to_string(&args).unwrap_or_default())
@@ -392,6 +401,14 @@ impl Policy {
                 vec![format!("{name}(/{}/**)", globset::escape(&folder))]
             }
             Subject::Arguments(_) => vec![name.to_string()],
+            // The site: `web_fetch(https://docs.rs/*)`.
+            Subject::Url(url) => match reqwest::Url::parse(&url) {
+                Ok(u) if u.has_host() => vec![format!(
+                    "{name}({}/*)",
+                    globset::escape(&u.origin().ascii_serialization())
+                )],
+                _ => vec![name.to_string()],
+            },
         }
     }
 }
@@ -449,6 +466,7 @@ fn describe(name: &str, subject: &Subject) -> String {
         Subject::Bash { command, .. } => format!("the command `{command}`"),
         Subject::Path(Ok(p) | Err(p)) => format!("{name} of {}", p.display()),
         Subject::Arguments(_) => format!("the tool {name}"),
+        Subject::Url(url) => format!("{name} of {url}"),
     }
 }
 

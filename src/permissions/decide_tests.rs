@@ -221,3 +221,59 @@ fn always_for_a_file_outside_the_project_allows_that_folder_only() {
         Verdict::Ask
     );
 }
+
+#[test]
+fn web_fetch_asks_in_ask_mode_and_its_rules_are_globs_over_the_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = |u: &str| json!({ "url": u }).to_string();
+    let none = Policy::new(Rules::default(), dir.path());
+    assert_eq!(
+        none.decide(Mode::Auto, "web_fetch", &url("https://docs.rs/"))
+            .verdict,
+        Verdict::Allow
+    );
+    let d = none.decide(Mode::Ask, "web_fetch", &url("HTTPS://Docs.rs/htmd"));
+    assert_eq!(d.verdict, Verdict::Ask);
+    assert!(
+        d.reason.contains("https://docs.rs/htmd reaches the network"),
+        "{}",
+        d.reason
+    );
+    assert_eq!(
+        none.decide(Mode::ReadOnly, "web_fetch", &url("https://docs.rs/"))
+            .verdict,
+        Verdict::Deny
+    );
+    assert_eq!(
+        none.suggest(Mode::Ask, "web_fetch", &url("http://127.0.0.1:8080/a/b?c")),
+        ["web_fetch(http://127.0.0.1:8080/*)"]
+    );
+    let p = Policy::new(
+        rules(
+            &["web_fetch(https://docs.rs/*)"],
+            &[],
+            &["web_fetch(*://evil.example/*)"],
+        ),
+        dir.path(),
+    );
+    for mode in [Mode::Ask, Mode::ReadOnly] {
+        let d = p.decide(mode, "web_fetch", &url("https://DOCS.rs/htmd/latest"));
+        assert_eq!(d.verdict, Verdict::Allow, "{mode}");
+        for elsewhere in [
+            "https://docs.rs.evil.example/",
+            "https://docs.rs@evil.example/",
+            "http://docs.rs/",
+        ] {
+            assert_ne!(
+                p.decide(mode, "web_fetch", &url(elsewhere)).verdict,
+                Verdict::Allow,
+                "{elsewhere}"
+            );
+        }
+    }
+    assert_eq!(
+        p.decide(Mode::Auto, "web_fetch", &url("http://evil.example/x"))
+            .verdict,
+        Verdict::Deny
+    );
+}

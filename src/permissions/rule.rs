@@ -1,7 +1,8 @@
 //! One permission rule, `tool` or `tool(pattern)`, parsed and compiled once: for `bash` a
 //! glob over a command (`bash(git status*)`); for the file tools a gitignore-style path
 //! pattern relative to the project (`file_edit(src/**)`), or `//abs/glob` and `~/glob`
-//! outside it; for any other tool a glob over its arguments as JSON. Matches; never decides.
+//! outside it; for `web_fetch` a glob over its URL (`web_fetch(https://docs.rs/*)`); for
+//! any other tool a glob over its arguments as JSON. Matches; never decides.
 
 use std::path::Path;
 
@@ -194,7 +195,8 @@ impl Rule {
         }
     }
 
-    /// For any other tool's rule: whether it matches the arguments' JSON.
+    /// For any other tool's rule: whether it matches the arguments' JSON (`web_fetch`'s:
+    /// its URL).
     pub fn matches_arguments(&self, json: &str) -> bool {
         match &self.pattern {
             Pattern::Any => true,

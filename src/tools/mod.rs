@@ -26,6 +26,8 @@ pub mod progress;
 pub(crate) mod registry;
 pub(crate) mod update_plan;
 pub(crate) mod walk;
+pub(crate) mod web_fetch;
+pub(crate) mod web_page;
 
 use std::path::PathBuf;
 use std::sync::Arc;

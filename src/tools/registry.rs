@@ -90,6 +90,7 @@ impl Registry {
         r.register(Arc::new(super::list_dir::ListDir));
         r.register(Arc::new(super::bash::Bash));
         r.register(Arc::new(super::update_plan::UpdatePlan));
+        r.register(Arc::new(super::web_fetch::WebFetch));
         r
     }
 
@@ -351,7 +352,8 @@ mod tests {
                 "file_edit",
                 "list_dir",
                 "bash",
-                "update_plan"
+                "update_plan",
+                "web_fetch"
             ]
         );
         for s in r.schemas() {
@@ -373,7 +375,7 @@ mod tests {
     fn registering_a_name_again_replaces_that_tool_in_place_of_the_old() {
         let r = Registry::builtin();
         r.register(Arc::new(super::super::glob::Glob));
-        assert_eq!(r.tools().len(), 8);
+        assert_eq!(r.tools().len(), 9);
         assert_eq!(
             r.schemas().last().map(|s| s.name.clone()).as_deref(),
             Some("glob")

@@ -74,3 +74,4 @@ mod vendor_agent;
 mod vendor_ends;
 mod vendor_fixtures;
 mod vendor_switch;
+mod web_fetch_e2e;

@@ -6,7 +6,7 @@
 use crate::tools_util::*;
 use serde_json::json;
 
-const TOOLS: [&str; 8] = [
+const TOOLS: [&str; 9] = [
     "glob",
     "file_read",
     "grep",
@@ -15,6 +15,7 @@ const TOOLS: [&str; 8] = [
     "list_dir",
     "bash",
     "update_plan",
+    "web_fetch",
 ];
 
 #[test]

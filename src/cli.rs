@@ -233,7 +233,7 @@ pub enum PermissionsAction {
     /// `'github__create_issue({"repo":"me/x"})'`.
     Check {
         /// The call: `TOOL(COMMAND)` for bash, `TOOL(PATH)` for file tools,
-        /// `TOOL(ARGUMENTS JSON)` for others.
+        /// `web_fetch(URL)`, `TOOL(ARGUMENTS JSON)` for others.
         call: String,
     },
     /// The rules in force here and this project's remembered answers.

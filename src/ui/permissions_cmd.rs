@@ -121,7 +121,8 @@ pub fn format_list(mode: Mode, rules: &[String], remembered: &[String], session:
 }
 
 /// `bash(rm -rf build)` → (`bash`, `{"command":"rm -rf build"}`); `file_edit(src/a.rs)` →
-/// a `path`; any other tool's parentheses hold its arguments JSON.
+/// a `path`; `web_fetch(https://…)` a `url`; any other tool's parentheses hold its
+/// arguments JSON.
 pub fn parse_call(call: &str) -> Result<(String, String), PermissionsCmdError> {
     let usage = |why: &str| {
         PermissionsCmdError::Usage(format!(
@@ -148,6 +149,9 @@ pub fn parse_call(call: &str) -> Result<(String, String), PermissionsCmdError> {
     let args = match inner {
         _ if name == "bash" => serde_json::json!({ "command": inner.unwrap_or_default() }),
         _ if FILE_TOOLS.contains(&name) => serde_json::json!({ "path": inner.unwrap_or(".") }),
+        Some(url) if name == crate::tools::web_fetch::NAME && !url.trim_start().starts_with('{') => {
+            serde_json::json!({ "url": url })
+        }
         None => serde_json::json!({}),
         Some(json) => {
             serde_json::from_str(json).map_err(|e| usage(&format!("the arguments are not JSON ({e})")))?

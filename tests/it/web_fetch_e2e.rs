@@ -505,3 +505,79 @@ fn sandbox_network_false_denies_the_fetch_before_anything_is_sent() {
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     assert_eq!(site.seen().len(), 1);
 }
+
+#[test]
+fn permissions_check_takes_a_url() {
+    let h = tempfile::tempdir().unwrap();
+    config(
+        h.path(),
+        "[permissions]\nallow = [\"web_fetch(https://docs.rs/*)\"]\n",
+    );
+    let check = |call: &str| {
+        let out = common::ikigai(h.path())
+            .args(["permissions", "check", call])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        s(&out.stdout)
+    };
+    let out = check("web_fetch(https://Docs.rs/htmd)");
+    assert!(
+        out.starts_with("allow\n") && out.contains("rule allow web_fetch(https://docs.rs/*)"),
+        "{out}"
+    );
+    let out = check("web_fetch(https://docs.rs.evil.example/)");
+    assert!(
+        out.starts_with("ask\n") && out.contains("reaches the network"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_tui_asks_before_fetching_and_yes_fetches() {
+    use crate::common::tmux::Tmux;
+    let site = Site::start(|_| Some(answer("200 OK", "text/html", "<h1>Fetched title</h1>")));
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let url = site.url("/doc");
+    fake.push(Reply::tool_calls(&[(
+        "c1",
+        "web_fetch",
+        &json!({ "url": url }).to_string(),
+    )]));
+    fake.push(Reply::text("Turn over."));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("ask mode");
+    t.wait_text("Ask anything");
+    t.type_text("read the doc");
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("y yes · n no");
+    let joined: String = pane.lines().map(str::trim).collect::<Vec<_>>().join("");
+    assert!(
+        joined.contains("Allow web_fetch?") && joined.contains("reaches the network"),
+        "{pane}"
+    );
+    assert!(joined.contains(&url), "{pane}");
+    assert!(
+        joined.contains(&format!(
+            "a always in this project: web_fetch(http://127.0.0.1:{}/*)",
+            site.port
+        )),
+        "{pane}"
+    );
+    assert!(site.seen().is_empty(), "fetched before the answer");
+    t.keys(&["y"]);
+    t.wait_text("Turn over.");
+    assert_eq!(site.seen().len(), 1);
+    let reqs = fake.requests();
+    let tool = reqs.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
+    let r: Value = serde_json::from_str(tool["content"].as_str().unwrap()).unwrap();
+    assert_eq!(r["result"]["output"], "# Fetched title", "{r}");
+}

@@ -197,8 +197,13 @@ impl Policy {
                 Verdict::Deny,
                 By::Mode,
                 format!(
-                    "{} may change something, and approval mode read-only runs only what reads",
-                    describe(name, &subject)
+                    "{} {}, and approval mode read-only runs only what reads",
+                    describe(name, &subject),
+                    if matches!(subject, Subject::Url(_)) {
+                        "reaches the network"
+                    } else {
+                        "may change something"
+                    }
                 ),
             ),
         }

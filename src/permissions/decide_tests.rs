@@ -239,10 +239,13 @@ fn web_fetch_asks_in_ask_mode_and_its_rules_are_globs_over_the_url() {
         "{}",
         d.reason
     );
-    assert_eq!(
-        none.decide(Mode::ReadOnly, "web_fetch", &url("https://docs.rs/"))
-            .verdict,
-        Verdict::Deny
+    let d = none.decide(Mode::ReadOnly, "web_fetch", &url("https://docs.rs/"));
+    assert_eq!(d.verdict, Verdict::Deny);
+    assert!(
+        d.reason
+            .contains("reaches the network, and approval mode read-only"),
+        "{}",
+        d.reason
     );
     assert_eq!(
         none.suggest(Mode::Ask, "web_fetch", &url("http://127.0.0.1:8080/a/b?c")),

@@ -252,9 +252,12 @@ async fn page(mut response: reqwest::Response, url: &Url, offset: u64, cap: usiz
     let lossy = std::str::from_utf8(&body).is_err();
     let text = String::from_utf8_lossy(&body).into_owned();
     let text = match kind {
-        Kind::Html => tokio::task::spawn_blocking(move || web_page::markdown(&text))
-            .await
-            .unwrap_or_default(),
+        Kind::Html => match tokio::task::spawn_blocking(move || web_page::markdown(&text)).await {
+            Ok(md) => md,
+            Err(e) => {
+                return ToolOutput::error(format!("web_fetch: converting {url} to Markdown failed: {e}"));
+            }
+        },
         Kind::Text => text,
     };
     let shown_type = content_type.unwrap_or_else(|| "none".into());

@@ -249,8 +249,7 @@ async fn page(mut response: reqwest::Response, url: &Url, offset: u64, cap: usiz
             body.len()
         ));
     };
-    let lossy = std::str::from_utf8(&body).is_err();
-    let text = String::from_utf8_lossy(&body).into_owned();
+    let (text, lossy) = web_page::decode(&body, content_type.as_deref(), kind);
     let text = match kind {
         Kind::Html => match tokio::task::spawn_blocking(move || web_page::markdown(&text)).await {
             Ok(md) => md,
@@ -293,7 +292,7 @@ async fn page(mut response: reqwest::Response, url: &Url, offset: u64, cap: usiz
         ));
     }
     if lossy {
-        notes.push("The body is not valid UTF-8; invalid bytes are shown as U+FFFD.".into());
+        notes.push("Some bytes of the body are not valid in its charset; they are shown as U+FFFD.".into());
     }
     if !notes.is_empty() {
         result.insert("note".into(), json!(notes.join(" ")));

@@ -73,6 +73,42 @@ pub(crate) fn sniff(body: &[u8]) -> Option<Kind> {
     )
 }
 
+/// The body as text: decoded from the charset the `Content-Type` names, else the one an
+/// HTML page declares in its first KiB (`<meta charset=…>`), else UTF-8. `true` when bytes
+/// could not be decoded and were replaced with U+FFFD.
+pub(crate) fn decode(body: &[u8], content_type: Option<&str>, kind: Kind) -> (String, bool) {
+    let label = content_type
+        .and_then(charset_param)
+        .or_else(|| (kind == Kind::Html).then(|| meta_charset(body)).flatten());
+    let encoding = label
+        .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    let (text, _, lossy) = encoding.decode(body);
+    (text.into_owned(), lossy)
+}
+
+/// `charset=…` of a content type.
+fn charset_param(ct: &str) -> Option<String> {
+    ct.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| v.trim().trim_matches('"').to_string())
+    })
+}
+
+/// The charset an HTML page declares near its start.
+fn meta_charset(body: &[u8]) -> Option<String> {
+    let head = String::from_utf8_lossy(&body[..body.len().min(1024)]).to_ascii_lowercase();
+    let at = head.find("charset=")? + "charset=".len();
+    let label: String = head[at..]
+        .trim_start_matches(['"', '\''])
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+        .collect();
+    (!label.is_empty()).then_some(label)
+}
+
 /// Elements that are not text a reader wants.
 const SKIPPED: [&str; 12] = [
     "head", "script", "style", "noscript", "template", "iframe", "svg", "canvas", "object", "embed", "link",
@@ -182,6 +218,23 @@ mod tests {
         assert_eq!(sniff(b"\x89PNG\r\n\x1a\n\0\0"), None);
         assert_eq!(sniff(b"  <!DOCTYPE html><p>x"), Some(Kind::Html));
         assert_eq!(sniff(b"{\"a\": 1}"), Some(Kind::Text));
+    }
+
+    #[test]
+    fn bodies_are_decoded_from_their_charset() {
+        let latin1 = b"caf\xe9";
+        assert_eq!(
+            decode(latin1, Some("text/plain; charset=ISO-8859-1"), Kind::Text),
+            ("café".to_string(), false)
+        );
+        let page = b"<html><head><meta charset=\"windows-1252\"></head><p>\x93q\x94</p>";
+        let (text, lossy) = decode(page, Some("text/html"), Kind::Html);
+        assert!(text.contains("\u{201c}q\u{201d}") && !lossy, "{text}");
+        assert_eq!(decode("é".as_bytes(), None, Kind::Text), ("é".to_string(), false));
+        assert_eq!(
+            decode(latin1, Some("text/plain"), Kind::Text),
+            ("caf\u{fffd}".to_string(), true)
+        );
     }
 
     #[test]

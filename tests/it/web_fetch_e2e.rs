@@ -4,7 +4,7 @@
 //! host followed, redirects to another host (`localhost`, another port) not followed and
 //! never sent, a huge page capped and read on with `next_offset`, text and JSON as they
 //! are, a 404, an image refused, a server that never answers, a refused connection,
-//! `file://` refused; `ask` mode refusing unattended (and an allow rule over the URL);
+//! `file://` refused, a redirect loop, a body past 10 MiB, a binary body without a type; `ask` mode refusing unattended (and an allow rule over the URL);
 //! `sandbox_network = false` denying with nothing sent; no key in any request, and the
 //! key scrubbed from what the model gets back.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -211,6 +211,12 @@ fn pages_text_redirects_and_failures_through_the_agent_loop() {
             "/missing" => answer("404 Not Found", "text/html", "<h1>No such page</h1>"),
             "/logo.png" => answer("200 OK", "image/png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec()),
             "/hang" => return None,
+            "/endless.txt" => answer("200 OK", "text/plain", "0123456789abcdef\n".repeat(11 << 16)),
+            "/blob" => Answer {
+                status: "200 OK",
+                headers: Vec::new(),
+                body: b"\x7fELF\x02\x01\x01\0\0\0\0".to_vec(),
+            },
             _ => answer("404 Not Found", "text/plain", "?"),
         })
     });
@@ -236,6 +242,8 @@ fn pages_text_redirects_and_failures_through_the_agent_loop() {
         fetch("c10", &format!("http://127.0.0.1:{refused}/")),
         fetch("c11", "file:///etc/passwd"),
         fetch("c12", &site.url("/loop")),
+        fetch("c13", &site.url("/endless.txt")),
+        fetch("c14", &site.url("/blob")),
     ];
     let (out, r) = turn(h.path(), &fake, &calls, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
@@ -340,6 +348,22 @@ fn pages_text_redirects_and_failures_through_the_agent_loop() {
     // A redirect loop ends after five.
     let e = ok(11)["error"].as_str().unwrap().to_string();
     assert!(e.contains("more than 5 times"), "{e}");
+
+    // A body past 10 MiB is not read further; one without a type is refused when binary.
+    let endless = ok(12);
+    assert_eq!(endless["truncated"], true);
+    assert!(
+        endless["note"]
+            .as_str()
+            .unwrap()
+            .contains("Only the first 10 MiB"),
+        "{endless}"
+    );
+    let e = ok(13)["error"].as_str().unwrap().to_string();
+    assert!(
+        e.contains("text only") && e.contains("binary content without a content type"),
+        "{e}"
+    );
 
     // Every request: a GET with ikigai's user agent, and never a key.
     let seen = site.seen();

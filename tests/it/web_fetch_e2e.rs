@@ -9,125 +9,17 @@
 //! key scrubbed from what the model gets back.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Output, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::common;
 use crate::common::fake_provider::{FakeProvider, Reply};
+use crate::common::site::{Answer, Site, answer, redirect};
 
 const KEY: &str = "sk-webfetch-secret-key-1234";
-
-/// One answer of the test server.
-struct Answer {
-    status: &'static str,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-fn answer(status: &'static str, content_type: &str, body: impl Into<Vec<u8>>) -> Answer {
-    Answer {
-        status,
-        headers: vec![("Content-Type".into(), content_type.into())],
-        body: body.into(),
-    }
-}
-
-fn redirect(to: &str) -> Answer {
-    Answer {
-        status: "302 Found",
-        headers: vec![("Location".into(), to.into())],
-        body: Vec::new(),
-    }
-}
-
-type Routes = Arc<dyn Fn(&str) -> Option<Answer> + Send + Sync>;
-
-/// An HTTP/1.1 server on 127.0.0.1 answering from `routes` by path (`None`: never
-/// answers), recording each request's head.
-struct Site {
-    port: u16,
-    seen: Arc<Mutex<Vec<String>>>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Site {
-    fn start(routes: impl Fn(&str) -> Option<Answer> + Send + Sync + 'static) -> Site {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        listener.set_nonblocking(true).unwrap();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let routes: Routes = Arc::new(routes);
-        let (s, st) = (seen.clone(), stop.clone());
-        std::thread::spawn(move || {
-            while !st.load(Ordering::SeqCst) {
-                match listener.accept() {
-                    Ok((stream, _)) => {
-                        let (s, st, routes) = (s.clone(), st.clone(), routes.clone());
-                        std::thread::spawn(move || serve(stream, &s, &st, &routes));
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
-                }
-            }
-        });
-        Site { port, seen, stop }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    /// The heads of the requests received so far.
-    fn seen(&self) -> Vec<String> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Site {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-    }
-}
-
-fn serve(mut stream: TcpStream, seen: &Mutex<Vec<String>>, stop: &AtomicBool, routes: &Routes) {
-    stream.set_nonblocking(false).unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match stream.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => return,
-        }
-    }
-    let head = String::from_utf8_lossy(&head).into_owned();
-    seen.lock().unwrap().push(head.clone());
-    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let Some(a) = routes(&path) else {
-        // Never answers: holds the connection until the test ends.
-        while !stop.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        return;
-    };
-    let mut out = format!(
-        "HTTP/1.1 {}\r\nContent-Length: {}\r\nConnection: close\r\n",
-        a.status,
-        a.body.len()
-    );
-    for (k, v) in &a.headers {
-        out.push_str(&format!("{k}: {v}\r\n"));
-    }
-    out.push_str("\r\n");
-    let _ = stream.write_all(out.as_bytes());
-    let _ = stream.write_all(&a.body);
-}
 
 fn config(home: &Path, text: &str) {
     let dir = home.join(".config/ikigai");

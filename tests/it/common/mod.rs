@@ -10,6 +10,7 @@ pub mod fake_provider;
 pub mod fake_vendor;
 pub mod history;
 pub mod pg;
+pub mod site;
 pub mod strict;
 pub mod strict_history;
 pub mod window_vendor;

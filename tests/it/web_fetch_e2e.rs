@@ -497,3 +497,50 @@ fn the_tui_asks_before_fetching_and_yes_fetches() {
     let r: Value = serde_json::from_str(tool["content"].as_str().unwrap()).unwrap();
     assert_eq!(r["result"]["output"], "# Fetched title", "{r}");
 }
+
+#[test]
+fn in_the_tui_a_fetch_the_sandbox_stopped_runs_outside_it_only_when_the_user_says_yes() {
+    use crate::common::tmux::Tmux;
+    let site = Site::start(|_| Some(answer("200 OK", "text/plain", "from the network")));
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let call = json!({ "url": site.url("/a") }).to_string();
+    fake.push(Reply::tool_calls(&[("c1", "web_fetch", &call)]));
+    fake.push(Reply::text("Done one."));
+    // Auto mode: the only question is the sandbox's (sandbox_network defaults to false).
+    let t = Tmux::start(
+        home.path(),
+        &fake.base_url,
+        "--approval auto --sandbox workspace-write",
+    );
+    t.wait_text("Ask anything");
+    t.type_text("fetch it");
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("OUTSIDE the sandbox");
+    let joined: String = pane.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    assert!(joined.contains("sandbox: network access denied"), "{pane}");
+    assert!(site.seen().is_empty(), "sent before the answer");
+    t.keys(&["Escape"]);
+    t.wait_text("Done one.");
+    assert!(site.seen().is_empty(), "Esc is no: {:?}", site.seen());
+
+    fake.push(Reply::tool_calls(&[("c2", "web_fetch", &call)]));
+    fake.push(Reply::text("Done two."));
+    t.wait_text("Ask anything");
+    t.type_text("again");
+    t.keys(&["Enter"]);
+    t.wait_text("OUTSIDE the sandbox");
+    t.keys(&["y"]);
+    t.wait_text("Done two.");
+    assert_eq!(site.seen().len(), 1);
+    let reqs = fake.requests();
+    let last = reqs.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
+    let r: Value = serde_json::from_str(last["content"].as_str().unwrap()).unwrap();
+    assert_eq!(r["result"]["output"], "from the network", "{r}");
+}

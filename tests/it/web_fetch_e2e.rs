@@ -6,7 +6,8 @@
 //! are, a 404, an image refused, a server that never answers, a refused connection,
 //! `file://` refused, a redirect loop, a body past 10 MiB, a binary body without a type; `ask` mode refusing unattended (and an allow rule over the URL);
 //! `sandbox_network = false` denying with nothing sent; no key in any request, and the
-//! key scrubbed from what the model gets back.
+//! key scrubbed from what the model gets back; in the TUI, the approval question and the
+//! question to run a fetch the sandbox stopped outside it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::TcpListener;

@@ -82,6 +82,11 @@ pub enum Op {
     /// Forget a remembered answer, by its number in the list or its text
     /// (`/permissions rm N`); answered with a notice.
     ForgetPermission(String),
+    /// Put back what the newest `turns` turns changed (`/undo [N]`); a file changed since
+    /// by somebody else is overwritten only with `force`. Answered with a notice.
+    Undo { turns: usize, force: bool },
+    /// List the turns that can be undone (`/checkpoints`); answered with a notice.
+    ListCheckpoints,
 }
 
 /// What the user answered to an approval question.

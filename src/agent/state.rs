@@ -85,6 +85,8 @@ pub struct AgentState {
     runtime: Runtime,
     /// What decides whether a call may run (public to the agent: `approval.rs` drives it).
     pub(crate) gate: Gatekeeping,
+    /// What the session's turns changed, for `/undo` (driven by `undo.rs`).
+    pub(crate) checkpoints: crate::checkpoints::Checkpoints,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -100,6 +102,8 @@ impl AgentState {
         let model = setup.provider.spec().model.clone();
         let mut budget = Budget::from_config(&setup.config, setup.provider.spec(), &model);
         budget.set_fixed(&setup.system_prompt, &setup.registry.schemas());
+        let checkpoints =
+            crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), crate::checkpoints::DEFAULT_LIMIT);
         AgentState {
             session: Session {
                 store: setup.sessions,
@@ -129,6 +133,7 @@ impl AgentState {
                 redactor,
             },
             gate,
+            checkpoints,
         }
     }
 

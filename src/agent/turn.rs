@@ -202,6 +202,8 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                         }
                         break 'run done;
                     }
+                    // What the call is about to change is saved first, for /undo.
+                    super::undo::before_call(st, &c.name, &c.arguments).await;
                     // What the command prints is kept outside the call: if the turn is
                     // cancelled, `AgentState::interrupt` puts it in the call's result.
                     st.set_running_call(Some(c.id.clone()));

@@ -1,0 +1,250 @@
+//! The shadow git repository: snapshots of a project's working tree (what `.gitignore`
+//! does not ignore) kept in a git folder under the user's data, with the `git` command
+//! pointed at it by `GIT_DIR` and `GIT_WORK_TREE`. It never reads or writes the project's
+//! own `.git`, reads no user or system git configuration (so no filter, hook or
+//! fsmonitor a project or a user set up runs), and never changes a project file.
+//! Blocking: callers run it off the async runtime.
+
+use std::ffi::OsStr;
+use std::io::{self, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Why a snapshot could not be taken.
+#[derive(Debug, thiserror::Error)]
+pub enum ShadowError {
+    /// The tree is larger than the limit: not covered (not retryable in this session).
+    #[error("the project holds more than {limit_mb} MB of files that are not ignored")]
+    TooLarge { limit_mb: u64 },
+    /// `git` is missing or failed.
+    #[error("git: {0}")]
+    Git(String),
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// One path a diff between two snapshots names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Changed {
+    /// Relative to the working tree.
+    pub(crate) path: PathBuf,
+    /// Git mode and blob id before (`None`: the path did not exist).
+    pub(crate) before: Option<(u32, String)>,
+}
+
+/// A shadow repository for one working tree.
+#[derive(Clone, Debug)]
+pub struct Shadow {
+    git_dir: PathBuf,
+    work_tree: PathBuf,
+}
+
+impl Shadow {
+    pub fn new(git_dir: PathBuf, work_tree: PathBuf) -> Self {
+        Shadow { git_dir, work_tree }
+    }
+
+    fn git(&self) -> Command {
+        let mut c = Command::new("git");
+        for (k, _) in std::env::vars_os() {
+            if k.as_bytes().starts_with(b"GIT_") {
+                c.env_remove(k);
+            }
+        }
+        c.env("GIT_DIR", &self.git_dir)
+            .env("GIT_WORK_TREE", &self.work_tree)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .current_dir(&self.work_tree)
+            .args(["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"])
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Result<Vec<u8>, ShadowError> {
+        let out = self
+            .git()
+            .args(args)
+            .output()
+            .map_err(|e| ShadowError::Git(format!("cannot run git: {e}")))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(ShadowError::Git(format!(
+                "`git {}` failed: {}",
+                args.first().unwrap_or(&""),
+                err.trim()
+            )));
+        }
+        Ok(out.stdout)
+    }
+
+    /// Creates the repository the first time (0700; never collected, so old trees stay).
+    fn ensure(&self) -> Result<(), ShadowError> {
+        if self.git_dir.join("HEAD").exists() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.git_dir)?;
+        std::fs::set_permissions(&self.git_dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
+        self.run(&["init", "--quiet"])?;
+        let mut config = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.git_dir.join("config"))?;
+        config.write_all(
+            b"[gc]\n\tauto = 0\n[core]\n\tautocrlf = false\n\tsafecrlf = false\n\
+              \tsymlinks = true\n\tfilemode = true\n\tbare = false\n",
+        )?;
+        Ok(())
+    }
+
+    /// Snapshots the working tree; returns its tree id. Refused (before anything is
+    /// stored) when the files that are not ignored weigh more than `limit` bytes.
+    pub fn snapshot(&self, limit: u64) -> Result<String, ShadowError> {
+        if tree_size(&self.work_tree, limit) > limit {
+            return Err(ShadowError::TooLarge {
+                limit_mb: limit / 1_000_000,
+            });
+        }
+        self.ensure()?;
+        // Unreadable files are left out (and said so on stderr, not read here).
+        let _ = self.run(&["add", "--all", "--ignore-errors", "--", "."]);
+        let tree = self.run(&["write-tree"])?;
+        Ok(String::from_utf8_lossy(&tree).trim().to_string())
+    }
+
+    /// The paths that differ between two snapshots, with what each held before.
+    pub(crate) fn diff(&self, before: &str, after: &str) -> Result<Vec<Changed>, ShadowError> {
+        let out = self.run(&["diff-tree", "-r", "-z", "--no-renames", "--raw", before, after])?;
+        let mut parts = out.split(|b| *b == 0).filter(|p| !p.is_empty());
+        let mut changed = Vec::new();
+        while let (Some(meta), Some(path)) = (parts.next(), parts.next()) {
+            // `:OLDMODE NEWMODE OLDSHA NEWSHA STATUS`
+            let meta = String::from_utf8_lossy(meta);
+            let fields: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+            let [old_mode, _, old_sha, ..] = fields.as_slice() else {
+                continue;
+            };
+            let Ok(old_mode) = u32::from_str_radix(old_mode, 8) else {
+                continue;
+            };
+            // Submodules (gitlinks) are other repositories: not ours to restore.
+            if old_mode == 0o160000 || fields.get(1) == Some(&"160000") {
+                continue;
+            }
+            let before = (old_mode != 0).then(|| (old_mode, old_sha.to_string()));
+            changed.push(Changed {
+                path: PathBuf::from(OsStr::from_bytes(path)),
+                before,
+            });
+        }
+        Ok(changed)
+    }
+
+    /// The contents of these blobs, in order (`git cat-file --batch`).
+    pub(crate) fn blobs(&self, ids: &[String]) -> Result<Vec<Vec<u8>>, ShadowError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut child = self
+            .git()
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| ShadowError::Git(format!("cannot run git: {e}")))?;
+        let mut stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| ShadowError::Git("no stdin".into()))?;
+        let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
+        // Written from another thread: git answers while it reads.
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let mut out = Vec::new();
+        if let Some(mut stdout) = child.stdout.take() {
+            stdout.read_to_end(&mut out)?;
+        }
+        let _ = writer.join();
+        let _ = child.wait();
+        let mut blobs = Vec::with_capacity(ids.len());
+        let mut rest = out.as_slice();
+        for id in ids {
+            let Some(nl) = rest.iter().position(|b| *b == b'\n') else {
+                return Err(ShadowError::Git(format!("no content for {id}")));
+            };
+            let header = String::from_utf8_lossy(&rest[..nl]).to_string();
+            let size = match header.split(' ').collect::<Vec<_>>().as_slice() {
+                [_, "blob", size] => size.parse::<usize>().ok(),
+                _ => None,
+            };
+            let Some(size) = size.filter(|s| nl + 1 + s <= rest.len()) else {
+                return Err(ShadowError::Git(format!("no content for {id}: {header}")));
+            };
+            blobs.push(rest[nl + 1..nl + 1 + size].to_vec());
+            rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
+        }
+        Ok(blobs)
+    }
+}
+
+/// Bytes of the files under `root` that `.gitignore` does not ignore (`.git` folders
+/// skipped, links not followed); stops counting once past `limit`.
+pub(crate) fn tree_size(root: &Path, limit: u64) -> u64 {
+    let mut total = 0u64;
+    let walk = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .ignore(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walk.flatten() {
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            total += entry.metadata().map_or(0, |m| m.len());
+            if total > limit {
+                break;
+            }
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn snapshots_diff_and_read_back_without_touching_the_project_git() {
+        let project = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let p = project.path();
+        fs::create_dir_all(p.join(".git")).unwrap();
+        fs::write(p.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        fs::write(p.join(".gitignore"), "target/\n").unwrap();
+        fs::write(p.join("keep.txt"), "keep\n").unwrap();
+        fs::write(p.join("gone.txt"), "gone\n").unwrap();
+        fs::create_dir_all(p.join("target")).unwrap();
+        fs::write(p.join("target/big.bin"), "ignored").unwrap();
+        let shadow = Shadow::new(data.path().join("git"), p.to_path_buf());
+        let t0 = shadow.snapshot(1_000_000).unwrap();
+        fs::remove_file(p.join("gone.txt")).unwrap();
+        fs::write(p.join("new.txt"), "new\n").unwrap();
+        fs::write(p.join("keep.txt"), "changed\n").unwrap();
+        fs::write(p.join("target/other.bin"), "ignored too").unwrap();
+        let t1 = shadow.snapshot(1_000_000).unwrap();
+        let mut changed = shadow.diff(&t0, &t1).unwrap();
+        changed.sort_by(|a, b| a.path.cmp(&b.path));
+        let paths: Vec<_> = changed.iter().map(|c| c.path.to_str().unwrap()).collect();
+        assert_eq!(paths, ["gone.txt", "keep.txt", "new.txt"]);
+        assert!(changed[2].before.is_none());
+        let ids: Vec<String> = changed[..2].iter().map(|c| c.before.clone().unwrap().1).collect();
+        let blobs = shadow.blobs(&ids).unwrap();
+        assert_eq!(blobs, [b"gone\n".to_vec(), b"keep\n".to_vec()]);
+        // The project's own .git is as it was.
+        let entries: Vec<_> = fs::read_dir(p.join(".git")).unwrap().flatten().collect();
+        assert_eq!(entries.len(), 1);
+        assert!(matches!(shadow.snapshot(5), Err(ShadowError::TooLarge { .. })));
+    }
+}

@@ -125,9 +125,14 @@ impl Checkpoints {
 
     /// The shadow repository of the project.
     pub fn shadow(&self) -> Option<Shadow> {
-        self.root
-            .as_ref()
-            .map(|r| Shadow::new(r.join("git"), self.cwd.clone()))
+        // ikigai's own data folder (…/ikigai) is never part of a snapshot.
+        self.root.as_ref().map(|r| {
+            let shadow = Shadow::new(r.join("git"), self.cwd.clone());
+            match r.parent().and_then(Path::parent) {
+                Some(own) => shadow.excluding(own.to_path_buf()),
+                None => shadow,
+            }
+        })
     }
 
     pub fn cwd(&self) -> &Path {

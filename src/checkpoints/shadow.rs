@@ -38,11 +38,38 @@ pub(crate) struct Changed {
 pub struct Shadow {
     git_dir: PathBuf,
     work_tree: PathBuf,
+    /// A folder inside the tree that is never part of a snapshot (ikigai's own data,
+    /// when the project is the home folder).
+    exclude: Option<PathBuf>,
 }
 
 impl Shadow {
     pub fn new(git_dir: PathBuf, work_tree: PathBuf) -> Self {
-        Shadow { git_dir, work_tree }
+        Shadow {
+            git_dir,
+            work_tree,
+            exclude: None,
+        }
+    }
+
+    /// The same, never snapshotting `folder` (when it is inside the tree).
+    pub fn excluding(mut self, folder: PathBuf) -> Self {
+        self.exclude = Some(folder);
+        self
+    }
+
+    /// `exclude` as a pattern of the tree's root, when it is inside the tree.
+    fn exclude_pattern(&self) -> Option<String> {
+        let rel = self.exclude.as_ref()?.strip_prefix(&self.work_tree).ok()?;
+        let rel = rel.to_str()?;
+        let escaped: String = rel
+            .chars()
+            .flat_map(|c| {
+                let special = matches!(c, '*' | '?' | '[' | ']' | '\\' | '!' | '#' | ' ');
+                special.then_some('\\').into_iter().chain(std::iter::once(c))
+            })
+            .collect();
+        (!escaped.is_empty()).then(|| format!("/{escaped}/\n"))
     }
 
     fn git(&self) -> Command {
@@ -95,13 +122,17 @@ impl Shadow {
             b"[gc]\n\tauto = 0\n[core]\n\tautocrlf = false\n\tsafecrlf = false\n\
               \tsymlinks = true\n\tfilemode = true\n\tbare = false\n",
         )?;
+        if let Some(pattern) = self.exclude_pattern() {
+            std::fs::create_dir_all(self.git_dir.join("info"))?;
+            std::fs::write(self.git_dir.join("info/exclude"), pattern)?;
+        }
         Ok(())
     }
 
     /// Snapshots the working tree; returns its tree id. Refused (before anything is
     /// stored) when the files that are not ignored weigh more than `limit` bytes.
     pub fn snapshot(&self, limit: u64) -> Result<String, ShadowError> {
-        if tree_size(&self.work_tree, limit) > limit {
+        if tree_size(&self.work_tree, self.exclude.as_deref(), limit) > limit {
             return Err(ShadowError::TooLarge {
                 limit_mb: limit / 1_000_000,
             });
@@ -190,14 +221,15 @@ impl Shadow {
 
 /// Bytes of the files under `root` that `.gitignore` does not ignore (`.git` folders
 /// skipped, links not followed); stops counting once past `limit`.
-pub(crate) fn tree_size(root: &Path, limit: u64) -> u64 {
+pub(crate) fn tree_size(root: &Path, exclude: Option<&Path>, limit: u64) -> u64 {
     let mut total = 0u64;
+    let exclude = exclude.map(Path::to_path_buf);
     let walk = ignore::WalkBuilder::new(root)
         .hidden(false)
         .ignore(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git")
+        .filter_entry(move |e| e.file_name() != ".git" && Some(e.path()) != exclude.as_deref())
         .build();
     for entry in walk.flatten() {
         if entry.file_type().is_some_and(|t| t.is_file()) {
@@ -227,12 +259,15 @@ mod tests {
         fs::write(p.join("gone.txt"), "gone\n").unwrap();
         fs::create_dir_all(p.join("target")).unwrap();
         fs::write(p.join("target/big.bin"), "ignored").unwrap();
-        let shadow = Shadow::new(data.path().join("git"), p.to_path_buf());
+        fs::create_dir_all(p.join("data/ikigai")).unwrap();
+        fs::write(p.join("data/ikigai/db"), "ikigai's own").unwrap();
+        let shadow = Shadow::new(data.path().join("git"), p.to_path_buf()).excluding(p.join("data/ikigai"));
         let t0 = shadow.snapshot(1_000_000).unwrap();
         fs::remove_file(p.join("gone.txt")).unwrap();
         fs::write(p.join("new.txt"), "new\n").unwrap();
         fs::write(p.join("keep.txt"), "changed\n").unwrap();
         fs::write(p.join("target/other.bin"), "ignored too").unwrap();
+        fs::write(p.join("data/ikigai/db"), "ikigai's own, changed").unwrap();
         let t1 = shadow.snapshot(1_000_000).unwrap();
         let mut changed = shadow.diff(&t0, &t1).unwrap();
         changed.sort_by(|a, b| a.path.cmp(&b.path));

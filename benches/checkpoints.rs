@@ -33,7 +33,9 @@ fn project(root: &Path) {
     write(&root.join(".gitignore"), "target/\n");
     for d in 0..100 {
         for f in 0..100 {
-            let text: String = (0..20).map(|l| format!("line {d} {f} {l} of the project\n")).collect();
+            let text: String = (0..20)
+                .map(|l| format!("line {d} {f} {l} of the project\n"))
+                .collect();
             write(&root.join(format!("src{d:03}/f{f:03}.rs")), &text);
         }
     }
@@ -93,7 +95,9 @@ fn snapshot(c: &mut Criterion) {
     project(&cwd);
     let cp = Checkpoints::new(cwd.clone(), Some(data.path()), DEFAULT_LIMIT);
     let shadow = cp.shadow().unwrap_or_else(|| panic!("a shadow repository"));
-    shadow.snapshot(DEFAULT_LIMIT).unwrap_or_else(|e| panic!("first snapshot: {e}"));
+    shadow
+        .snapshot(DEFAULT_LIMIT)
+        .unwrap_or_else(|e| panic!("first snapshot: {e}"));
     let mut group = c.benchmark_group("shadow_snapshot_10k_files");
     group.sample_size(10).measurement_time(Duration::from_secs(20));
     let mut n = 0;
@@ -104,7 +108,11 @@ fn snapshot(c: &mut Criterion) {
                 n += 1;
                 write(&cwd.join("src000/f000.rs"), &source(n));
             },
-            |()| shadow.snapshot(DEFAULT_LIMIT).unwrap_or_else(|e| panic!("snapshot: {e}")),
+            |()| {
+                shadow
+                    .snapshot(DEFAULT_LIMIT)
+                    .unwrap_or_else(|e| panic!("snapshot: {e}"))
+            },
             BatchSize::PerIteration,
         )
     });
@@ -116,7 +124,9 @@ fn snapshot(c: &mut Criterion) {
                 (data, cp.shadow().unwrap_or_else(|| panic!("a shadow repository")))
             },
             |(data, shadow)| {
-                shadow.snapshot(DEFAULT_LIMIT).unwrap_or_else(|e| panic!("snapshot: {e}"));
+                shadow
+                    .snapshot(DEFAULT_LIMIT)
+                    .unwrap_or_else(|e| panic!("snapshot: {e}"));
                 data
             },
             BatchSize::PerIteration,

@@ -102,8 +102,8 @@ impl AgentState {
         let model = setup.provider.spec().model.clone();
         let mut budget = Budget::from_config(&setup.config, setup.provider.spec(), &model);
         budget.set_fixed(&setup.system_prompt, &setup.registry.schemas());
-        let checkpoints =
-            crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), crate::checkpoints::DEFAULT_LIMIT);
+        let limit = setup.config.checkpoint_limit_mb.saturating_mul(1_000_000);
+        let checkpoints = crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), limit);
         AgentState {
             session: Session {
                 store: setup.sessions,

@@ -297,3 +297,32 @@ fn undo_refuses_to_overwrite_a_file_the_user_changed_unless_forced() {
     assert_eq!(p.read("a.txt").as_deref(), Some("one\n"));
     assert_eq!(p.read("b.txt").as_deref(), Some("bee\n"));
 }
+
+#[test]
+fn above_the_size_limit_bash_is_not_covered_and_the_user_is_told_once() {
+    let p = Project::new(&[("a.txt", "one\n")]);
+    let config = p.home.path().join(".config/ikigai");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "checkpoint_limit_mb = 0\n").unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[
+        ("c1", "bash", &bash("echo x > made.txt")),
+        ("c2", "file_edit", &edit("a.txt", "one", "two")),
+    ]));
+    fake.push(Reply::text("ok"));
+    fake.push(Reply::tool_calls(&[("c3", "bash", &bash("echo y > more.txt"))]));
+    fake.push(Reply::text("ok"));
+    let out = p.run(&fake, &[], "first\nsecond\n/undo\n");
+    let stderr = s(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr.matches("/undo will not cover what bash").count(),
+        1,
+        "told once:\n{stderr}"
+    );
+    assert!(stderr.contains("more than 0 MB"), "{stderr}");
+    // The file tool is still covered; what bash made stays.
+    assert_eq!(p.read("a.txt").as_deref(), Some("one\n"));
+    assert!(p.path("made.txt").exists() && p.path("more.txt").exists());
+    assert!(stderr.contains("ran without a snapshot"), "{stderr}");
+}

@@ -217,6 +217,12 @@ pub enum Event {
     Sessions {
         sessions: Vec<SessionInfo>,
     },
+    /// `/undo` did nothing: these files (shown paths) were changed since ikigai's turn
+    /// left them. `Op::Undo { turns, force: true }` overwrites them; the TUI asks.
+    UndoRefused {
+        turns: usize,
+        files: Vec<String>,
+    },
     /// A call needs the user's approval; the turn waits for `Op::Approve` with this `id`.
     /// Asked one at a time, in the order the calls came.
     ApprovalRequested {

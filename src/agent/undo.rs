@@ -9,7 +9,7 @@ use serde_json::json;
 use super::state::AgentState;
 use crate::checkpoints::{Checkpoint, undo};
 use crate::message::{Kind, Message};
-use crate::protocol::NoticeLevel;
+use crate::protocol::{Event, NoticeLevel};
 use crate::store::MarkerKind;
 
 /// Before tool `name` runs (approved): saves what it is about to change.
@@ -96,6 +96,7 @@ pub(crate) fn run_undo(st: &mut AgentState, n: usize, force: bool) {
             st.append(Message::user(undo::note(&out)));
             st.notice(NoticeLevel::Info, undo::summary(&out));
         }
+        Err(undo::UndoError::ChangedSince(files)) => st.emit(Event::UndoRefused { turns: n, files }),
         Err(e) => st.notice(NoticeLevel::Warning, format!("/undo: {e}")),
     }
 }

@@ -154,6 +154,33 @@ pub(crate) fn undo(
 /// The start of every note that tells the model about an undo.
 pub(crate) const NOTE_PREFIX: &str = "[ikigai note]";
 
+/// Why an undo was refused, as the user reads it (`asking`: the TUI put the command that
+/// confirms into the input).
+pub fn refused_text(turns: usize, files: &[String], asking: bool) -> String {
+    let what = UndoError::ChangedSince(files.to_vec()).to_string();
+    let head = what.split("; undo anyway").next().unwrap_or(&what).to_string();
+    if asking {
+        format!(
+            "/undo: {head}. Overwrite your changes? Press Enter to undo anyway ({}), or clear the input to keep them.",
+            force_command(turns)
+        )
+    } else {
+        format!(
+            "/undo: {head}; undo anyway, overwriting those changes, with {}",
+            force_command(turns)
+        )
+    }
+}
+
+/// The command that undoes `turns` turns overwriting files changed since.
+pub fn force_command(turns: usize) -> String {
+    if turns == 1 {
+        "/undo --force".to_string()
+    } else {
+        format!("/undo {turns} --force")
+    }
+}
+
 /// What the model is told in the next request: which turns were undone and which files
 /// are back to what they held before.
 pub(crate) fn note(out: &Outcome) -> String {

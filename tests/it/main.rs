@@ -66,6 +66,7 @@ mod tui_e2e;
 mod tui_model_e2e;
 mod tui_resize_e2e;
 mod undo;
+mod undo_tui;
 mod vendor_agent;
 mod vendor_ends;
 mod vendor_fixtures;

@@ -381,3 +381,6 @@ impl Snapshot {
         self.shadow.snapshot(self.limit)
     }
 }
+
+#[cfg(test)]
+mod tests;

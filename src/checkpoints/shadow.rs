@@ -98,9 +98,12 @@ impl Shadow {
             .map_err(|e| ShadowError::Git(format!("cannot run git: {e}")))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
+            let command = args
+                .iter()
+                .find(|a| !a.starts_with('-') && !a.contains('='))
+                .unwrap_or(&"");
             return Err(ShadowError::Git(format!(
-                "`git {}` failed: {}",
-                args.first().unwrap_or(&""),
+                "`git {command}` failed: {}",
                 err.trim()
             )));
         }
@@ -138,8 +141,16 @@ impl Shadow {
             });
         }
         self.ensure()?;
+        // The first snapshot of a project stores every file: streamed into one pack
+        // (a file each would be ~5x slower); later ones store only what changed.
+        let first = !self.git_dir.join("index").exists();
+        let threshold = if first {
+            "core.bigFileThreshold=1"
+        } else {
+            "core.bigFileThreshold=512m"
+        };
         // Unreadable files are left out (and said so on stderr, not read here).
-        let _ = self.run(&["add", "--all", "--ignore-errors", "--", "."]);
+        let _ = self.run(&["-c", threshold, "add", "--all", "--ignore-errors", "--", "."]);
         let tree = self.run(&["write-tree"])?;
         Ok(String::from_utf8_lossy(&tree).trim().to_string())
     }

@@ -282,6 +282,18 @@ fn undo_refuses_to_overwrite_a_file_the_user_changed_unless_forced() {
     );
     assert_eq!(p.read("a.txt").as_deref(), Some("mine\n"));
     assert_eq!(p.read("b.txt").as_deref(), Some("bee\nmore\n"), "nothing undone");
+    // Under --json: one `undo_refused` event naming it.
+    let out = p.run(&fake, &["-c", "--json"], "/undo\n");
+    let refused: Vec<serde_json::Value> = s(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "undo_refused")
+        .collect();
+    assert_eq!(
+        refused,
+        [json!({"type": "undo_refused", "turns": 1, "files": ["a.txt"]})]
+    );
+    assert_eq!(p.read("a.txt").as_deref(), Some("mine\n"));
     // From the shell: refused too, exit 1, naming the file.
     let out = p.undo(&[]);
     assert_eq!(out.status.code(), Some(1));

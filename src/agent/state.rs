@@ -102,8 +102,12 @@ impl AgentState {
         let model = setup.provider.spec().model.clone();
         let mut budget = Budget::from_config(&setup.config, setup.provider.spec(), &model);
         budget.set_fixed(&setup.system_prompt, &setup.registry.schemas());
+        // Checkpoints are stored with the session: a run that keeps no session keeps none.
         let limit = setup.config.checkpoint_limit_mb.saturating_mul(1_000_000);
-        let checkpoints = crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), limit);
+        let checkpoints = match setup.sessions {
+            Some(_) => crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), limit),
+            None => crate::checkpoints::Checkpoints::new(setup.cwd.clone(), None, limit),
+        };
         AgentState {
             session: Session {
                 store: setup.sessions,

@@ -81,7 +81,7 @@ pub(crate) fn run_undo(st: &mut AgentState, n: usize, force: bool) {
     let Some(blobs) = st.checkpoints.blobs() else {
         st.notice(
             NoticeLevel::Warning,
-            "/undo: checkpoints are not kept (no data folder: set HOME or XDG_DATA_HOME)",
+            "/undo: no checkpoints are kept in this run (no session is stored, or no data folder: set HOME or XDG_DATA_HOME)",
         );
         return;
     };

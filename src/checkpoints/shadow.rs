@@ -110,13 +110,29 @@ impl Shadow {
         Ok(out.stdout)
     }
 
+    /// The project's snapshot lock, held until dropped (waits for another process's).
+    fn lock(&self) -> Result<nix::fcntl::Flock<std::fs::File>, ShadowError> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.git_dir)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(self.git_dir.join("ikigai.lock"))?;
+        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, e)| ShadowError::Io(io::Error::from(e)))
+    }
+
     /// Creates the repository the first time (0700; never collected, so old trees stay).
     fn ensure(&self) -> Result<(), ShadowError> {
         if self.git_dir.join("HEAD").exists() {
             return Ok(());
         }
-        std::fs::create_dir_all(&self.git_dir)?;
-        std::fs::set_permissions(&self.git_dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
+        // The folder exists (0700): `lock` made it.
         self.run(&["init", "--quiet"])?;
         let mut config = std::fs::OpenOptions::new()
             .append(true)
@@ -140,7 +156,13 @@ impl Shadow {
                 limit_mb: limit / 1_000_000,
             });
         }
+        // One snapshot at a time per project, across ikigai processes: a git index taken
+        // by another would leave this snapshot stale, and an undo would then put back
+        // what nobody changed.
+        let _lock = self.lock()?;
         self.ensure()?;
+        // Held by no ikigai now (we hold the lock): left by a git that was killed.
+        let _ = std::fs::remove_file(self.git_dir.join("index.lock"));
         // The first snapshot of a project stores every file: streamed into one pack
         // (a file each would be ~5x slower); later ones store only what changed.
         let first = !self.git_dir.join("index").exists();
@@ -149,8 +171,15 @@ impl Shadow {
         } else {
             "core.bigFileThreshold=512m"
         };
-        // Unreadable files are left out (and said so on stderr, not read here).
-        let _ = self.run(&["-c", threshold, "add", "--all", "--ignore-errors", "--", "."]);
+        // Unreadable files are left out (git says so and fails, but indexes the rest);
+        // any other failure leaves no snapshot.
+        match self.run(&["-c", threshold, "add", "--all", "--ignore-errors", "--", "."]) {
+            Err(ShadowError::Git(e)) if e.contains("fatal:") || e.contains("index.lock") => {
+                return Err(ShadowError::Git(e));
+            }
+            Err(ShadowError::Git(_)) | Ok(_) => {}
+            Err(e) => return Err(e),
+        }
         let tree = self.run(&["write-tree"])?;
         Ok(String::from_utf8_lossy(&tree).trim().to_string())
     }
@@ -288,6 +317,21 @@ mod tests {
         let ids: Vec<String> = changed[..2].iter().map(|c| c.before.clone().unwrap().1).collect();
         let blobs = shadow.blobs(&ids).unwrap();
         assert_eq!(blobs, [b"gone\n".to_vec(), b"keep\n".to_vec()]);
+        // A lock a killed git left does not stop the next snapshot.
+        fs::write(data.path().join("git/index.lock"), "").unwrap();
+        fs::write(p.join("keep.txt"), "again\n").unwrap();
+        let t2 = shadow.snapshot(1_000_000).unwrap();
+        assert_eq!(shadow.diff(&t1, &t2).unwrap().len(), 1);
+        // Snapshots from several threads (as from several processes) wait for each other.
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let s = shadow.clone();
+                std::thread::spawn(move || s.snapshot(1_000_000).unwrap())
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(t.join().unwrap(), t2);
+        }
         // The project's own .git is as it was.
         let entries: Vec<_> = fs::read_dir(p.join(".git")).unwrap().flatten().collect();
         assert_eq!(entries.len(), 1);

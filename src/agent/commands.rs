@@ -28,6 +28,7 @@ pub(crate) fn name(op: &Op) -> &'static str {
         Op::ListPermissions | Op::ForgetPermission(_) => "/permissions",
         Op::Undo { .. } => "/undo",
         Op::ListCheckpoints => "/checkpoints",
+        Op::Spend => "/cost",
     }
 }
 
@@ -43,6 +44,10 @@ pub(crate) async fn handle(st: &mut AgentState, op: Op) {
         Op::RestartMcp(name) => restart_mcp(st, &name).await,
         Op::Compact(instructions) => compact(st, instructions.as_deref()).await,
         Op::ListPermissions => super::rules_cmd::list(st),
+        Op::Spend => st.emit(Event::Spend {
+            models: st.spend().models.clone(),
+            cost: st.spend().cost(),
+        }),
         Op::ForgetPermission(which) => super::rules_cmd::forget(st, &which),
         Op::Undo { turns, force } => super::undo::run_undo(st, turns, force),
         Op::ListCheckpoints => super::undo::list(st),

@@ -48,6 +48,9 @@ pub struct ProviderSection {
     pub gpu_layers: Option<u32>,
     pub top_p: Option<f64>,
     pub seed: Option<u32>,
+    /// What this provider's tokens cost (USD per million), for every model of it; the
+    /// built-in table prices the vendors' own models, and local ones have none.
+    pub price: Option<super::Price>,
 }
 
 /// The config file as written; every key optional, unknown keys rejected.
@@ -83,9 +86,9 @@ pub struct FileConfig {
     pub tool_dirs: Option<ToolDirs>,
     pub max_tool_result_share: Option<f64>,
     pub auto_compact_at: Option<f64>,
-    /// `[mcp_servers.NAME]` sections (validated by `tools::mcp::config`).
+    /// `[mcp_servers.NAME]` sections (validated by `config::mcp`).
     #[serde(default)]
-    pub mcp_servers: BTreeMap<String, crate::tools::mcp::config::ServerSection>,
+    pub mcp_servers: BTreeMap<String, super::mcp::ServerSection>,
     /// The OS sandbox of tool processes: `off`, `workspace-write`, `read-only`.
     pub sandbox: Option<crate::permissions::sandbox::SandboxMode>,
     /// IP sockets inside the sandbox (default: blocked).
@@ -220,11 +223,10 @@ fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigEr
     set(&mut c.max_response_bytes, f.max_response_bytes);
     set(&mut c.response_timeout_secs, f.response_timeout_secs);
     c.providers = f.providers;
-    c.mcp_servers =
-        crate::tools::mcp::config::validate(&f.mcp_servers, path).map_err(|e| ConfigError::Parse {
-            path: e.file,
-            message: format!("`{}`: {}", e.key, e.message),
-        })?;
+    c.mcp_servers = super::mcp::validate(&f.mcp_servers, path).map_err(|e| ConfigError::Parse {
+        path: e.file,
+        message: format!("`{}`: {}", e.key, e.message),
+    })?;
     set(&mut c.sandbox.mode, f.sandbox);
     set(&mut c.sandbox.network, f.sandbox_network);
     set(&mut c.sandbox.writable_roots, f.writable_roots);

@@ -83,6 +83,9 @@ pub struct Checkpoints {
     limit: u64,
     /// Whether the user was told that `bash` changes are not covered.
     told: bool,
+    /// The tree was over the limit: no more snapshots in this session (each would walk
+    /// the tree up to the limit again, only to be refused).
+    too_large: bool,
     pending: Option<Pending>,
     list: Vec<Checkpoint>,
 }
@@ -108,6 +111,7 @@ impl Checkpoints {
             root,
             limit,
             told: false,
+            too_large: false,
             pending: None,
             list: Vec::new(),
         }
@@ -220,6 +224,9 @@ impl Checkpoints {
         }
         // Marked now: a snapshot that does not come back (a cancelled turn) is not asked again.
         pending.tree = Tree::Failed;
+        if self.too_large {
+            return None;
+        }
         let limit = self.limit;
         self.shadow().map(|shadow| Snapshot { shadow, limit })
     }
@@ -235,6 +242,7 @@ impl Checkpoints {
             }
             Err(e) => {
                 pending.tree = Tree::Failed;
+                self.too_large |= matches!(e, ShadowError::TooLarge { .. });
                 if std::mem::replace(&mut self.told, true) {
                     return None;
                 }

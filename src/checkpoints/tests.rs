@@ -100,11 +100,17 @@ fn one_snapshot_per_turn_and_a_file_saved_before_it_keeps_its_start() {
     assert!(snap.is_some());
     let told = cp.snapshot_taken(Err(shadow::ShadowError::TooLarge { limit_mb: 1 }));
     assert!(told.unwrap().contains("more than 1 MB"));
-    cp.finish();
+    let c = cp.finish().unwrap().run();
+    assert!(c.uncovered);
+    // Too large once: not walked again in this session, and not told again.
+    assert!(cp.before_call("bash", "{}", resolve(&cwd), turn).is_none());
+    assert!(cp.finish().unwrap().run().uncovered);
+    cp.told = false;
     cp.before_call("bash", "{}", resolve(&cwd), turn);
     assert!(
-        cp.snapshot_taken(Err(shadow::ShadowError::TooLarge { limit_mb: 1 }))
-            .is_none()
+        cp.snapshot_taken(Err(shadow::ShadowError::Git("x".into())))
+            .is_some(),
+        "a new failure is told when nothing was told yet"
     );
 }
 

@@ -126,8 +126,10 @@ pub(crate) fn undo(
         let name = shown(&path, cwd);
         let current = now.remove(&path).flatten();
         let result = match &t.back {
-            None => blobs::remove_state(&path)
-                .map(|()| current.map(|_| format!("removed {name} (the turn created it)"))),
+            None => blobs::remove_state(&path).map(|()| {
+                remove_empty_parents(&path, cwd);
+                current.map(|_| format!("removed {name} (the turn created it)"))
+            }),
             Some((hash, mode)) => blobs.get(hash, *mode).and_then(|bytes| {
                 if current.as_ref().is_some_and(|c| c.hash == *hash) {
                     return Ok(None);
@@ -264,6 +266,22 @@ pub(crate) fn listing(list: &[Checkpoint], cwd: &Path) -> String {
     text
 }
 
+/// Removes the folders above `path` that are empty now, up to `cwd` (never `cwd` itself
+/// nor anything outside it): those the turn made for a file it created.
+fn remove_empty_parents(path: &Path, cwd: &Path) {
+    // `a/../b` could name `cwd` itself or a folder outside it: left alone.
+    if path.components().any(|c| c == std::path::Component::ParentDir) {
+        return;
+    }
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d == cwd || !d.starts_with(cwd) || std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+}
+
 /// ` (+3 −1)`: lines the undo adds and removes (` (binary)` when either is not text).
 fn stats(from: &[u8], to: &[u8]) -> String {
     let (Ok(a), Ok(b)) = (std::str::from_utf8(from), std::str::from_utf8(to)) else {
@@ -291,6 +309,12 @@ mod tests {
         let s = blobs::state_of(path).unwrap()?;
         blobs.put(&s.hash, &s.bytes).unwrap();
         Some(s.hash)
+    }
+
+    fn write_made(path: &Path) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, "x").unwrap();
+        fs::remove_file(path).unwrap();
     }
 
     fn checkpoint(id: &str, files: Vec<FileChange>) -> Checkpoint {
@@ -346,6 +370,15 @@ mod tests {
         assert_eq!(fs::read_to_string(&a).unwrap(), "one\n");
         assert!(!b.exists());
         assert_eq!(done.ids, ["t2", "t1"]);
+        // Folders left empty by a removed file go, up to the project and never it.
+        let made = cwd.join("made/deep/x.txt");
+        write_made(&made);
+        remove_empty_parents(&made, &cwd);
+        assert!(!cwd.join("made").exists() && cwd.exists());
+        let odd = cwd.join("made/../y.txt");
+        write_made(&odd);
+        remove_empty_parents(&odd, &cwd);
+        assert!(cwd.join("made").exists(), "`..` paths are left alone");
         assert_eq!(
             done.lines,
             ["restored a.txt (+0 −2)", "removed b.txt (the turn created it)"]

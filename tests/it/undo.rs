@@ -175,7 +175,10 @@ fn undo_puts_back_an_edit_a_new_file_and_what_bash_deleted_and_created() {
     assert_eq!(p.read("main.rs").as_deref(), Some("fn main() {\n    old();\n}\n"));
     assert_eq!(p.read("doomed.txt").as_deref(), Some("keep me\n"));
     assert_eq!(p.read("docs/guide.md").as_deref(), Some("# Guide\n"));
-    assert!(!p.path("notes/new.md").exists(), "the new file is gone");
+    assert!(
+        !p.path("notes").exists(),
+        "the new file is gone, with the folder made for it"
+    );
     assert!(!p.path("created.txt").exists(), "what bash created is gone");
     assert_eq!(
         p.read("build/out").as_deref(),

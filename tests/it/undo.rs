@@ -225,8 +225,15 @@ fn undo_works_across_resume_and_from_the_shell() {
     let out = p.run(&fake, &[], "first\nsecond\n");
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     assert_eq!(p.read("a.txt").as_deref(), Some("two\n"));
-    // Run 2 resumes it and undoes the newest turn.
-    let out = p.run(&fake, &["-c"], "/undo\n");
+    // Run 2 resumes it by id and undoes the newest turn.
+    let listed = common::ikigai(p.home.path())
+        .current_dir(p.dir())
+        .args(["sessions", "--json"])
+        .output()
+        .unwrap();
+    let sessions: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = sessions[0]["id"].as_str().unwrap().to_string();
+    let out = p.run(&fake, &["--resume", &id], "/undo\n");
     let stderr = s(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("Undid turn 2."), "{stderr}");

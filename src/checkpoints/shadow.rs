@@ -301,6 +301,15 @@ mod tests {
         fs::write(p.join("target/big.bin"), "ignored").unwrap();
         fs::create_dir_all(p.join("data/ikigai")).unwrap();
         fs::write(p.join("data/ikigai/db"), "ikigai's own").unwrap();
+        // A nested repository with no commit yet: git complains, the rest is snapshotted.
+        fs::create_dir_all(p.join("vendor")).unwrap();
+        let init = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(p.join("vendor"))
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap();
+        assert!(init.success());
         let shadow = Shadow::new(data.path().join("git"), p.to_path_buf()).excluding(p.join("data/ikigai"));
         let t0 = shadow.snapshot(1_000_000).unwrap();
         fs::remove_file(p.join("gone.txt")).unwrap();

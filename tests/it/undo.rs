@@ -259,6 +259,18 @@ fn undo_works_across_resume_and_from_the_shell() {
     let out = p.undo(&[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(s(&out.stderr).contains("nothing to undo"), "{}", s(&out.stderr));
+    // `ikigai export` shows what each turn changed and what was put back.
+    let out = common::ikigai(p.home.path())
+        .current_dir(p.dir())
+        .args(["export", &id])
+        .output()
+        .unwrap();
+    let md = s(&out.stdout);
+    assert!(
+        md.contains("_checkpoint: changed ") && md.contains("b.txt_"),
+        "{md}"
+    );
+    assert!(md.contains("_undo: put back b.txt_"), "{md}");
     // The resumed session tells the model about both undos.
     fake.push(Reply::text("noted"));
     let out = p.run(&fake, &["-c", "-p", "go on"], "");

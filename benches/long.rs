@@ -132,6 +132,7 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         forked_from: None,
         records: n,
         interrupted: Vec::new(),
+        checkpoints: Vec::new(),
     };
     let setup = AgentSetup {
         config: config.clone(),

@@ -48,6 +48,9 @@ pub enum AppError {
     ToolCmd(#[from] ToolCmdError),
     #[error(transparent)]
     Sessions(#[from] SessionsError),
+    /// `ikigai undo` did not undo (nothing to undo, a file changed since).
+    #[error(transparent)]
+    Undo(#[from] crate::ui::undo_cmd::UndoCmdError),
     #[error(transparent)]
     Mcp(#[from] McpCmdError),
     #[error(transparent)]
@@ -185,6 +188,10 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
             Ok(crate::ui::mcp::run(&config, cwd, get, json).await?)
         }
         Some(Command::Sessions(args)) => sessions(args, &config).await,
+        Some(Command::Undo(args)) => {
+            let cwd = std::env::current_dir()?;
+            Ok(crate::ui::undo_cmd::run(args, &config, cwd).await?)
+        }
         Some(Command::Sandbox(args)) => Ok(crate::ui::sandbox_cmd::run(&args.command, &config).await?),
         Some(Command::Export(args)) => {
             let format = match args.format {

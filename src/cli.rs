@@ -91,6 +91,9 @@ pub enum Command {
     /// Check what a call would be allowed to do (`permissions check 'bash(rm -rf build)'`),
     /// or list the rules in force and the remembered answers (`permissions list`).
     Permissions(PermissionsArgs),
+    /// Put back the files the last turn (or the last N turns) of this folder's newest
+    /// session changed, as `/undo` does; `--list` shows the turns that can be undone.
+    Undo(UndoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout; `make install` installs it.
@@ -172,6 +175,21 @@ pub struct ToolArgs {
 
     /// The tool to run; its JSON arguments are read from stdin.
     pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// How many turns to go back.
+    #[arg(value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub turns: u32,
+
+    /// Overwrite files that were changed since ikigai's turn left them.
+    #[arg(long)]
+    pub force: bool,
+
+    /// List the turns that can be undone instead.
+    #[arg(long, conflicts_with = "force")]
+    pub list: bool,
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@
 pub mod agent;
 pub mod app;
 pub(crate) mod backoff;
+pub mod checkpoints;
 pub mod cli;
 pub mod config;
 pub mod environ;

@@ -84,6 +84,11 @@ pub enum Op {
     /// Forget a remembered answer, by its number in the list or its text
     /// (`/permissions rm N`); answered with a notice.
     ForgetPermission(String),
+    /// Put back what the newest `turns` turns changed (`/undo [N]`); a file changed since
+    /// by somebody else is overwritten only with `force`. Answered with a notice.
+    Undo { turns: usize, force: bool },
+    /// List the turns that can be undone (`/checkpoints`); answered with a notice.
+    ListCheckpoints,
 }
 
 /// What the user answered to an approval question.
@@ -245,6 +250,12 @@ pub enum Event {
     /// The answer to `Op::ListSessions`: stored sessions, newest first.
     Sessions {
         sessions: Vec<SessionInfo>,
+    },
+    /// `/undo` did nothing: these files (shown paths) were changed since ikigai's turn
+    /// left them. `Op::Undo { turns, force: true }` overwrites them; the TUI asks.
+    UndoRefused {
+        turns: usize,
+        files: Vec<String>,
     },
     /// A call needs the user's approval; the turn waits for `Op::Approve` with this `id`.
     /// Asked one at a time, in the order the calls came.

@@ -221,6 +221,7 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
             .chain(session.iter_mut())
             .for_each(|t| r.scrub_in_place(t)),
         Event::ToolStderr { text, .. } | Event::ToolCallProgress { text, .. } => r.scrub_in_place(text),
+        Event::UndoRefused { files, .. } => files.iter_mut().for_each(|f| r.scrub_in_place(f)),
         Event::ToolOutputDelta { text, .. } => r.scrub_in_place(text),
         Event::PlanUpdated { steps } => steps.iter_mut().for_each(|s| r.scrub_in_place(&mut s.step)),
         // A server's error text may echo what it was sent.

@@ -26,6 +26,8 @@ pub(crate) fn name(op: &Op) -> &'static str {
         Op::Shutdown => "exit",
         Op::Approve { .. } | Op::SetApprovalMode(_) => "approval",
         Op::ListPermissions | Op::ForgetPermission(_) => "/permissions",
+        Op::Undo { .. } => "/undo",
+        Op::ListCheckpoints => "/checkpoints",
         Op::Spend => "/cost",
     }
 }
@@ -47,6 +49,8 @@ pub(crate) async fn handle(st: &mut AgentState, op: Op) {
             cost: st.spend().cost(),
         }),
         Op::ForgetPermission(which) => super::rules_cmd::forget(st, &which),
+        Op::Undo { turns, force } => super::undo::run_undo(st, turns, force),
+        Op::ListCheckpoints => super::undo::list(st),
         Op::Submit(_) | Op::Cancel | Op::Shutdown | Op::Approve { .. } | Op::SetApprovalMode(_) => {}
     }
 }
@@ -97,6 +101,7 @@ fn new_session(st: &mut AgentState) {
     if st.store().is_some() {
         st.marker(MarkerKind::New, json!({"previous": previous}));
     }
+    st.checkpoints.set_list(Vec::new());
     st.announce_session(Vec::new());
 }
 

@@ -18,6 +18,7 @@ pub mod rules_cmd;
 pub(crate) mod state;
 pub(crate) mod switch;
 pub(crate) mod turn;
+pub mod undo;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -180,6 +181,7 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
                         TurnEndReason::Interrupted
                     }
                 };
+                undo::finish_turn(&mut st).await;
                 st.emit(Event::TurnEnded { reason });
             }
             Op::Cancel => {}

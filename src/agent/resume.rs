@@ -28,6 +28,8 @@ pub struct Resumed {
     pub records: usize,
     /// Where its turns were interrupted (see `Restored::interrupted`).
     pub interrupted: Vec<usize>,
+    /// What its turns changed that was not undone, for `/undo`.
+    pub checkpoints: Vec<crate::checkpoints::Checkpoint>,
 }
 
 /// Loads the session `which` names, taking it for this process (or a fork of it, when
@@ -55,6 +57,7 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
         forked_from: claimed.forked_from,
         records,
         interrupted: restored.interrupted,
+        checkpoints: super::undo::parse(restored.checkpoints),
     })
 }
 
@@ -88,6 +91,7 @@ pub fn install(st: &mut AgentState, resumed: Resumed) {
         (_, None) => {}
     }
     let forked_from = resumed.forked_from;
+    st.checkpoints.set_list(resumed.checkpoints);
     for m in resumed.repairs {
         st.record(Record::Message(m));
     }

@@ -87,6 +87,8 @@ pub struct AgentState {
     runtime: Runtime,
     /// What decides whether a call may run (public to the agent: `approval.rs` drives it).
     pub(crate) gate: Gatekeeping,
+    /// What the session's turns changed, for `/undo` (driven by `undo.rs`).
+    pub(crate) checkpoints: crate::checkpoints::Checkpoints,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -102,6 +104,12 @@ impl AgentState {
         let model = setup.provider.spec().model.clone();
         let mut budget = Budget::from_config(&setup.config, setup.provider.spec(), &model);
         budget.set_fixed(&setup.system_prompt, &setup.registry.schemas());
+        // Checkpoints are stored with the session: a run that keeps no session keeps none.
+        let limit = setup.config.checkpoint_limit_mb.saturating_mul(1_000_000);
+        let checkpoints = match setup.sessions {
+            Some(_) => crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), limit),
+            None => crate::checkpoints::Checkpoints::new(setup.cwd.clone(), None, limit),
+        };
         AgentState {
             session: Session {
                 store: setup.sessions,
@@ -132,6 +140,7 @@ impl AgentState {
                 redactor,
             },
             gate,
+            checkpoints,
         }
     }
 

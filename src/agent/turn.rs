@@ -284,6 +284,8 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
 /// user approved that). What the command prints is kept outside the call: if the turn is
 /// cancelled, `AgentState::interrupt` puts it in the call's result.
 async fn run_call(st: &mut AgentState, c: &Call, outside: bool) -> Executed {
+    // What the call is about to change is saved first, for /undo.
+    super::undo::before_call(st, &c.name, &c.arguments).await;
     st.set_running_call(Some(c.id.clone()));
     let partial = st.tool_partial();
     let progress = progress_sink(st, &c.id);

@@ -75,6 +75,7 @@ pub struct FileConfig {
     pub tool_result_lines: Option<usize>,
     pub tool_protocol: Option<Protocol>,
     pub max_identical_calls: Option<u32>,
+    pub checkpoint_limit_mb: Option<u64>,
     pub max_response_bytes: Option<usize>,
     pub response_timeout_secs: Option<u64>,
     #[serde(default)]
@@ -213,6 +214,7 @@ fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigEr
     set(&mut c.max_retry_wait_secs, f.max_retry_wait_secs);
     set(&mut c.tool_result_lines, f.tool_result_lines);
     set(&mut c.max_identical_calls, f.max_identical_calls);
+    set(&mut c.checkpoint_limit_mb, f.checkpoint_limit_mb);
     if f.tool_protocol.is_some() {
         c.tool_protocol = f.tool_protocol;
     }

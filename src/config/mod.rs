@@ -128,6 +128,9 @@ pub struct Config {
     pub tool_protocol: Option<Protocol>,
     /// How often one turn may run an identical call (same tool and arguments); 0 = no limit.
     pub max_identical_calls: u32,
+    /// Above this many MB of files that are not ignored, `bash` changes are not covered
+    /// by `/undo` (no snapshot is taken).
+    pub checkpoint_limit_mb: u64,
     /// Variables passed to tool processes although their names look secret.
     pub tool_env_pass: Vec<String>,
     /// More variables kept from tool processes: case-insensitive globs on the name.
@@ -180,6 +183,7 @@ impl Default for Config {
             tool_result_lines: 0,
             tool_protocol: None,
             max_identical_calls: 2,
+            checkpoint_limit_mb: 200,
             tool_env_pass: Vec::new(),
             tool_env_exclude: Vec::new(),
             tool_schema_timeout_ms: 1000,

@@ -52,6 +52,10 @@ pub enum MarkerKind {
     /// How a tool call was decided (approved or refused, by whom, mode, sandbox): the
     /// fields of `permissions::record::Record`.
     Permission,
+    /// What a turn changed, for `/undo`: the fields of `checkpoints::Checkpoint`.
+    Checkpoint,
+    /// `/undo` put files back: `{checkpoints: [id…], files: [path…]}`.
+    Undo,
     /// A kind this binary does not know (written by a newer ikigai); kept, ignored.
     Other(String),
 }
@@ -65,6 +69,8 @@ impl MarkerKind {
             MarkerKind::New => "new",
             MarkerKind::Recovered => "recovered",
             MarkerKind::Permission => "permission",
+            MarkerKind::Checkpoint => "checkpoint",
+            MarkerKind::Undo => "undo",
             MarkerKind::Other(s) => s,
         }
     }
@@ -77,6 +83,8 @@ impl MarkerKind {
             "new" => MarkerKind::New,
             "recovered" => MarkerKind::Recovered,
             "permission" => MarkerKind::Permission,
+            "checkpoint" => MarkerKind::Checkpoint,
+            "undo" => MarkerKind::Undo,
             other => MarkerKind::Other(other.to_string()),
         }
     }

@@ -28,6 +28,9 @@ pub struct Restored {
     /// Where turns were interrupted (`interrupted` markers): the number of messages of
     /// `conversation` before each mark.
     pub interrupted: Vec<usize>,
+    /// The `checkpoint` markers after the last `new` marker that no `undo` marker undid,
+    /// in order (their JSON; `checkpoints::Checkpoint` reads them).
+    pub checkpoints: Vec<Value>,
 }
 
 /// Rebuilds a session from its records (copying them; see `rebuild_owned`).
@@ -92,6 +95,23 @@ impl Rebuilder {
                 st.usage = (0, 0);
                 st.spend = Default::default();
                 st.interrupted.clear();
+                st.checkpoints.clear();
+            }
+            Record::Marker {
+                kind: MarkerKind::Checkpoint,
+                data,
+            } => st.checkpoints.push(data),
+            Record::Marker {
+                kind: MarkerKind::Undo,
+                data,
+            } => {
+                let undone: Vec<&str> = data
+                    .get("checkpoints")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                st.checkpoints
+                    .retain(|c| !undone.contains(&c.get("id").and_then(Value::as_str).unwrap_or("")));
             }
             Record::Marker {
                 kind: MarkerKind::Model,
@@ -334,6 +354,26 @@ mod tests {
             ]
         );
         assert!(r.repairs.is_empty());
+    }
+
+    #[test]
+    fn checkpoints_are_kept_until_undone_or_a_new_session() {
+        let cp = |id: &str| marker("checkpoint", json!({"id": id, "files": []}));
+        let records = vec![
+            cp("gone"),
+            marker("new", json!({})),
+            cp("a"),
+            cp("b"),
+            cp("c"),
+            marker("undo", json!({"checkpoints": ["c", "b"]})),
+            cp("d"),
+        ];
+        let ids: Vec<Value> = rebuild(&records)
+            .checkpoints
+            .iter()
+            .map(|c| c["id"].clone())
+            .collect();
+        assert_eq!(ids, [json!("a"), json!("d")]);
     }
 
     #[test]

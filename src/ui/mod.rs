@@ -21,6 +21,7 @@ pub(crate) mod slash;
 pub mod tool_cmd;
 pub mod trust_cmd;
 pub mod tui;
+pub mod undo_cmd;
 
 /// What every front end says when the conversation was compacted.
 pub fn compacted_text(before: u64, after: u64) -> String {

@@ -216,10 +216,35 @@ pub fn markdown(info: &SessionInfo, events: &[EventInfo]) -> String {
                 }
             }
             "new" => out.push_str("\n---\n\n_new conversation_\n"),
+            "checkpoint" | "undo" => out.push_str(&checkpoint_line(&e.kind, &e.data)),
             _ => {}
         }
     }
     out
+}
+
+/// A `checkpoint` or `undo` marker as one line: the files a turn changed, or put back.
+fn checkpoint_line(kind: &str, data: &Value) -> String {
+    let files: Vec<&str> = match kind {
+        "checkpoint" => data
+            .get("files")
+            .and_then(Value::as_array)
+            .map_or(Vec::new(), |f| {
+                f.iter()
+                    .filter_map(|f| f.get("path").and_then(Value::as_str))
+                    .collect()
+            }),
+        _ => data
+            .get("files")
+            .and_then(Value::as_array)
+            .map_or(Vec::new(), |f| f.iter().filter_map(Value::as_str).collect()),
+    };
+    let what = if kind == "checkpoint" {
+        "checkpoint: changed"
+    } else {
+        "undo: put back"
+    };
+    format!("\n_{what} {}_\n", files.join(", "))
 }
 
 /// `text` in a code fence longer than any backtick run inside it.

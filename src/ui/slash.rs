@@ -43,6 +43,12 @@ pub(crate) const COMMANDS: &[(&str, &str, &str)] = &[
         "[rm N|RULE]",
         "approval mode, rules and remembered answers; forget one",
     ),
+    (
+        "/undo",
+        "[N] [--force]",
+        "put back the files the last (N) turns changed",
+    ),
+    ("/checkpoints", "", "list the turns /undo can put back"),
     ("/exit", "", "quit (also /quit, Ctrl+D)"),
     ("/quit", "", "quit"),
 ];
@@ -105,8 +111,29 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
             [name] => Slash::Mcp(Some(name.to_string())),
             _ => Slash::Usage("usage: /mcp, /mcp NAME or /mcp restart NAME".into()),
         },
+        ("/undo", arg) => undo(arg.as_deref().unwrap_or("")),
+        ("/checkpoints", _) => Slash::Agent(Op::ListCheckpoints),
         (name, _) => Slash::Unknown(name.to_string()),
     })
+}
+
+/// `/undo [N] [--force]`.
+fn undo(arg: &str) -> Slash {
+    let mut turns = 1;
+    let mut force = false;
+    for word in arg.split_whitespace() {
+        match (word, word.parse::<usize>()) {
+            ("--force" | "-f", _) => force = true,
+            (_, Ok(n)) if n > 0 => turns = n,
+            _ => {
+                return Slash::Usage(
+                    "usage: /undo [N] [--force] (N turns back; --force overwrites files changed since)"
+                        .into(),
+                );
+            }
+        }
+    }
+    Slash::Agent(Op::Undo { turns, force })
 }
 
 /// The message a non-command line sends: `//text` sends `/text`, anything else as typed.
@@ -149,6 +176,22 @@ mod tests {
         assert_eq!(parse("/help"), Some(Slash::Help));
         assert_eq!(parse(" /quit "), Some(Slash::Exit));
         assert_eq!(parse("/compact"), Some(Slash::Agent(Op::Compact(None))));
+        assert_eq!(
+            parse("/undo"),
+            Some(Slash::Agent(Op::Undo {
+                turns: 1,
+                force: false
+            }))
+        );
+        assert_eq!(
+            parse("/undo 3 --force"),
+            Some(Slash::Agent(Op::Undo {
+                turns: 3,
+                force: true
+            }))
+        );
+        assert!(matches!(parse("/undo 0"), Some(Slash::Usage(_))));
+        assert_eq!(parse("/checkpoints"), Some(Slash::Agent(Op::ListCheckpoints)));
         assert_eq!(
             parse("/compact keep the paths"),
             Some(Slash::Agent(Op::Compact(Some("keep the paths".into()))))

@@ -70,6 +70,8 @@ mod trust_folders;
 mod tui_e2e;
 mod tui_model_e2e;
 mod tui_resize_e2e;
+mod undo;
+mod undo_tui;
 mod vendor_agent;
 mod vendor_ends;
 mod vendor_fixtures;

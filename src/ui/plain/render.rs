@@ -250,6 +250,10 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 let table = crate::ui::sessions::format_sessions(sessions, home.as_deref(), &chrono::Local);
                 self.print(&table)?;
             }
+            Event::UndoRefused { turns, files } => {
+                let text = crate::checkpoints::undo::refused_text(*turns, files, false);
+                self.notice(NoticeLevel::Warning, &text)?;
+            }
             Event::Usage {
                 input,
                 output,

@@ -468,6 +468,16 @@ impl App {
                 let table = crate::ui::sessions::format_sessions(&sessions, home.as_deref(), &chrono::Local);
                 self.push(Cell::Notice(NoticeLevel::Info, table.trim_end().to_string()));
             }
+            Event::UndoRefused { turns, files } => {
+                // Asked: the answer is in the input, Enter confirms, clearing it declines.
+                let ask = self.editor.is_empty();
+                let text = crate::checkpoints::undo::refused_text(turns, &files, ask);
+                self.push(Cell::Notice(NoticeLevel::Warning, text));
+                if ask {
+                    self.editor
+                        .set_text(&crate::checkpoints::undo::force_command(turns));
+                }
+            }
         }
     }
 

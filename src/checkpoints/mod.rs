@@ -92,7 +92,14 @@ pub struct Checkpoints {
 
 /// Tools that change no file (the rest may, except the file tools, which are saved file
 /// by file).
-const READ_ONLY: &[&str] = &["file_read", "glob", "grep", "list_dir", "update_plan"];
+const READ_ONLY: &[&str] = &[
+    "file_read",
+    "glob",
+    "grep",
+    "list_dir",
+    "update_plan",
+    "web_fetch",
+];
 
 /// The folder of project `cwd` under `data_home` (by a hash of its canonical path).
 pub fn project_dir(data_home: &Path, cwd: &Path) -> PathBuf {

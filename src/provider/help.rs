@@ -50,6 +50,12 @@ pub fn setup_hint(spec: &Spec) -> Vec<String> {
             " ".repeat(INDENT)
         ),
     ]);
+    if cfg!(feature = "local") {
+        out.insert(
+            out.len() - 2,
+            "  Local model:   ikigai --model PATH/TO/MODEL.gguf (in-process, no server)".to_string(),
+        );
+    }
     out
 }
 

@@ -201,7 +201,11 @@ fn no_key_for_openai_explains_how_to_configure_and_exits_2_without_hanging() {
         err.contains("OPENAI_API_KEY") && err.contains("--base-url") && err.contains("Local server"),
         "{err}"
     );
-    assert!(err.lines().count() <= 8, "a few lines: {err}");
+    assert!(
+        err.contains("--model PATH/TO/MODEL.gguf"),
+        "the in-process engine: {err}"
+    );
+    assert!(err.lines().count() <= 9, "a few lines: {err}");
     assert!(
         err.lines().all(|l| l.chars().count() <= 80),
         "fits 80 columns: {err}"

@@ -75,6 +75,25 @@ fn piped_stdin_understands_slash_commands() {
     assert_eq!(out.status.code(), Some(1), "an unknown command fails the run");
 }
 
+/// A bad command stops piped input as a failed turn does: what follows is not sent.
+#[test]
+fn a_piped_unknown_command_stops_the_input() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("one"));
+    fake.push(Reply::text("two"));
+    let h = tempfile::tempdir().unwrap();
+    let out = run(
+        h.path(),
+        &["--base-url", &fake.base_url],
+        "hello\n/bogus\nnever sent\n",
+    );
+    let stderr = s(&out.stderr);
+    assert!(stderr.contains("unknown command /bogus"), "{stderr}");
+    let sent: Vec<Vec<String>> = fake.requests().iter().map(|r| user_texts(&r.body)).collect();
+    assert_eq!(sent, [["hello"]], "{stderr}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
 #[test]
 fn piped_sessions_new_and_resume_are_typed_commands() {
     let fake = FakeProvider::start();

@@ -116,6 +116,7 @@ async fn discovery_keeps_good_tools_and_reports_every_bad_one_once() {
     );
     let plain = write(&u, "not-executable", "#!/bin/sh\necho '{}'\n");
     std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+    write(&u, "notes.md", "# my tools\n");
     proto_tool(
         &u,
         "file-name-tool",
@@ -164,13 +165,25 @@ async fn discovery_keeps_good_tools_and_reports_every_bad_one_once() {
         "{}",
         reason("b-twin")
     );
+    // A file without the execute bit is listed, not silently ignored.
     assert!(
-        !skipped.iter().any(|s| s.path == plain),
-        "non-executables are ignored"
+        reason("not-executable").starts_with("not executable"),
+        "{}",
+        reason("not-executable")
     );
-    assert_eq!(skipped.len(), 5, "{skipped:?}");
+    assert!(
+        !skipped.iter().any(|s| s.path == u.join("notes.md")),
+        "notes are not tools"
+    );
+    assert_eq!(skipped.len(), 6, "{skipped:?}");
     let notices = r.take_notices();
-    assert_eq!(notices.len(), 5, "{notices:?}");
+    assert_eq!(notices.len(), 6, "{notices:?}");
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.starts_with("tool 'not-executable' skipped: not executable")),
+        "{notices:?}"
+    );
     assert!(
         notices
             .iter()

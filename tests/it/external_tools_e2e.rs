@@ -328,3 +328,28 @@ fn an_external_tools_required_parameters_are_enforced() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v, json!({"got": {"count": 3}}));
 }
+
+/// A tool file without the execute bit is listed as skipped by `ikigai tool --list`
+/// (and `/tools`), saying why, instead of being ignored.
+#[test]
+fn a_tool_file_without_the_execute_bit_is_listed_as_skipped() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    let dir = project.join(".ikigai/tools");
+    let schema = json!({"name": "weather", "description": "Weather.", "parameters": {}});
+    let p = tool(&dir, "weather", &schema, "echo '{}'");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    trust(home.path(), &project);
+    let out = run_in(home.path(), &project, &["tool", "--list"], "");
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tool 'weather' skipped: not executable"), "{err}");
+    let out = run_in(home.path(), &project, &[], "/tools\n");
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("skipped ") && l.contains("weather") && l.contains("not executable")),
+        "{listed}"
+    );
+}

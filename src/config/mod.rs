@@ -10,6 +10,7 @@
 mod choices;
 mod describe;
 mod file;
+mod ranges;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -27,6 +28,13 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("invalid config file {path}: {message}")]
     Parse { path: PathBuf, message: String },
+    /// A value the file gives at `line` is wrong (type, range, unknown key).
+    #[error("{}:{line}: {message}", path.display())]
+    At {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
     #[error("invalid setting `{key}`: {message}")]
     Invalid { key: &'static str, message: String },
     #[error("cannot read system_prompt_file {path}: {source}")]
@@ -272,8 +280,7 @@ mod tests {
             ..Default::default()
         };
         let err = Config::load_with(&o, &env_of(&[])).unwrap_err().to_string();
-        assert!(err.contains(p.to_str().unwrap()), "{err}");
-        assert!(err.contains("line 2"), "{err}");
+        assert!(err.contains(&format!("{}:2: ", p.display())), "{err}");
         assert!(err.contains("max_tool_turn"), "{err}");
     }
 
@@ -286,7 +293,7 @@ mod tests {
             ..Default::default()
         };
         let err = Config::load_with(&o, &env_of(&[])).unwrap_err().to_string();
-        assert!(err.contains("line 1") && err.contains("max_tool_turns"), "{err}");
+        assert!(err.contains(":1: `max_tool_turns = \"many\"`"), "{err}");
         let o = Overrides {
             base_url: Some("ftp://x".into()),
             ..Default::default()
@@ -365,11 +372,8 @@ mod tests {
                 ..Default::default()
             };
             let err = Config::load_with(&o, &env_of(&[])).unwrap_err().to_string();
-            assert!(err.contains(p.to_str().unwrap()), "{err}");
-            assert!(
-                err.contains("line ") && err.contains(bad) && err.contains(valid),
-                "{err}"
-            );
+            assert!(err.contains(&format!("{}:", p.display())), "{err}");
+            assert!(err.contains(bad) && err.contains(valid), "{err}");
         }
     }
 

@@ -157,7 +157,7 @@ fn a_bad_config_file_exits_2_naming_file_line_and_key() {
     assert_eq!(out.status.code(), Some(2));
     let err = s(&out.stderr);
     assert!(
-        err.contains("bad.toml") && err.contains("line 3") && err.contains("colour"),
+        err.contains("bad.toml:3: `colour = \"blue\"`") && err.contains("unknown field"),
         "{err}"
     );
 }
@@ -170,10 +170,10 @@ fn a_mistyped_kind_or_protocol_exits_2_listing_the_valid_values() {
         (
             "model = \"x\"\n[providers.mine]\nkind = \"openai-chatt\"\n",
             "openai-chatt",
-            "line 3",
+            "typo.toml:3:",
             "openai-responses",
         ),
-        ("tool_protocol = \"txt\"\n", "txt", "line 1", "native"),
+        ("tool_protocol = \"txt\"\n", "txt", "typo.toml:1:", "native"),
     ] {
         std::fs::write(&cfg, text).unwrap();
         let out = run(
@@ -185,9 +185,53 @@ fn a_mistyped_kind_or_protocol_exits_2_listing_the_valid_values() {
         assert_eq!(out.status.code(), Some(2), "{text}");
         let err = s(&out.stderr);
         assert!(
-            err.contains("typo.toml") && err.contains(line) && err.contains(bad) && err.contains(valid),
+            err.contains(line) && err.contains(bad) && err.contains(valid),
             "{err}"
         );
+    }
+}
+
+/// Every numeric setting has a range, checked when the file is read: the error names
+/// the file, the line and the range (values that once passed, or failed later with
+/// contradictory errors).
+#[test]
+fn a_number_out_of_range_exits_2_naming_file_and_line() {
+    let h = home();
+    let cfg = h.path().join("range.toml");
+    for (text, at, says) in [
+        (
+            "model = \"x\"\nauto_compact_at = 1.5\n",
+            "range.toml:2: `auto_compact_at = 1.5`",
+            "above 0 and at most 1",
+        ),
+        (
+            "[providers.local]\nctx = 10\nthreads = 0\n",
+            "range.toml:2: `ctx = 10`",
+            "must be 256 to",
+        ),
+        (
+            "[providers.local]\nctx = 1024\nthreads = 0\n",
+            "range.toml:3: `threads = 0`",
+            "must be 1 to",
+        ),
+        (
+            "[providers.mine]\nkind = \"openai-chat\"\ncontext_window = 0\n",
+            "range.toml:3:",
+            "must be 1024 to",
+        ),
+        ("max_tool_turns = 0\n", "range.toml:1:", "must be 1 to"),
+    ] {
+        std::fs::write(&cfg, text).unwrap();
+        let out = run(
+            h.path(),
+            &["--config", cfg.to_str().unwrap(), "-p", "hi"],
+            &[("OPENAI_API_KEY", "k")],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let err = s(&out.stderr);
+        assert!(err.contains(at) && err.contains(says), "{text}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
     }
 }
 

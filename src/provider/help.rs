@@ -102,6 +102,10 @@ pub fn describe_error(spec: &Spec, e: &ProviderError) -> String {
             spec.name,
             redact_url(&spec.base_url)
         ),
+        ProviderError::NothingListening { .. } => format!(
+            "{e}\nStart the server, or check the base URL of provider `{}`.",
+            spec.name
+        ),
         ProviderError::UnknownModel { .. } => {
             format!("{e}\nChoose another model with --model or /model (it lists what is offered).")
         }

@@ -143,6 +143,22 @@ fn provider_failure_exits_1_and_says_why() {
     );
 }
 
+/// A loopback server that is not running is said at once (no retry countdown), with
+/// what to do.
+#[test]
+fn nothing_listening_on_this_machine_is_said_at_once() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let h = home();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let out = run(h.path(), &["-p", "hi", "--base-url", &url], &[], "");
+    assert_eq!(out.status.code(), Some(1));
+    let err = s(&out.stderr);
+    assert!(err.contains(&format!("nothing listens at {url}")), "{err}");
+    assert!(err.contains("Start the server"), "{err}");
+}
+
 #[test]
 fn a_bad_config_file_exits_2_naming_file_line_and_key() {
     let h = home();

@@ -173,7 +173,7 @@ fn model_alone_lists_the_providers_with_their_models_and_never_a_key() {
     // Failures are one line each, and a silent server does not hang the listing.
     let gone_line = detail(&stdout, ' ', "gone");
     assert!(
-        gone_line.starts_with("    cannot list models: cannot connect to"),
+        gone_line.starts_with("    cannot list models: nothing listens at"),
         "{gone_line}"
     );
     let silent_line = detail(&stdout, ' ', "silent");

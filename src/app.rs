@@ -67,6 +67,8 @@ impl AppError {
             | AppError::Setup(_)
             | AppError::Usage(_)
             | AppError::NoSession(_)
+            // An id that names no session (`sessions rm`, `export`) is the user's to fix.
+            | AppError::Sessions(SessionsError::Store(StoreError::NotFound(_) | StoreError::Ambiguous { .. }))
             | AppError::ToolCmd(ToolCmdError::Usage(_))
             | AppError::Mcp(McpCmdError::Usage(_))
             // A folder that is not one is the command line's fault.
@@ -571,7 +573,7 @@ mod tests {
         let store = AppError::from(SessionsError::Store(StoreError::NotFound("ab".into())));
         assert_eq!(
             (store.exit_code(), store.to_string().as_str()),
-            (1, "no session matches `ab`")
+            (2, "no session matches `ab`")
         );
     }
 }

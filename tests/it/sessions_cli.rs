@@ -110,7 +110,7 @@ fn export_md_is_a_readable_transcript_and_jsonl_the_raw_events() {
     assert_eq!(call["data"]["id"], "call_echo");
 
     let out = run(ikigai(home.path(), &fake).args(["export", "nope"]));
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "an unknown id is a usage error");
     assert!(text(&out.stderr).contains("nope"), "{}", text(&out.stderr));
     let out = run(ikigai(home.path(), &fake).args(["export", &id, "--format", "pdf"]));
     assert_eq!(out.status.code(), Some(2), "a usage error");
@@ -168,7 +168,7 @@ fn sessions_rm_deletes_by_prefix_and_refuses_a_held_session() {
         text(&out.stdout)
     );
     let out = run(ikigai(h, &fake).args(["sessions", "rm", &done]));
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "an unknown id is a usage error");
     assert!(
         text(&out.stderr).contains("no session matches"),
         "{}",
@@ -184,6 +184,22 @@ fn sessions_rm_deletes_by_prefix_and_refuses_a_held_session() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let out = run(ikigai(h, &fake).args(["sessions", "--json"]));
     assert_eq!(text(&out.stdout).trim(), "[]");
+}
+
+/// An id that names no session is a usage error (exit 2) wherever it is given.
+#[test]
+fn an_unknown_id_exits_2_everywhere() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    for args in [
+        &["sessions", "rm", "nope"][..],
+        &["export", "nope"],
+        &["--resume", "nope", "-p", "hi"],
+    ] {
+        let out = run(ikigai(home.path(), &fake).args(args));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("nope"), "{}", text(&out.stderr));
+    }
 }
 
 #[test]

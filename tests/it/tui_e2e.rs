@@ -331,3 +331,27 @@ fn a_long_paste_shows_as_a_marker_and_is_sent_whole() {
     t.keys(&["C-d"]);
     wait_exit(&t);
 }
+
+/// Lines the model separates by a single newline stay separate lines (they were once
+/// joined: "…sit amet Paragraph 1: …").
+#[test]
+fn single_newlines_in_an_answer_stay_line_breaks() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text(
+        "Lorem ipsum dolor sit amet\nParagraph 1: the first\nParagraph 2: the second",
+    ));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.type_text("three lines please");
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("Paragraph 2: the second");
+    assert!(!pane.contains("sit amet Paragraph"), "{pane}");
+    assert!(
+        pane.lines()
+            .any(|l| l.trim_start().starts_with("Paragraph 1: the first")),
+        "{pane}"
+    );
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}

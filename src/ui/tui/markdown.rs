@@ -171,7 +171,9 @@ impl Renderer<'_> {
             Event::InlineMath(t) | Event::DisplayMath(t) => self.text(&t),
             Event::Html(t) | Event::InlineHtml(t) => self.text(t.trim_end_matches('\n')),
             Event::FootnoteReference(t) => self.text(&format!("[^{t}]")),
-            Event::SoftBreak => self.text(" "),
+            // A single newline in the model's text stays a line break, as in other
+            // terminal agents (models write line-per-item text without list markers).
+            Event::SoftBreak => self.flush(),
             Event::HardBreak => self.flush(),
             Event::Rule => {
                 self.block_start();
@@ -438,6 +440,20 @@ mod tests {
                 "",
                 "1. first",
                 "2. second"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_single_newline_starts_a_new_line() {
+        assert_eq!(
+            text_of("Lorem ipsum sit amet\nParagraph 1: first\n- item\n  more", 40),
+            [
+                "Lorem ipsum sit amet",
+                "Paragraph 1: first",
+                "",
+                "• item",
+                "  more"
             ]
         );
     }

@@ -109,6 +109,15 @@ fn ctrl_c_interrupts_a_slow_stream_and_the_next_turn_works() {
     t.keys(&["Enter"]);
     t.wait_text("queued: and then this");
     t.keys(&["C-c"]);
+    // The interrupt leaves the queued message in the input box, unsent.
+    let pane = t.wait_for("the interrupted turn to end", |s| {
+        s.contains("■ interrupted") && !s.contains("Esc to interrupt")
+    });
+    let typed = pane.lines().filter(|l| l.contains("› and then this")).count();
+    assert_eq!(typed, 1, "in the input box only:\n{pane}");
+    assert!(!pane.contains("queued:"), "{pane}");
+    assert_eq!(fake.requests().len(), 1, "{pane}");
+    t.keys(&["Enter"]);
     let pane = t.wait_text("Second answer arrived.");
     assert!(pane.contains("■ interrupted"), "{pane}");
     assert!(!pane.contains("FINAL-WORD"), "{pane}");

@@ -447,7 +447,15 @@ impl App {
         }
         self.turn = None;
         self.hint = None;
-        if let Some(next) = self.queued.pop_front() {
+        if reason == TurnEndReason::Interrupted && !self.queued.is_empty() {
+            // An interrupt is a change of plan: what was queued goes back to the input
+            // box (before anything typed since), to send or edit, not out at once.
+            let mut text: Vec<String> = self.queued.drain(..).collect();
+            if !self.editor.is_empty() {
+                text.push(self.editor.take());
+            }
+            self.editor.set_text(&text.join("\n"));
+        } else if let Some(next) = self.queued.pop_front() {
             self.send(next, now);
         }
     }

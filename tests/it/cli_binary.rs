@@ -396,3 +396,33 @@ fn a_closed_stdout_ends_quietly_and_the_session_is_still_stored() {
     let listed = common::ikigai(h.path()).arg("sessions").output().unwrap();
     assert!(s(&listed.stdout).contains("talk a lot"), "{}", s(&listed.stdout));
 }
+
+/// Runs ikigai with stdout and stderr on one pipe, as on a terminal: the order in which
+/// the two streams were written is kept.
+fn run_merged(home: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let mut child = common::ikigai(home)
+        .args(args)
+        .current_dir(home)
+        .env("OPENAI_API_KEY", "k")
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut text).unwrap();
+    (child.wait().unwrap().code(), text)
+}
+
+/// `-v` prints the token counts on a line of their own, not glued to the answer's last
+/// line (stdout and stderr share the terminal).
+#[test]
+fn verbose_token_counts_start_on_their_own_line() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("Line one.\nLine two."));
+    let h = home();
+    let (code, text) = run_merged(h.path(), &["--base-url", &fake.base_url, "-p", "hi", "-v"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("Line two.\ntokens: 10 in, 5 out\n"), "{text}");
+}

@@ -230,6 +230,9 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 cached,
                 ..
             } if self.opts.verbose => {
+                // The answer's last line ends first: stdout and stderr often share a terminal.
+                self.line_break()?;
+                self.out.flush()?;
                 let cached = if *cached > 0 {
                     format!(" ({cached} cached)")
                 } else {

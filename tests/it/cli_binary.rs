@@ -426,3 +426,19 @@ fn verbose_token_counts_start_on_their_own_line() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("Line two.\ntokens: 10 in, 5 out\n"), "{text}");
 }
+
+/// A tool call's arguments are shown in the model's order, not sorted by name.
+#[test]
+fn tool_arguments_are_shown_in_the_models_order() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[(
+        "call_1",
+        "file_read",
+        r#"{"path":"main.rs","offset":1}"#,
+    )]));
+    fake.push(Reply::text("Read it."));
+    let h = home();
+    let (code, text) = run_merged(h.path(), &["--base-url", &fake.base_url, "-p", "read"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("● file_read(path=\"main.rs\", offset=1)"), "{text}");
+}

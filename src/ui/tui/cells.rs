@@ -30,12 +30,13 @@ impl ToolCell {
     pub fn started(id: String, name: String, arguments: &str) -> Self {
         let preview = crate::ui::diff::preview(&name, arguments).unwrap_or_default();
         // The preview shows the texts, so the call line names only the rest.
-        let call = match serde_json::from_str::<serde_json::Value>(arguments) {
-            Ok(serde_json::Value::Object(mut map)) if !preview.is_empty() => {
+        let call = match serde_json::from_str::<indexmap::IndexMap<String, serde_json::Value>>(arguments) {
+            Ok(mut map) if !preview.is_empty() => {
                 for k in ["old_string", "new_string", "content"] {
-                    map.remove(k);
+                    map.shift_remove(k);
                 }
-                crate::message::call_summary(&name, &serde_json::Value::Object(map).to_string())
+                let rest = serde_json::to_string(&map).unwrap_or_default();
+                crate::message::call_summary(&name, &rest)
             }
             _ => crate::message::call_summary(&name, arguments),
         };

@@ -31,6 +31,8 @@ pub struct Renderer<O: Write, E: Write> {
     pub model: String,
     /// The provider in use when `/model` switched it (empty: the one the run began on).
     pub provider: String,
+    /// The diff of the file change in flight, shown with its result when it succeeded.
+    preview: Vec<String>,
 }
 
 const CYAN: &str = "\x1b[36m";
@@ -57,6 +59,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             retrying: None,
             model: String::new(),
             provider: String::new(),
+            preview: Vec::new(),
         }
     }
 
@@ -128,9 +131,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 self.line_break()?;
                 let line = format!("● {}", sanitize(&call_summary(name, arguments)));
                 writeln!(self.out, "{}", self.paint(CYAN, &line))?;
-                for l in crate::ui::diff::plain_lines(name, arguments, self.opts.color) {
-                    writeln!(self.out, "{l}")?;
-                }
+                self.preview = crate::ui::diff::plain_lines(name, arguments, self.opts.color);
             }
             Event::ToolCallFinished {
                 summary,
@@ -139,6 +140,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 ..
             } => {
                 self.line_break()?;
+                // A change that failed made none: no diff for it.
+                for l in std::mem::take(&mut self.preview) {
+                    if *success {
+                        writeln!(self.out, "{l}")?;
+                    }
+                }
                 let (mark, color) = if *success {
                     ("⎿", GREEN)
                 } else {

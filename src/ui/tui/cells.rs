@@ -259,7 +259,10 @@ fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'stati
         &[Span::raw("  ")],
         Mode::Chars,
     );
-    out.extend(preview_lines(&tool.preview, width, t));
+    // A change that failed made none: no diff for it.
+    if tool.result.as_ref().is_none_or(|r| r.success) {
+        out.extend(preview_lines(&tool.preview, width, t));
+    }
     if tool.interrupted && tool.result.is_none() {
         out.extend(wrap::wrap_text(
             "interrupted",

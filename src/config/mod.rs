@@ -123,7 +123,7 @@ pub struct Config {
     pub system_prompt: Option<String>,
     /// Never printed: it may carry a password.
     pub database_url: Option<Secret>,
-    /// Lines of a tool result the TUI shows; 0 = all.
+    /// Lines of a tool result the TUI shows (50, as plain mode without --verbose); 0 = all.
     pub tool_result_lines: usize,
     /// `native` or `text` for the selected provider (over its section); `None` = its default.
     pub tool_protocol: Option<Protocol>,
@@ -178,7 +178,7 @@ impl Default for Config {
             max_retry_wait_secs: 60,
             system_prompt: None,
             database_url: None,
-            tool_result_lines: 0,
+            tool_result_lines: 50,
             tool_protocol: None,
             max_identical_calls: 2,
             tool_env_pass: Vec::new(),

@@ -364,3 +364,25 @@ fn single_newlines_in_an_answer_stay_line_breaks() {
     t.keys(&["C-d"]);
     wait_exit(&t);
 }
+
+/// The TUI abbreviates a long tool result after 50 lines, as plain mode does.
+#[test]
+fn a_long_tool_result_is_abbreviated_after_50_lines() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[(
+        "call_1",
+        "bash",
+        r#"{"command":"seq 1 200"}"#,
+    )]));
+    fake.push(Reply::text("Counted."));
+    let t = Tmux::start(home.path(), &fake.base_url, "--approval auto");
+    t.wait_text("Ask anything");
+    t.type_text("count");
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("Counted.");
+    assert!(pane.contains("… 150 more lines"), "{pane}");
+    assert!(!pane.lines().any(|l| l.trim() == "200"), "{pane}");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}

@@ -386,3 +386,25 @@ fn a_long_tool_result_is_abbreviated_after_50_lines() {
     t.keys(&["C-d"]);
     wait_exit(&t);
 }
+
+/// A message that cannot go out for want of a key makes no session: no "resume with"
+/// at exit, nothing stored.
+#[test]
+fn a_message_without_a_key_makes_no_session() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let t = Tmux::start(home.path(), &fake.base_url, "--provider anthropic");
+    t.wait_text("Ask anything");
+    t.type_text("hello there");
+    t.keys(&["Enter"]);
+    t.wait_text("No API key in $ANTHROPIC_API_KEY");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    t.keys(&["C-d"]);
+    let pane = wait_exit(&t);
+    assert!(!pane.contains("resume with:"), "{pane}");
+    let out = crate::common::ikigai(home.path())
+        .args(["sessions", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+}

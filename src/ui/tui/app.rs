@@ -409,7 +409,17 @@ impl App {
                 let text = crate::ui::permissions_cmd::format_list(mode, &rules, &remembered, &session);
                 self.push(Cell::Notice(NoticeLevel::Info, text.trim_end().to_string()));
             }
-            Event::UserMessage { .. } => {}
+            // The agent took the message (a turn that could not start, for want of a
+            // key, stores nothing): the session exists now, and `/resume <Tab>` may
+            // offer it.
+            Event::UserMessage { .. } => {
+                self.session_used = true;
+                if let Some(id) = &self.session_id
+                    && !self.sessions.iter().any(|(k, _)| k == id)
+                {
+                    self.sessions.insert(0, (id.clone(), None));
+                }
+            }
             Event::Sessions { sessions } => {
                 let home = crate::environ::var("HOME");
                 let table = crate::ui::sessions::format_sessions(&sessions, home.as_deref(), &chrono::Local);
@@ -461,13 +471,6 @@ impl App {
     }
 
     fn send(&mut self, text: String, now: Instant) {
-        self.session_used = true;
-        // Now stored, so `/resume <Tab>` may offer it.
-        if let Some(id) = &self.session_id
-            && !self.sessions.iter().any(|(k, _)| k == id)
-        {
-            self.sessions.insert(0, (id.clone(), None));
-        }
         self.push(Cell::User(text.clone()));
         self.outbox.push(Op::Submit(text));
         self.turn = Some(Turn::new(now));

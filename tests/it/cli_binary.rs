@@ -7,7 +7,7 @@ use std::io::Write;
 use std::process::{Output, Stdio};
 
 use crate::common::fake_provider::{FakeProvider, Reply};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn home() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -118,8 +118,20 @@ fn json_mode_prints_one_event_per_line() {
     assert_eq!(types.last(), Some(&"turn_ended"));
     let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
     assert_eq!(finished["success"], true);
-    let env: Value = serde_json::from_str(finished["output"].as_str().unwrap()).unwrap();
-    assert_eq!(env["result"]["count"], 2);
+    // The envelope is JSON itself, not JSON inside a string.
+    assert_eq!(finished["output"]["result"]["count"], 2, "{finished}");
+    assert_eq!(finished["output"]["tool_success"], true);
+    let started = events.iter().find(|e| e["type"] == "session_started").unwrap();
+    assert_eq!(
+        (&started["provider"], &started["model"]),
+        (&json!("openai"), &json!("gpt-5-mini")),
+        "{started}"
+    );
+    // `jq -r 'select(.type=="turn_ended").text'` gives the answer; the usage is the
+    // turn's (two responses of the fake: 10 + 20 in, 5 + 7 out).
+    let ended = events.last().unwrap();
+    assert_eq!(ended["text"], "done", "{ended}");
+    assert_eq!(ended["usage"], json!({"input": 30, "output": 12}), "{ended}");
 }
 
 #[test]

@@ -14,6 +14,7 @@ use crate::protocol::{Event, NoticeLevel, Op, TurnEndReason};
 use crate::tools::Registry;
 use crate::ui::slash::{self, Slash};
 
+mod json;
 mod render;
 
 pub use render::{PlainOptions, RESULT_LINES, Renderer, sanitize};
@@ -206,6 +207,7 @@ pub async fn run(
 ) -> Result<u8, PlainError> {
     let mut r = Renderer::new(std::io::stdout(), std::io::stderr(), opts);
     r.model.clone_from(&ctx.provider.model);
+    r.json.provider.clone_from(&ctx.provider.name);
     let mut signals = Signals::new()?;
     let mut stdin = match input {
         Input::Stdin => Some(BufReader::new(tokio::io::stdin())),

@@ -33,6 +33,8 @@ pub struct Renderer<O: Write, E: Write> {
     pub provider: String,
     /// The diff of the file change in flight, shown with its result when it succeeded.
     preview: Vec<String>,
+    /// `--json` lines, with what they add to the events.
+    pub(crate) json: super::json::JsonLines,
 }
 
 const CYAN: &str = "\x1b[36m";
@@ -60,6 +62,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             model: String::new(),
             provider: String::new(),
             preview: Vec::new(),
+            json: super::json::JsonLines::default(),
         }
     }
 
@@ -110,13 +113,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             _ => self.retrying = None,
         }
         if self.opts.json {
-            // Straight to the writer through a small buffer: a resumed session's
-            // `session_started` line holds the whole history and is never built in memory.
-            let mut w = std::io::BufWriter::with_capacity(64 * 1024, &mut self.out);
-            serde_json::to_writer(&mut w, ev).map_err(std::io::Error::other)?;
-            w.write_all(b"\n")?;
-            w.flush()?;
-            drop(w);
+            self.json.write(&mut self.out, ev)?;
             return self.out.flush();
         }
         match ev {

@@ -212,7 +212,14 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
 async fn sessions(args: &crate::cli::SessionsArgs, config: &Config) -> Result<u8, AppError> {
     use crate::cli::SessionsAction;
     let r = match &args.action {
-        None => crate::ui::sessions::list(config, args.json).await,
+        None => {
+            let scope = match (args.all, args.here) {
+                (true, _) => crate::ui::sessions::Scope::All,
+                (false, true) => crate::ui::sessions::Scope::Here,
+                (false, false) => crate::ui::sessions::Scope::HereThenCount,
+            };
+            crate::ui::sessions::list(config, args.json, scope, args.limit).await
+        }
         Some(SessionsAction::Rm { id }) => crate::ui::sessions::remove(config, id).await,
     };
     r.map_err(AppError::from)

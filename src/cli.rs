@@ -181,6 +181,18 @@ pub struct SessionsArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Every folder's sessions (default: this folder's, then how many the others have).
+    #[arg(long, conflicts_with = "here")]
+    pub all: bool,
+
+    /// Only this folder's sessions.
+    #[arg(long)]
+    pub here: bool,
+
+    /// At most N sessions, newest first (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+
     #[command(subcommand)]
     pub action: Option<SessionsAction>,
 }

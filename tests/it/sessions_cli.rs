@@ -238,3 +238,51 @@ fn titles_are_cut_to_the_terminal_width() {
         "{screen}"
     );
 }
+
+/// `ikigai sessions` lists this folder's sessions, then how many other folders hold;
+/// `--all` lists every folder's, `--here` only this one's, `--limit N` at most N, and
+/// `--json` follows the same choice.
+#[test]
+fn sessions_lists_this_folder_first_with_all_here_and_limit() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let other = h.join("other");
+    std::fs::create_dir(&other).unwrap();
+    let fake = FakeProvider::start();
+    for (dir, prompt) in [(h, "here one"), (h, "here two"), (other.as_path(), "over there")] {
+        fake.push(Reply::text("ok"));
+        let out = run(ikigai(h, &fake).current_dir(dir).args(["-p", prompt]));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let list = |args: &[&str]| {
+        let out = run(ikigai(h, &fake).arg("sessions").args(args));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let table = list(&[]);
+    assert!(
+        table.contains("here one") && table.contains("here two"),
+        "{table}"
+    );
+    assert!(!table.contains("over there"), "{table}");
+    assert!(
+        table.ends_with("1 session in other folders (--all lists them)\n"),
+        "{table}"
+    );
+    let all = list(&["--all"]);
+    assert!(all.contains("over there") && all.contains("here one"), "{all}");
+    assert!(!all.contains("other folders"), "{all}");
+    let here: Value = serde_json::from_str(&list(&["--here", "--json"])).unwrap();
+    let titles: Vec<&str> = here
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["here two", "here one"], "newest first");
+    let one = list(&["--all", "--limit", "1"]);
+    assert!(one.contains("over there") && !one.contains("here two"), "{one}");
+    assert!(one.contains("… 2 more (--limit 2 shows more"), "{one}");
+    let out = run(ikigai(h, &fake).args(["sessions", "--all", "--here"]));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+}

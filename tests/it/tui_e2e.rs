@@ -408,3 +408,23 @@ fn a_message_without_a_key_makes_no_session() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
 }
+
+/// An output block the model wrote itself (imitating the text protocol) is shown as a
+/// code block, not as raw `<||SYSTEM.OUTPUT>` tags.
+#[test]
+fn an_output_block_the_model_wrote_shows_no_raw_tags() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text(
+        "I ran it:\n<||SYSTEM.OUTPUT>\nmade-up-output\n<SYSTEM.OUTPUT||>\nAll done.",
+    ));
+    let t = Tmux::start(home.path(), &fake.base_url, "--tool-protocol text");
+    t.wait_text("Ask anything");
+    t.type_text("run it");
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("All done.");
+    assert!(pane.contains("made-up-output"), "{pane}");
+    assert!(!pane.contains("SYSTEM.OUTPUT"), "{pane}");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}

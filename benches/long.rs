@@ -128,6 +128,7 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         provider: None,
         repairs: Vec::new(),
         usage: (0, 0),
+        spend: Default::default(),
         forked_from: None,
         records: n,
         interrupted: Vec::new(),

@@ -70,6 +70,7 @@ fn benches(c: &mut Criterion) {
                     model: "m".into(),
                     history: history.clone().into(),
                     tokens: 0,
+                    cost: None,
                     interrupted: vec![],
                 },
                 Instant::now(),

@@ -375,7 +375,9 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
             json: cli.json,
             verbose: cli.verbose,
             color: !cli.json && !no_color && std::io::stdout().is_terminal(),
+            live: !cli.json && std::io::stderr().is_terminal(),
         };
+        crate::tools::live::set_watched(opts.json || opts.live);
         let ctx = crate::ui::plain::PlainContext {
             config,
             provider: start,
@@ -436,13 +438,13 @@ fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
         })
     })?;
     crate::permissions::project::merge(&mut config.permissions, rules);
-    let project = crate::tools::mcp::config::load_project(&cwd).map_err(|e| {
+    let project = crate::config::mcp::load_project(&cwd).map_err(|e| {
         AppError::Config(ConfigError::Parse {
             path: e.file,
             message: format!("`{}`: {}", e.key, e.message),
         })
     })?;
-    config.mcp_servers = crate::tools::mcp::config::merge(&config.mcp_servers, project);
+    config.mcp_servers = crate::config::mcp::merge(&config.mcp_servers, project);
     Ok(())
 }
 

@@ -20,6 +20,7 @@ pub mod protocol;
 #[allow(unreachable_pub)] // its own face is the provider work's to narrow
 pub mod provider;
 pub mod redact;
+pub mod spend;
 pub mod store;
 pub mod text;
 pub mod tools;

@@ -147,7 +147,18 @@ pub struct CompactionData {
     pub kept: usize,
 }
 
-/// The structured part of a message; `null` for system, user and assistant messages.
+/// The `data` of a user message that carries `@file` attachments: `{text_len, attachments}`.
+/// The message's content is what the model got (the typed text, then the attached
+/// blocks); the first `text_len` bytes are the text as typed, and `attachments` the one-line
+/// descriptions a front end shows instead of the blocks (`src/main.rs, 120 lines`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttachmentsData {
+    pub text_len: usize,
+    pub attachments: Vec<String>,
+}
+
+/// The structured part of a message; `null` for system and assistant messages, and for
+/// user messages without attachments.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Data {
@@ -155,6 +166,7 @@ pub enum Data {
     ToolResult(ToolResultData),
     Reasoning(ReasoningData),
     Compaction(CompactionData),
+    Attachments(AttachmentsData),
 }
 
 /// One canonical message: `{kind, content, data}`. `data` is boxed: most messages have
@@ -269,6 +281,38 @@ impl Message {
         }
     }
 
+    /// A user message: `text` as typed, then the attached blocks (`blocks`, which the
+    /// model gets after the text), described by `attachments`.
+    pub fn user_with_attachments(text: &str, blocks: &str, attachments: Vec<String>) -> Self {
+        if attachments.is_empty() {
+            return Self::user(text);
+        }
+        Message {
+            kind: Kind::User,
+            content: format!("{text}{blocks}"),
+            data: Some(Box::new(Data::Attachments(AttachmentsData {
+                text_len: text.len(),
+                attachments,
+            }))),
+        }
+    }
+
+    /// A user message's attachments, when it has any.
+    pub fn as_attachments(&self) -> Option<&AttachmentsData> {
+        match (&self.kind, self.data.as_deref()) {
+            (Kind::User, Some(Data::Attachments(d))) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The text a person typed: a user message's content without its attached blocks.
+    pub fn typed_text(&self) -> &str {
+        match self.as_attachments() {
+            Some(d) => self.content.get(..d.text_len).unwrap_or(&self.content),
+            None => &self.content,
+        }
+    }
+
     pub fn as_tool_call(&self) -> Option<&ToolCallData> {
         match (&self.kind, self.data.as_deref()) {
             (Kind::ToolCall, Some(Data::ToolCall(d))) => Some(d),
@@ -298,6 +342,9 @@ impl Message {
             Kind::ToolResult => Some(Box::new(Data::ToolResult(serde_json::from_value(data).ok()?))),
             Kind::Reasoning => Some(Box::new(Data::Reasoning(serde_json::from_value(data).ok()?))),
             Kind::Compaction => Some(Box::new(Data::Compaction(serde_json::from_value(data).ok()?))),
+            Kind::User if !data.is_null() => {
+                Some(Box::new(Data::Attachments(serde_json::from_value(data).ok()?)))
+            }
             _ => None,
         };
         Some(Message { kind, content, data })
@@ -317,6 +364,9 @@ impl Message {
             Kind::ToolResult => Some(Box::new(Data::ToolResult(typed(data)?))),
             Kind::Reasoning => Some(Box::new(Data::Reasoning(typed(data)?))),
             Kind::Compaction => Some(Box::new(Data::Compaction(typed(data)?))),
+            Kind::User if data.is_some_and(|d| d.trim() != "null") => {
+                Some(Box::new(Data::Attachments(typed(data)?)))
+            }
             Kind::System | Kind::User | Kind::Assistant => {
                 typed::<serde::de::IgnoredAny>(data)?;
                 None
@@ -442,6 +492,34 @@ mod tests {
             assert_eq!(v, serde_json::json!({"invalid_arguments": bad}), "{bad}");
         }
         assert_eq!(call("  ").wire_arguments_text(), "{}");
+    }
+
+    #[test]
+    fn a_user_message_keeps_its_attachments_through_the_store_columns() {
+        let m = Message::user_with_attachments(
+            "see @a.rs",
+            "\n\n<file path=\"a.rs\">\nfn a() {}\n</file>",
+            vec!["a.rs, 1 line".into()],
+        );
+        assert_eq!(m.typed_text(), "see @a.rs");
+        assert!(m.content.ends_with("</file>"));
+        let data = m.data_json();
+        assert_eq!(
+            data,
+            serde_json::json!({"text_len": 9, "attachments": ["a.rs, 1 line"]})
+        );
+        let back = Message::from_stored(Kind::User, m.content.clone(), Some(&data.to_string())).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(
+            Message::from_parts(Kind::User, m.content.clone(), data),
+            Some(m.clone())
+        );
+        let plain = Message::from_stored(Kind::User, "hi".into(), None).unwrap();
+        assert_eq!((plain.typed_text(), plain.data.is_none()), ("hi", true));
+        assert_eq!(
+            Message::user_with_attachments("hi", "", Vec::new()),
+            Message::user("hi")
+        );
     }
 
     #[test]

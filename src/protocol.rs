@@ -79,6 +79,8 @@ pub enum Op {
     /// List the rules in force and the remembered answers (`/permissions`); answered with
     /// `Event::Permissions`.
     ListPermissions,
+    /// The session's tokens and cost per model (`/cost`); answered with `Event::Spend`.
+    Spend,
     /// Forget a remembered answer, by its number in the list or its text
     /// (`/permissions rm N`); answered with a notice.
     ForgetPermission(String),
@@ -129,6 +131,9 @@ pub enum Event {
         history: History,
         /// Tokens (input + output) the session used so far: 0 for a new one.
         tokens: u64,
+        /// USD the session cost so far, when any of its responses had a price.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
         /// Where a turn of `history` was interrupted: each is the number of history
         /// messages before the mark (so a front end shows it where it was shown live).
         #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -144,9 +149,14 @@ pub enum Event {
     Providers {
         providers: Vec<ProviderInfo>,
     },
-    /// The text a turn starts from, as sent to the model (`-p` with piped stdin included).
+    /// The text a turn starts from, as typed (`-p` with piped stdin included); the model
+    /// gets its attachments after it.
     UserMessage {
         text: String,
+        /// The `@file` mentions attached to it, one line each (`src/main.rs, 120 lines`);
+        /// their content went to the model after the text.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<String>,
     },
     TurnStarted,
     TextDelta {
@@ -181,6 +191,16 @@ pub enum Event {
         /// The share of the context window the request used, in percent, when known.
         #[serde(skip_serializing_if = "Option::is_none")]
         context_pct: Option<u32>,
+        /// USD this response cost, when the model has a price (never guessed).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
+    },
+    /// The answer to `Op::Spend` (`/cost`): the session's tokens and cost per model.
+    Spend {
+        models: Vec<crate::spend::ModelSpend>,
+        /// USD in all, when any response had a price.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
     },
     /// The conversation was compacted: estimated request tokens before and after.
     Compacted {
@@ -197,6 +217,20 @@ pub enum Event {
     ToolStderr {
         id: String,
         text: String,
+    },
+    /// What the running call (`bash`, an external tool's stderr) printed since the last
+    /// delta, at most every 50 ms while it runs; for watching only: the call's result is
+    /// what `ToolCallFinished` carries.
+    ToolOutputDelta {
+        id: String,
+        text: String,
+        /// Bytes printed before `text` that were left out (a flood of output).
+        #[serde(skip_serializing_if = "is_zero")]
+        skipped: u64,
+    },
+    /// The model's plan changed (`update_plan`): the whole list of steps.
+    PlanUpdated {
+        steps: Vec<PlanStep>,
     },
     Retrying {
         attempt: u32,
@@ -226,6 +260,10 @@ pub enum Event {
         /// The rules `Answer::Always` (and `Session`) would add; empty when the call cannot
         /// be allowed part by part (then only yes and no are offered).
         always: Vec<String>,
+        /// The call already ran and the sandbox stopped it: the question is whether to run
+        /// it again outside the sandbox (only yes and no are offered).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        outside_sandbox: bool,
     },
     /// The approval mode now in force (at start and after `Op::SetApprovalMode`).
     ApprovalMode {
@@ -246,7 +284,7 @@ pub enum Event {
 }
 
 /// One stored session as listed (`ikigai sessions`, `/sessions`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SessionInfo {
     pub id: String,
     /// RFC 3339.
@@ -259,6 +297,9 @@ pub struct SessionInfo {
     pub title: Option<String>,
     /// The session this one was forked from (when another process held it).
     pub forked_from: Option<String>,
+    /// USD its priced responses cost (absent when none had a price).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 /// One configured provider as `/model` lists it. Never holds a key.
@@ -292,6 +333,22 @@ pub enum KeyState {
     Missing,
     /// The endpoint needs no key (local servers).
     NotNeeded,
+}
+
+/// One step of the model's plan (`update_plan`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct PlanStep {
+    pub step: String,
+    pub status: StepStatus,
+}
+
+/// Where a plan step stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Pending,
+    InProgress,
+    Done,
 }
 
 /// Writes `text` as the JSON value it holds, or as a string when it is not JSON.

@@ -163,7 +163,7 @@ pub fn scrub_message(r: &Redactor, m: &mut crate::message::Message) {
         Some(Data::ToolCall(c)) => r.scrub_in_place(&mut c.function.arguments),
         Some(Data::ToolResult(t)) => r.scrub_in_place(&mut t.output),
         // Opaque reasoning payloads are signed by the vendor; the visible text is `content`.
-        Some(Data::Reasoning(_) | Data::Compaction(_)) | None => {}
+        Some(Data::Reasoning(_) | Data::Compaction(_) | Data::Attachments(_)) | None => {}
     }
 }
 
@@ -175,7 +175,7 @@ fn has_secret(r: &Redactor, m: &crate::message::Message) -> bool {
         || match m.data.as_deref() {
             Some(Data::ToolCall(c)) => hit(&c.function.arguments),
             Some(Data::ToolResult(t)) => hit(&t.output),
-            Some(Data::Reasoning(_) | Data::Compaction(_)) | None => false,
+            Some(Data::Reasoning(_) | Data::Compaction(_) | Data::Attachments(_)) | None => false,
         }
 }
 
@@ -189,7 +189,7 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
                 history.make_mut().iter_mut().for_each(|m| scrub_message(r, m));
             }
         }
-        Event::UserMessage { text } | Event::TextDelta { text } | Event::ReasoningDelta { text } => {
+        Event::UserMessage { text, .. } | Event::TextDelta { text } | Event::ReasoningDelta { text } => {
             r.scrub_in_place(text)
         }
         Event::Notice { text, .. } => r.scrub_notice_in_place(text),
@@ -221,6 +221,8 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
             .chain(session.iter_mut())
             .for_each(|t| r.scrub_in_place(t)),
         Event::ToolStderr { text, .. } | Event::ToolCallProgress { text, .. } => r.scrub_in_place(text),
+        Event::ToolOutputDelta { text, .. } => r.scrub_in_place(text),
+        Event::PlanUpdated { steps } => steps.iter_mut().for_each(|s| r.scrub_in_place(&mut s.step)),
         // A server's error text may echo what it was sent.
         Event::Providers { providers } => providers
             .iter_mut()
@@ -229,6 +231,7 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
         Event::ModelChanged { .. }
         | Event::TurnStarted
         | Event::Usage { .. }
+        | Event::Spend { .. }
         | Event::Compacted { .. }
         | Event::TurnEnded { .. }
         | Event::Sessions { .. }
@@ -267,6 +270,7 @@ mod tests {
             model: "m".into(),
             history: history.clone(),
             tokens: 0,
+            cost: None,
             interrupted: vec![],
         };
         let shared = |ev: &Event, kept: &History| match ev {

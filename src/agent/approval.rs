@@ -42,8 +42,6 @@ pub(super) async fn gate(st: &mut AgentState, id: &str, name: &str, arguments: &
 
 /// Asks the front end about call `id` (why: `reason`; `always`: the rules an "always"
 /// answer keeps) and waits for the answer; records it. `None` lets the call run.
-/// Also the way to ask again for a call the sandbox stopped (`reason` says what it hit):
-/// in scripted mode the answer is `NOT_APPROVED`.
 pub async fn ask_user(
     st: &mut AgentState,
     id: &str,
@@ -53,32 +51,8 @@ pub async fn ask_user(
     always: Vec<String>,
 ) -> Option<Executed> {
     let mode = st.gate.mode.get();
-    st.emit(Event::ApprovalRequested {
-        id: id.to_string(),
-        name: name.to_string(),
-        arguments: arguments.to_string(),
-        reason: reason.to_string(),
-        always: always.clone(),
-    });
-    let answer = loop {
-        match st.gate.approvals.recv().await {
-            Some((answered, answer)) if answered == id => break answer,
-            // An answer to a question of a cancelled turn.
-            Some(_) => continue,
-            None => break Answer::Unattended,
-        }
-    };
-    let mut rec = Record {
-        tool_call_id: id.to_string(),
-        tool: name.to_string(),
-        decision: Outcome::Approved,
-        by: Decider::User,
-        rule: None,
-        rule_source: None,
-        mode,
-        sandbox: sandbox_in_force(st),
-        reason: String::new(),
-    };
+    let answer = ask(st, id, name, arguments, reason, &always, false).await;
+    let mut rec = user_record(st, id, name, mode);
     let result = match answer {
         Answer::Yes => None,
         Answer::Session | Answer::Always if always.is_empty() => None,
@@ -96,7 +70,7 @@ pub async fn ask_user(
         }
         Answer::No(why) => {
             rec.decision = Outcome::Refused;
-            let why = why.map(|w| w.trim().to_string()).filter(|w| !w.is_empty());
+            let why = said(why);
             rec.reason = why.clone().unwrap_or_default();
             let text = match why {
                 Some(w) => format!("The user did not approve this call and said: {w}"),
@@ -115,6 +89,115 @@ pub async fn ask_user(
     };
     record(st, rec);
     result
+}
+
+/// After call `id` failed because the sandbox stopped it (`denied` is its result, `why`
+/// what the sandbox denied): asks whether to run it again outside the sandbox, in every
+/// approval mode, since the user chose the sandbox apart from the mode. `None`: the user
+/// approved (the caller runs it again unconfined); `Some`: the result the model gets, a
+/// `NOT_APPROVED` failure that keeps what the command printed. Nobody there to ask
+/// (scripted mode) is a refusal.
+pub(super) async fn outside_sandbox(
+    st: &mut AgentState,
+    id: &str,
+    name: &str,
+    arguments: &str,
+    denied: Executed,
+    why: &str,
+) -> Option<Executed> {
+    let mode = st.gate.mode.get();
+    let reason = format!("It ran in the sandbox and failed: {why}.");
+    let answer = ask(st, id, name, arguments, &reason, &[], true).await;
+    let mut rec = user_record(st, id, name, mode);
+    let text = match answer {
+        Answer::Yes | Answer::Session | Answer::Always => {
+            rec.sandbox = "off".to_string();
+            rec.reason = format!("run again outside the sandbox after: {why}");
+            record(st, rec);
+            return None;
+        }
+        Answer::No(said_why) => {
+            let said_why = said(said_why);
+            rec.reason = said_why.clone().unwrap_or_default();
+            match said_why {
+                Some(w) => format!(
+                    "The sandbox stopped this call ({why}), and the user did not approve \
+                     running it outside the sandbox and said: {w}"
+                ),
+                None => format!(
+                    "The sandbox stopped this call ({why}), and the user did not approve \
+                     running it outside the sandbox. Do not ask again; do the task inside the \
+                     workspace, or ask the user what they want instead."
+                ),
+            }
+        }
+        Answer::Unattended => {
+            rec.by = Decider::Unattended;
+            rec.reason = format!("outside the sandbox after: {why}");
+            format!(
+                "The sandbox stopped this call ({why}). Running it outside the sandbox needs \
+                 the user's approval, and nobody is there to give it in this scripted run. Do \
+                 the task inside the workspace if you can; otherwise stop and say which command \
+                 you need, so the user can run it, add its folder to `writable_roots`, or \
+                 rerun with --sandbox off."
+            )
+        }
+    };
+    rec.decision = Outcome::Refused;
+    record(st, rec);
+    let mut result = refused(name, &text);
+    // What the command printed stays with the refusal.
+    result.envelope.result = denied.envelope.result;
+    result.envelope.partial_output = denied.envelope.partial_output;
+    Some(result)
+}
+
+/// Emits the question and waits for its answer (`Unattended` when nobody can answer).
+async fn ask(
+    st: &mut AgentState,
+    id: &str,
+    name: &str,
+    arguments: &str,
+    reason: &str,
+    always: &[String],
+    outside_sandbox: bool,
+) -> Answer {
+    st.emit(Event::ApprovalRequested {
+        id: id.to_string(),
+        name: name.to_string(),
+        arguments: arguments.to_string(),
+        reason: reason.to_string(),
+        always: always.to_vec(),
+        outside_sandbox,
+    });
+    loop {
+        match st.gate.approvals.recv().await {
+            Some((answered, answer)) if answered == id => break answer,
+            // An answer to a question of a cancelled turn.
+            Some(_) => continue,
+            None => break Answer::Unattended,
+        }
+    }
+}
+
+/// An approval by the user, to be amended by the answer.
+fn user_record(st: &AgentState, id: &str, name: &str, mode: crate::permissions::Mode) -> Record {
+    Record {
+        tool_call_id: id.to_string(),
+        tool: name.to_string(),
+        decision: Outcome::Approved,
+        by: Decider::User,
+        rule: None,
+        rule_source: None,
+        mode,
+        sandbox: sandbox_in_force(st),
+        reason: String::new(),
+    }
+}
+
+/// The reason typed with a "no", when there is one.
+fn said(why: Option<String>) -> Option<String> {
+    why.map(|w| w.trim().to_string()).filter(|w| !w.is_empty())
 }
 
 /// Adds allow rules for the rest of the session (`source` says why they exist).

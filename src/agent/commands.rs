@@ -26,6 +26,7 @@ pub(crate) fn name(op: &Op) -> &'static str {
         Op::Shutdown => "exit",
         Op::Approve { .. } | Op::SetApprovalMode(_) => "approval",
         Op::ListPermissions | Op::ForgetPermission(_) => "/permissions",
+        Op::Spend => "/cost",
     }
 }
 
@@ -41,6 +42,10 @@ pub(crate) async fn handle(st: &mut AgentState, op: Op) {
         Op::RestartMcp(name) => restart_mcp(st, &name).await,
         Op::Compact(instructions) => compact(st, instructions.as_deref()).await,
         Op::ListPermissions => super::rules_cmd::list(st),
+        Op::Spend => st.emit(Event::Spend {
+            models: st.spend().models.clone(),
+            cost: st.spend().cost(),
+        }),
         Op::ForgetPermission(which) => super::rules_cmd::forget(st, &which),
         Op::Submit(_) | Op::Cancel | Op::Shutdown | Op::Approve { .. } | Op::SetApprovalMode(_) => {}
     }

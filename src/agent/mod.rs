@@ -9,6 +9,8 @@ pub mod context;
 pub(crate) mod elide;
 pub(crate) mod guard;
 pub(crate) mod limit;
+mod live;
+pub(crate) mod mentions;
 pub(crate) mod prompt;
 pub mod resume;
 pub(crate) mod retry;

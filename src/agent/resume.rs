@@ -20,6 +20,7 @@ pub struct Resumed {
     /// Error results added for tool calls that never finished; stored on install.
     pub repairs: Vec<Message>,
     pub usage: (u64, u64),
+    pub spend: crate::spend::Spend,
     /// Set when the session asked for was held by another live process: `id` is a new
     /// session forked from this one.
     pub forked_from: Option<String>,
@@ -50,6 +51,7 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
         model: restored.model.or(Some(claimed.info.model)),
         repairs: restored.repairs,
         usage: restored.usage,
+        spend: restored.spend,
         forked_from: claimed.forked_from,
         records,
         interrupted: restored.interrupted,
@@ -60,6 +62,7 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
 pub fn install(st: &mut AgentState, resumed: Resumed) {
     let records = i64::try_from(resumed.records).unwrap_or(i64::MAX);
     st.switch_session(resumed.id, true, records, resumed.conversation, resumed.usage);
+    st.set_spend(resumed.spend);
     match (resumed.provider, resumed.model) {
         (Some(p), Some(m)) if p != st.provider().name() => {
             // The session continues on the provider it used last, when it can be set up.

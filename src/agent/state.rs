@@ -45,6 +45,8 @@ struct Transcript {
     shown: Option<History>,
     /// Input and output tokens used in this session.
     usage: (u64, u64),
+    /// Tokens and cost per model in this session.
+    spend: crate::spend::Spend,
     /// The tool call running now (its id) and what its command printed so far, for the
     /// result of a call that is interrupted.
     running_call: Option<String>,
@@ -114,6 +116,7 @@ impl AgentState {
                 held: String::new(),
                 shown: None,
                 usage: (0, 0),
+                spend: Default::default(),
                 running_call: None,
                 tool_partial: Partial::default(),
             },
@@ -281,6 +284,7 @@ impl AgentState {
         t.partial.clear();
         t.held.clear();
         t.usage = usage;
+        t.spend = Default::default();
         self.budget.reset_sizes();
         std::mem::replace(&mut self.session.id, id)
     }
@@ -295,10 +299,30 @@ impl AgentState {
         &self.transcript.conversation
     }
 
-    /// Adds a response's reported tokens to the session's.
-    pub fn add_usage(&mut self, input: u64, output: u64) {
+    /// Adds a response's reported tokens to the session's, with their cost when the model
+    /// has a price; returns that cost.
+    pub fn add_usage(&mut self, input: u64, cached: u64, output: u64) -> Option<f64> {
         self.transcript.usage.0 += input;
         self.transcript.usage.1 += output;
+        let model = self.runtime.model.clone();
+        let cost = self
+            .provider()
+            .spec()
+            .pricing
+            .price(&model)
+            .map(|p| p.cost(input, cached, output));
+        self.transcript.spend.add(&model, input, cached, output, cost);
+        cost
+    }
+
+    /// Tokens and cost per model in this session.
+    pub fn spend(&self) -> &crate::spend::Spend {
+        &self.transcript.spend
+    }
+
+    /// The spend of a resumed session (after `switch_session`).
+    pub fn set_spend(&mut self, spend: crate::spend::Spend) {
+        self.transcript.spend = spend;
     }
 
     /// The tool call running now (`None` once it finished).
@@ -394,6 +418,7 @@ impl AgentState {
             model: self.runtime.model.clone(),
             history,
             tokens: input.saturating_add(output),
+            cost: self.transcript.spend.cost(),
             interrupted,
         });
     }

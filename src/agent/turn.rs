@@ -60,9 +60,24 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         st.notice(NoticeLevel::Error, st.provider().describe(&e));
         return TurnEndReason::Error;
     }
-    st.emit(Event::UserMessage { text: text.clone() });
+    // `@file` mentions are read first: a missing one stops the turn before anything is sent.
+    let attached = match super::mentions::attach(&text, st.tool_ctx()).await {
+        Ok(a) => a,
+        Err(e) => {
+            st.notice(NoticeLevel::Error, format!("{e}; nothing was sent"));
+            return TurnEndReason::Error;
+        }
+    };
+    st.emit(Event::UserMessage {
+        text: text.clone(),
+        attachments: attached.lines.clone(),
+    });
     st.emit(Event::TurnStarted);
-    st.append(Message::user(text));
+    st.append(Message::user_with_attachments(
+        &text,
+        &attached.blocks,
+        attached.lines,
+    ));
     let limit = st.config().max_tool_turns;
     let mut executed: u32 = 0;
     let mut limit_reached = false;
@@ -114,15 +129,23 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     output,
                     cached,
                 }) => {
-                    st.add_usage(input, output);
+                    let cost = st.add_usage(input, cached, output);
                     let context_pct = st.budget_mut().observe(input);
                     st.emit(Event::Usage {
                         input,
                         output,
                         cached,
                         context_pct,
+                        cost,
                     });
-                    st.marker(MarkerKind::Usage, json!({"input": input, "output": output}));
+                    let mut data = json!({"input": input, "output": output, "model": st.model()});
+                    if cached > 0 {
+                        data["cached"] = json!(cached);
+                    }
+                    if let Some(c) = cost {
+                        data["cost"] = json!(c);
+                    }
+                    st.marker(MarkerKind::Usage, data);
                 }
                 Ok(StreamEvent::Finished { reason }) => finish = reason,
                 Err(e) => {
@@ -212,25 +235,22 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                         }
                         break 'run done;
                     }
-                    // What the command prints is kept outside the call: if the turn is
-                    // cancelled, `AgentState::interrupt` puts it in the call's result.
-                    st.set_running_call(Some(c.id.clone()));
-                    let partial = st.tool_partial();
-                    let progress = progress_sink(st, &c.id);
-                    let (mut done, stderr) = progress
-                        .scope(partial.scope(st.registry().execute_with_stderr(
+                    let mut done = run_call(st, c, false).await;
+                    if let Some(why) = done.envelope.sandbox_denial() {
+                        let denied = done;
+                        done = match super::approval::outside_sandbox(
+                            st,
+                            &c.id,
                             &c.name,
                             &c.arguments,
-                            st.tool_ctx(),
-                        )))
-                        .await;
-                    st.set_running_call(None);
-                    let _ = partial.take_text();
-                    if let Some(text) = stderr {
-                        st.emit(Event::ToolStderr {
-                            id: c.id.clone(),
-                            text,
-                        });
+                            denied,
+                            &why,
+                        )
+                        .await
+                        {
+                            None => run_call(st, c, true).await,
+                            Some(refused) => refused,
+                        };
                     }
                     executed += 1;
                     if action == Action::ExecuteLast {
@@ -241,6 +261,9 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 }
             };
             let output = done.envelope.to_string();
+            let plan = (done.success && c.name == crate::tools::update_plan::NAME)
+                .then(|| crate::tools::update_plan::steps(&c.arguments))
+                .flatten();
             st.emit(Event::ToolCallFinished {
                 id: c.id.clone(),
                 summary: done.summary.clone(),
@@ -254,6 +277,9 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 output,
                 done.success,
             ));
+            if let Some(steps) = plan {
+                st.emit(Event::PlanUpdated { steps });
+            }
         }
         if limit_reached {
             // A response after the limit asked for more tools: none ran; stop here.
@@ -262,6 +288,40 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         }
         limit_reached = executed >= limit;
     }
+}
+
+/// Runs call `c` (`outside`: with its processes started outside the sandbox, after the
+/// user approved that). What the command prints is kept outside the call: if the turn is
+/// cancelled, `AgentState::interrupt` puts it in the call's result.
+async fn run_call(st: &mut AgentState, c: &Call, outside: bool) -> Executed {
+    st.set_running_call(Some(c.id.clone()));
+    let partial = st.tool_partial();
+    let progress = progress_sink(st, &c.id);
+    let live = super::live::LiveOutput::new(st, &c.id);
+    let call =
+        live.sink()
+            .scope(
+                progress.scope(partial.scope(st.registry().execute_with_stderr(
+                    &c.name,
+                    &c.arguments,
+                    st.tool_ctx(),
+                ))),
+            );
+    let (done, stderr) = if outside {
+        crate::tools::launcher::unsandboxed(call).await
+    } else {
+        call.await
+    };
+    live.finish();
+    st.set_running_call(None);
+    let _ = partial.take_text();
+    if let Some(text) = stderr {
+        st.emit(Event::ToolStderr {
+            id: c.id.clone(),
+            text,
+        });
+    }
+    done
 }
 
 /// Where the running call's progress goes: a `ToolCallProgress` event for its line.

@@ -90,7 +90,7 @@ impl Config {
         {
             secrets.push(pw.to_string());
         }
-        secrets.extend(crate::tools::mcp::config::secrets(&self.mcp_servers, &|k| {
+        secrets.extend(super::mcp::secrets(&self.mcp_servers, &|k| {
             crate::environ::var(k)
         }));
         crate::redact::Redactor::new(secrets)

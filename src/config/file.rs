@@ -55,6 +55,9 @@ pub struct ProviderSection {
     #[serde(default, deserialize_with = "ranges::top_p")]
     pub top_p: Option<f64>,
     pub seed: Option<u32>,
+    /// What this provider's tokens cost (USD per million), for every model of it; the
+    /// built-in table prices the vendors' own models, and local ones have none.
+    pub price: Option<super::Price>,
 }
 
 /// The config file as written; every key optional, unknown keys rejected.
@@ -104,9 +107,9 @@ pub struct FileConfig {
     pub max_tool_result_share: Option<f64>,
     #[serde(default, deserialize_with = "ranges::share")]
     pub auto_compact_at: Option<f64>,
-    /// `[mcp_servers.NAME]` sections (validated by `tools::mcp::config`).
+    /// `[mcp_servers.NAME]` sections (validated by `config::mcp`).
     #[serde(default)]
-    pub mcp_servers: BTreeMap<String, crate::tools::mcp::config::ServerSection>,
+    pub mcp_servers: BTreeMap<String, super::mcp::ServerSection>,
     /// The OS sandbox of tool processes: `off`, `workspace-write`, `read-only`.
     pub sandbox: Option<crate::permissions::sandbox::SandboxMode>,
     /// IP sockets inside the sandbox (default: blocked).
@@ -268,11 +271,10 @@ fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigEr
     set(&mut c.max_response_bytes, f.max_response_bytes);
     set(&mut c.response_timeout_secs, f.response_timeout_secs);
     c.providers = f.providers;
-    c.mcp_servers =
-        crate::tools::mcp::config::validate(&f.mcp_servers, path).map_err(|e| ConfigError::Parse {
-            path: e.file,
-            message: format!("`{}`: {}", e.key, e.message),
-        })?;
+    c.mcp_servers = super::mcp::validate(&f.mcp_servers, path).map_err(|e| ConfigError::Parse {
+        path: e.file,
+        message: format!("`{}`: {}", e.key, e.message),
+    })?;
     set(&mut c.sandbox.mode, f.sandbox);
     set(&mut c.sandbox.network, f.sandbox_network);
     set(&mut c.sandbox.writable_roots, f.writable_roots);

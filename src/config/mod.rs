@@ -10,7 +10,13 @@
 mod choices;
 mod describe;
 mod file;
+pub mod mcp;
+mod price;
 mod ranges;
+
+/// Name fragments that mark a variable as secret by default (matched case-insensitively):
+/// kept from tools and MCP servers unless passed by name.
+pub(crate) const SECRET_WORDS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
 mod validate;
 
 use std::collections::BTreeMap;
@@ -20,6 +26,7 @@ use std::path::PathBuf;
 pub use choices::{Continuation, Protocol, WireKind};
 pub use describe::redact_url;
 pub use file::{FileConfig, PermissionsSection, ProviderSection, ToolDirs, default_config_path, xdg_dir};
+pub use price::Price;
 
 /// A configuration problem; always the user's to fix (exit code 2), never retryable.
 #[derive(Debug, thiserror::Error)]
@@ -142,7 +149,7 @@ pub struct Config {
     /// Share of the window at which the conversation is compacted (0–1].
     pub auto_compact_at: f64,
     /// The MCP servers of the user's config (a trusted project's are merged in by the app).
-    pub mcp_servers: Vec<crate::tools::mcp::ServerSpec>,
+    pub mcp_servers: Vec<mcp::ServerSpec>,
     /// The OS sandbox of tool processes (`sandbox`, `sandbox_network`, `writable_roots`),
     /// checked against the kernel by `permissions::sandbox::install`.
     pub sandbox: crate::permissions::sandbox::Settings,

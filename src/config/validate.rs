@@ -18,6 +18,12 @@ pub(super) fn validated(mut c: Config) -> Result<Config, ConfigError> {
         if let Some(url) = &section.base_url {
             check_url(url).map_err(|m| invalid("providers.base_url", &m))?;
         }
+        if section.price.is_some_and(|p| !p.is_valid()) {
+            return Err(invalid(
+                "providers.price",
+                "input, cached and output must be prices in USD per million tokens, 0 or more",
+            ));
+        }
     }
     if c.max_response_bytes < 1024 {
         return Err(invalid("max_response_bytes", "must be at least 1024 bytes"));

@@ -5,8 +5,8 @@
 
 use super::shell::{Part, base_name};
 
-/// Built-in tools that only read.
-pub const TOOLS: [&str; 4] = ["file_read", "glob", "grep", "list_dir"];
+/// Built-in tools that only read (`update_plan` changes nothing: it shows the model's plan).
+pub const TOOLS: [&str; 5] = ["file_read", "glob", "grep", "list_dir", "update_plan"];
 
 /// Commands that only read, whatever their arguments, save the options in `FORBIDDEN`.
 pub const COMMANDS: [&str; 36] = [
@@ -71,7 +71,7 @@ fn forbidden(name: &str, word: &str) -> bool {
     }
 }
 
-/// Whether a tool only reads (`file_read`, `glob`, `grep`, `list_dir`).
+/// Whether a tool only reads (`file_read`, `glob`, `grep`, `list_dir`, `update_plan`).
 pub fn is_read_only_tool(name: &str) -> bool {
     TOOLS.contains(&name)
 }

@@ -32,9 +32,10 @@ const NETWORK: [&str; 9] = [
 ];
 
 /// For a command that failed under the installed sandbox: what the sandbox probably
-/// denied (`sandbox: …`), from its output. `None` without a sandbox or a sign of one.
+/// denied (`sandbox: …`), from its output. `None` without a sandbox (none installed, or
+/// the call runs outside it) or a sign of one.
 pub fn explain(output: &str, cwd: &Path) -> Option<String> {
-    let c = launcher::sandbox()?;
+    let c = launcher::current_sandbox()?;
     explain_with(&c, output, cwd)
 }
 

@@ -21,6 +21,7 @@ pub(crate) mod limits;
 pub mod local;
 pub mod openai;
 pub(crate) mod presets;
+pub mod prices;
 pub(crate) mod resolve;
 pub mod responses;
 pub(crate) mod screen;

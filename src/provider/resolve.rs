@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::presets::{self, WireKind};
+use super::prices::Pricing;
 use super::spec::{EngineOptions, LOCAL, SetupError, Spec, ToolMode};
 use crate::config::{Config, Continuation, Protocol, ProviderSection, Secret};
 
@@ -177,7 +178,15 @@ pub fn spec_for(
     let own_endpoint = preset_url.as_deref() == Some(base_url.as_str());
     let key_required = !api_key_env.is_empty() && (own_endpoint || sec.api_key_env.is_some());
     let protocol = config.tool_protocol.filter(|_| is_selected).or(sec.tool_protocol);
+    let pricing = match sec.price {
+        Some(p) => Pricing::Configured(p),
+        None if kind == WireKind::Local || preset.is_some_and(|p| p.local) || loopback(&base_url) => {
+            Pricing::Local
+        }
+        None => Pricing::Table,
+    };
     Ok(Spec {
+        pricing,
         tool_mode: tool_mode(&sec, protocol, preset, kind, &base_url),
         context_window: sec
             .context_window
@@ -210,6 +219,14 @@ pub fn spec_for(
     })
 }
 
+/// Whether `base_url` is a server on this machine.
+fn loopback(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .is_some_and(|h| h == "localhost" || h == "[::1]" || h.starts_with("127."))
+}
+
 /// A provider's tool protocol: `protocol` (the flag or top-level setting for the selected
 /// provider, else its section), then the defaults: recovery of text tool calls on for
 /// local servers (a local preset or a loopback URL), prefill continuation where the
@@ -222,10 +239,7 @@ fn tool_mode(
     kind: WireKind,
     base_url: &str,
 ) -> ToolMode {
-    let loopback = reqwest::Url::parse(base_url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_string))
-        .is_some_and(|h| h == "localhost" || h == "[::1]" || h.starts_with("127."));
+    let loopback = loopback(base_url);
     let local = preset.is_some_and(|p| p.local) || loopback;
     let prefill = preset.is_some_and(|p| p.prefill)
         || (loopback && kind == WireKind::OpenAiChat)

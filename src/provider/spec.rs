@@ -92,6 +92,8 @@ pub struct Spec {
     pub tool_mode: ToolMode,
     /// The in-process engine's settings (ignored by the other kinds).
     pub engine: EngineOptions,
+    /// What its tokens cost.
+    pub pricing: super::prices::Pricing,
 }
 
 impl Spec {
@@ -117,6 +119,7 @@ impl Spec {
             response_timeout: Duration::ZERO,
             tool_mode: ToolMode::default(),
             engine: EngineOptions::default(),
+            pricing: super::prices::Pricing::Local,
         }
     }
 

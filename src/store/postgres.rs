@@ -156,7 +156,9 @@ impl Dialect for Pg {
              to_char(s.updated_at AT TIME ZONE 'UTC', {TS}) AS updated_at, s.cwd, s.provider, s.model, s.title, \
              s.forked_from, \
              (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind IN ({MESSAGE_KINDS_SQL})) \
-             AS messages FROM sessions s {filter} ORDER BY s.updated_at DESC, s.id DESC {limit}"
+             AS messages, \
+             (SELECT sum((e.data->>'cost')::float8) FROM events e WHERE e.session_id = s.id AND e.kind = 'usage') \
+             AS cost FROM sessions s {filter} ORDER BY s.updated_at DESC, s.id DESC {limit}"
         )
     }
 

@@ -23,6 +23,8 @@ pub struct Restored {
     pub repairs: Vec<Message>,
     /// Input and output tokens of the `usage` markers after the last `new` marker.
     pub usage: (u64, u64),
+    /// Those markers per model, with their cost where it was priced.
+    pub spend: crate::spend::Spend,
     /// Where turns were interrupted (`interrupted` markers): the number of messages of
     /// `conversation` before each mark.
     pub interrupted: Vec<usize>,
@@ -88,6 +90,7 @@ impl Rebuilder {
                 // made for it is kept).
                 st.conversation.messages.clear();
                 st.usage = (0, 0);
+                st.spend = Default::default();
                 st.interrupted.clear();
             }
             Record::Marker {
@@ -107,6 +110,15 @@ impl Rebuilder {
                 let n = |k: &str| data.get(k).and_then(Value::as_u64).unwrap_or(0);
                 st.usage.0 = st.usage.0.saturating_add(n("input"));
                 st.usage.1 = st.usage.1.saturating_add(n("output"));
+                // Markers older than prices name no model: the session's model then.
+                let model = data
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .or(st.model.as_deref())
+                    .unwrap_or("unknown")
+                    .to_string();
+                let cost = data.get("cost").and_then(Value::as_f64);
+                st.spend.add(&model, n("input"), n("cached"), n("output"), cost);
             }
             Record::Marker {
                 kind: MarkerKind::Interrupted,

@@ -115,6 +115,7 @@ where
     for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
     for<'r> Option<String>: Decode<'r, R::Database> + Type<R::Database>,
     for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> f64: Decode<'r, R::Database> + Type<R::Database>,
 {
     Ok(SessionInfo {
         id: row.try_get("id")?,
@@ -126,6 +127,7 @@ where
         messages: row.try_get("messages")?,
         title: row.try_get("title")?,
         forked_from: row.try_get("forked_from")?,
+        cost: row.try_get("cost")?,
     })
 }
 
@@ -142,6 +144,7 @@ where
     for<'r> Option<String>: Decode<'r, D::Db>,
     for<'r> i64: Decode<'r, D::Db>,
     for<'r> Option<i64>: Decode<'r, D::Db>,
+    for<'r> f64: Decode<'r, D::Db> + Type<D::Db>,
     for<'c> &'c str: ColumnIndex<<D::Db as Database>::Row>,
     usize: ColumnIndex<<D::Db as Database>::Row>,
 {

@@ -311,7 +311,9 @@ impl Dialect for Lite {
         format!(
             "SELECT s.id, s.created_at, s.updated_at, s.cwd, s.provider, s.model, s.title, s.forked_from, \
              (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind IN ({MESSAGE_KINDS_SQL})) \
-             AS messages FROM sessions s {filter} ORDER BY s.updated_at DESC, s.id DESC {limit}"
+             AS messages, \
+             (SELECT sum(json_extract(e.data, '$.cost')) FROM events e WHERE e.session_id = s.id AND e.kind = 'usage') \
+             AS cost FROM sessions s {filter} ORDER BY s.updated_at DESC, s.id DESC {limit}"
         )
     }
 

@@ -65,6 +65,7 @@ async fn run(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> 
         stop_when_full: false,
         timeout: ctx.timeout,
         share_partial: true,
+        live: process::LiveFrom::Stdout,
     };
     let finished = match process::run(spec).await {
         Ok(f) => f,

@@ -248,6 +248,7 @@ async fn ask(path: PathBuf, spec: &DiscoverySpec) -> Result<ExternalTool, String
         stop_when_full: true,
         timeout: spec.schema_timeout,
         share_partial: false,
+        live: process::LiveFrom::Nothing,
     };
     let finished = process::run(run)
         .await

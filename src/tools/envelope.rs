@@ -174,6 +174,21 @@ impl Envelope {
         }
     }
 
+    /// What the sandbox denied, when the call failed because of it: the `sandbox` field of
+    /// a command's result, or the `(sandbox: …)` an external tool's crash names
+    /// (`permissions::sandbox_denials` writes both).
+    pub fn sandbox_denial(&self) -> Option<String> {
+        if let Some(why) = self.result.as_ref().and_then(|r| r.get("sandbox")?.as_str()) {
+            return Some(why.to_string());
+        }
+        let error = self.error.as_deref()?;
+        let start = error.find("(sandbox: ")? + 1;
+        let tail = &error[start..];
+        let advice = tail.find("run it outside the sandbox to ")?;
+        let end = advice + tail[advice..].find(')')?;
+        Some(tail[..end].to_string())
+    }
+
     /// The result of a call that never ran because the limit was reached (the agent's
     /// notice names the limit once; front ends need not repeat it).
     pub fn only_limit(&self) -> bool {
@@ -205,6 +220,22 @@ pub fn interrupted_result(id: &str, name: &str, partial_output: Option<&str>) ->
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_sandbox_denial_is_read_from_a_command_or_an_external_tool() {
+        let why = "sandbox: write outside the workspace denied: /etc/x (sandbox = \"workspace-write\" allows writes only in /w, /tmp); run it outside the sandbox to write there";
+        let cmd = Envelope::success(json!({"output": "denied", "exit_code": 1, "sandbox": why}));
+        assert_eq!(cmd.sandbox_denial().as_deref(), Some(why));
+        let crash = Envelope::of_error(&ToolError::Crashed(format!(
+            "Tool `t` crashed with exit code 1 ({why}); stderr:\nPermission denied (os error 13)"
+        )));
+        assert_eq!(crash.sandbox_denial().as_deref(), Some(why));
+        let plain = Envelope::of_error(&ToolError::Crashed(
+            "Tool `t` crashed with exit code 1 (oops)".into(),
+        ));
+        assert_eq!(plain.sandbox_denial(), None);
+        assert_eq!(Envelope::success(json!({"output": "ok"})).sandbox_denial(), None);
+    }
 
     #[test]
     fn shapes_match_the_design() {

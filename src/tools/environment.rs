@@ -6,10 +6,7 @@ use std::ffi::{OsStr, OsString};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::config::Config;
-
-/// Name fragments that mark a variable as secret by default (matched case-insensitively).
-pub(crate) const SECRET_WORDS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
+use crate::config::{Config, SECRET_WORDS};
 
 /// Removed by default like a secret (it may carry a database password).
 pub(crate) const DATABASE_URL_VAR: &str = "IKIGAI_DATABASE_URL";

@@ -151,6 +151,7 @@ pub(crate) async fn run(
         stop_when_full: true,
         timeout: ctx.timeout,
         share_partial: false,
+        live: process::LiveFrom::Stderr,
     };
     let finished = process::run(spec).await.map_err(|e| {
         ToolError::Crashed(format!(

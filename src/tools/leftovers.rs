@@ -62,7 +62,7 @@ fn boot_id() -> &'static str {
 
 fn own_start() -> u64 {
     static START: OnceLock<u64> = OnceLock::new();
-    *START.get_or_init(|| super::process::start_ticks(std::process::id()).unwrap_or(0))
+    *START.get_or_init(|| super::marked::start_ticks(std::process::id()).unwrap_or(0))
 }
 
 /// Replaces this process's record with `calls` (removes it when empty). Best effort: a
@@ -137,11 +137,11 @@ pub fn sweep() -> Swept {
         let record = std::fs::read(&path)
             .ok()
             .and_then(|b| serde_json::from_slice::<Record>(&b).ok());
-        let alive = |start: u64| pid != me && super::process::start_ticks(pid) == Some(start);
+        let alive = |start: u64| pid != me && super::marked::start_ticks(pid) == Some(start);
         match record {
             // Its owner still runs (a temporary file is its owner's, being written).
             Some(r) if r.boot == boot && alive(r.start) => continue,
-            None if pid != me && super::process::start_ticks(pid).is_some() => continue,
+            None if pid != me && super::marked::start_ticks(pid).is_some() => continue,
             Some(r) if r.boot == boot => {
                 swept.owners += 1;
                 for call in &r.calls {
@@ -162,11 +162,11 @@ fn kill_call(call: &Call) -> usize {
     let leader = u32::try_from(call.pgid).unwrap_or(0);
     // A group id is not reused while the group has members; a live process with that pid
     // and another start time means the old group is empty and the id is someone else's.
-    let reused = super::process::start_ticks(leader).is_some_and(|t| t != call.leader_start);
+    let reused = super::marked::start_ticks(leader).is_some_and(|t| t != call.leader_start);
     if leader > 1 && !reused {
-        killed += super::process::group_members(call.pgid).len();
+        killed += super::marked::group_members(call.pgid).len();
         let _ = killpg(Pid::from_raw(call.pgid), Signal::SIGKILL);
     }
-    killed += super::process::kill_marked_everywhere(&call.marker, call.since).len();
+    killed += super::marked::kill_marked_everywhere(&call.marker, call.since).len();
     killed
 }

@@ -15,6 +15,8 @@ pub(crate) mod grep;
 pub mod launcher;
 pub mod leftovers;
 pub(crate) mod list_dir;
+pub mod live;
+pub(crate) mod marked;
 pub mod mcp;
 pub(crate) mod output;
 pub(crate) mod params;
@@ -22,6 +24,7 @@ pub(crate) mod partial;
 pub mod process;
 pub mod progress;
 pub(crate) mod registry;
+pub(crate) mod update_plan;
 pub(crate) mod walk;
 
 use std::path::PathBuf;

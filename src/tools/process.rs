@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
 use nix::unistd::Pid;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -24,11 +24,10 @@ use tokio::net::unix::pipe;
 
 use super::launcher;
 use super::leftovers::{self, Call};
+use super::marked::{kill_marked, start_ticks, state_and_parent, ticks_now};
 use super::output::CappedBuf;
 
-/// Set in every tool process's environment to a value unique to the call; descendants
-/// inherit it, so they can be found after they leave the process group.
-pub const CALL_MARKER: &str = "IKIGAI_TOOL_CALL";
+pub use super::marked::CALL_MARKER;
 
 const CHUNK: usize = 64 * 1024;
 /// How long killed descendants are waited for, to reap them.
@@ -63,6 +62,17 @@ pub struct Spec {
     /// Copy stdout, as it is read, into the caller's `Partial` buffer (if the call runs
     /// in one), so a cancelled call can still show what the command printed.
     pub share_partial: bool,
+    /// Which pipe is streamed to the running call's live sink (`tools::live`), if any.
+    pub live: LiveFrom,
+}
+
+/// The pipe whose output a person watches while the call runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiveFrom {
+    Nothing,
+    Stdout,
+    /// stderr (with `StderrMode::Separate`): an external tool's stdout is its result JSON.
+    Stderr,
 }
 
 /// How the main process ended.
@@ -282,6 +292,10 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
         }
         None => None,
     };
+    let mut live = (spec.live != LiveFrom::Nothing)
+        .then(super::live::Feed::current)
+        .flatten();
+    let live_err = spec.live == LiveFrom::Stderr;
     let mut err = match spec.stderr {
         StderrMode::Separate(cap) => Some(CappedBuf::new(cap)),
         StderrMode::Merged => None,
@@ -307,12 +321,16 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     let main_exit = exited(pid);
     tokio::pin!(main_exit);
     let finished = loop {
+        let live_due = live.as_ref().and_then(super::live::Feed::due);
         tokio::select! {
             r = out_rx.read(&mut chunk), if !out_eof => match r {
                 Ok(0) => out_eof = true,
                 Ok(n) => {
                     if let Some(p) = &partial {
                         p.push(&chunk[..n]);
+                    }
+                    if let (Some(l), false) = (live.as_mut(), live_err) {
+                        l.push(&chunk[..n]);
                     }
                     if !out.push(&chunk[..n]) && spec.stop_when_full {
                         break Some(Outcome::OutputFull);
@@ -327,11 +345,19 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
                     if let Some(e) = err.as_mut() {
                         e.push(&err_chunk[..n]);
                     }
+                    if let (Some(l), true) = (live.as_mut(), live_err) {
+                        l.push(&err_chunk[..n]);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => err_eof = true,
             },
             () = &mut feed, if !fed => fed = true,
+            () = super::live::until(live_due), if live_due.is_some() => {
+                if let Some(l) = live.as_mut() {
+                    l.flush(false);
+                }
+            }
             () = &mut main_exit => break None,
             _ = &mut deadline => break Some(Outcome::TimedOut),
         }
@@ -344,10 +370,13 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
     // they wrote.
     let killed = guard.kill_all();
     if !out_eof {
-        drain(&out_rx, &mut out, &mut chunk);
+        drain(&out_rx, &mut out, &mut chunk, live.as_mut().filter(|_| !live_err));
     }
     if let (false, Some(rx), Some(e)) = (err_eof, err_rx.as_ref(), err.as_mut()) {
-        drain(rx, e, &mut err_chunk);
+        drain(rx, e, &mut err_chunk, live.as_mut().filter(|_| live_err));
+    }
+    if let Some(l) = live.as_mut() {
+        l.flush(true);
     }
     ended(pid);
     let status = child.wait().await;
@@ -414,155 +443,25 @@ impl Drop for DrainOnDrop {
 }
 
 /// Reads what is already in the pipe without waiting for writers that may never close it.
-fn drain(rx: &pipe::Receiver, out: &mut CappedBuf, chunk: &mut [u8]) {
+fn drain(
+    rx: &pipe::Receiver,
+    out: &mut CappedBuf,
+    chunk: &mut [u8],
+    mut live: Option<&mut super::live::Feed>,
+) {
     loop {
         match nix::unistd::read(rx.as_fd(), chunk) {
             Ok(0) => return,
             Ok(n) => {
                 out.push(&chunk[..n]);
+                if let Some(l) = live.as_deref_mut() {
+                    l.push(&chunk[..n]);
+                }
             }
             Err(Errno::EINTR) => {}
             Err(_) => return,
         }
     }
-}
-
-/// Clock ticks (USER_HZ, 100 per second on Linux) since boot, as /proc/PID/stat counts
-/// process start times; 0 when /proc/uptime cannot be read (then nothing is filtered).
-fn ticks_now() -> u64 {
-    std::fs::read_to_string("/proc/uptime")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0, |secs| (secs * 100.0) as u64)
-}
-
-/// Kills (SIGKILL) every process started at or after `since` (clock ticks since boot)
-/// whose environment carries `CALL_MARKER=marker`, until no live one is left (a process may
-/// fork while we look). Only processes this user may read are seen, which are the only ones
-/// a tool could have started; older ones are skipped without reading their environment
-/// (which can wait on a busy process's memory lock).
-pub fn kill_marked(marker: &str, since: u64) -> Vec<Pid> {
-    kill_marked_among(marker, since, &|me| candidates(me))
-}
-
-/// `kill_marked` over every process of the system, for the calls of an ikigai that is
-/// gone (their processes are no longer our descendants).
-pub(crate) fn kill_marked_everywhere(marker: &str, since: u64) -> Vec<Pid> {
-    kill_marked_among(marker, since, &|_| all_pids())
-}
-
-fn kill_marked_among(marker: &str, since: u64, among: &dyn Fn(u32) -> Vec<u32>) -> Vec<Pid> {
-    let needle = format!("{CALL_MARKER}={marker}");
-    let me = std::process::id();
-    let mut killed = Vec::new();
-    for _ in 0..16 {
-        let found = marked(needle.as_bytes(), me, since, among(me));
-        if found.is_empty() {
-            break;
-        }
-        for pid in found {
-            let _ = kill(pid, Signal::SIGKILL);
-            if !killed.contains(&pid) {
-                killed.push(pid);
-            }
-        }
-    }
-    killed
-}
-
-/// Live processes (zombies have no environment) with the exact entry `needle`.
-fn marked(needle: &[u8], me: u32, since: u64, candidates: Vec<u32>) -> Vec<Pid> {
-    let mut found = Vec::new();
-    for pid in candidates {
-        if pid == me {
-            continue;
-        }
-        if since > 0 && start_ticks(pid).is_some_and(|t| t < since) {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        if environ.split(|&b| b == 0).any(|v| v == needle) {
-            found.push(Pid::from_raw(pid as i32));
-        }
-    }
-    found
-}
-
-/// The processes a call may have left behind. As a child subreaper, every one of them is
-/// our descendant (an orphan is re-parented to us, never to init), so walking down from
-/// our own children is enough and much cheaper than reading every process; otherwise (not
-/// a subreaper, or a kernel without `/proc/PID/task/TID/children`) every process is a
-/// candidate.
-fn candidates(me: u32) -> Vec<u32> {
-    let subreaper = nix::sys::prctl::get_child_subreaper().unwrap_or(false);
-    if subreaper && let Some(d) = descendants(me) {
-        return d;
-    }
-    all_pids()
-}
-
-/// Every process of the system (that `/proc` shows).
-fn all_pids() -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()))
-        .collect()
-}
-
-/// The processes whose process group is `pgid`.
-pub(crate) fn group_members(pgid: i32) -> Vec<u32> {
-    all_pids()
-        .into_iter()
-        .filter(|&pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    // Fields after the command: state, ppid, pgrp.
-                    stat.rsplit_once(')')?
-                        .1
-                        .split_whitespace()
-                        .nth(2)?
-                        .parse::<i32>()
-                        .ok()
-                })
-                == Some(pgid)
-        })
-        .collect()
-}
-
-/// Every descendant of `root`, or `None` when the kernel does not list children.
-fn descendants(root: u32) -> Option<Vec<u32>> {
-    if !std::path::Path::new(&format!("/proc/{root}/task/{root}/children")).exists() {
-        return None;
-    }
-    let mut out = Vec::new();
-    let mut queue = children_of(root)?;
-    while let Some(pid) = queue.pop() {
-        if out.contains(&pid) {
-            continue;
-        }
-        out.push(pid);
-        // A process that is gone meanwhile has no children to add.
-        queue.extend(children_of(pid).unwrap_or_default());
-    }
-    Some(out)
-}
-
-/// The children of every thread of `pid` (a child belongs to the thread that forked it).
-fn children_of(pid: u32) -> Option<Vec<u32>> {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let mut out = Vec::new();
-    for task in tasks.flatten() {
-        // A thread that ended meanwhile has no children left.
-        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            out.extend(text.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
-        }
-    }
-    Some(out)
 }
 
 /// Reaps the killed processes that became our children (we are their subreaper, or their
@@ -587,21 +486,6 @@ fn reap(killed: &[Pid], main: Pid) {
             std::thread::sleep(Duration::from_millis(2));
         }
     }
-}
-
-/// When a process started, in clock ticks since boot (field 22 of /proc/PID/stat).
-pub(crate) fn start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// The state letter and parent of a process, from /proc/PID/stat.
-fn state_and_parent(pid: Pid) -> Option<(char, Pid)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
-    let state = rest.next()?.chars().next()?;
-    let ppid = rest.next()?.parse::<i32>().ok()?;
-    Some((state, Pid::from_raw(ppid)))
 }
 
 /// The conventional name of signal `n` (`SIGKILL`), or `signal N`.

@@ -89,6 +89,7 @@ impl Registry {
         r.register(Arc::new(super::file_edit::FileEdit));
         r.register(Arc::new(super::list_dir::ListDir));
         r.register(Arc::new(super::bash::Bash));
+        r.register(Arc::new(super::update_plan::UpdatePlan));
         r
     }
 
@@ -349,7 +350,8 @@ mod tests {
                 "file_write",
                 "file_edit",
                 "list_dir",
-                "bash"
+                "bash",
+                "update_plan"
             ]
         );
         for s in r.schemas() {
@@ -371,7 +373,7 @@ mod tests {
     fn registering_a_name_again_replaces_that_tool_in_place_of_the_old() {
         let r = Registry::builtin();
         r.register(Arc::new(super::super::glob::Glob));
-        assert_eq!(r.tools().len(), 7);
+        assert_eq!(r.tools().len(), 8);
         assert_eq!(
             r.schemas().last().map(|s| s.name.clone()).as_deref(),
             Some("glob")

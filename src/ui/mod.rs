@@ -2,13 +2,17 @@
 //! subcommands (`tool_cmd`, `trust_cmd`, `sessions`: `ikigai sessions`, `sessions rm`,
 //! `export`; and `shell`: completion scripts and the manual page).
 //! They consume agent `Event`s and send `Op`s (parsed from slash commands by `slash`);
-//! they never reach into the agent. Only front ends print.
+//! they never reach into the agent. Only front ends print. `custom_commands` loads the
+//! user's and the trusted project's Markdown commands, which both front ends expand.
 
+pub(crate) mod cost;
+pub(crate) mod custom_commands;
 pub(crate) mod diff;
 pub mod mcp;
 pub(crate) mod models;
 pub mod permissions_cmd;
 pub mod plain;
+pub(crate) mod plan;
 pub(crate) mod result;
 pub mod sandbox_cmd;
 pub mod sessions;

@@ -69,7 +69,7 @@ pub enum Scope {
 
 /// What `ikigai sessions` shows: the sessions listed (newest first), how many more of
 /// those there were past the limit, and how many other folders hold (counted only).
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Selection {
     pub shown: Vec<SessionInfo>,
     pub more: usize,
@@ -316,22 +316,34 @@ where
         return "No sessions yet. Run `ikigai` in a project folder to start one.\n".to_string();
     }
     let id_len = unique_prefix_len(sessions.iter().map(|s| s.id.as_str()));
-    let rows: Vec<[String; 6]> = sessions
+    // A COST column only when some session had a priced response (never a guessed cost).
+    let with_cost = sessions.iter().any(|s| s.cost.is_some());
+    let rows: Vec<Vec<String>> = sessions
         .iter()
         .map(|s| {
-            [
+            let mut row = vec![
                 s.id.chars().take(id_len).collect(),
                 when(&s.updated_at, tz),
                 tilde(&s.cwd, home),
                 s.model.clone(),
                 s.messages.to_string(),
-                s.title.clone().unwrap_or_else(|| "(no message yet)".into()),
-            ]
-            .map(|cell| cell_text(&cell))
+            ];
+            if with_cost {
+                row.push(s.cost.map_or_else(|| "-".to_string(), crate::spend::dollars));
+            }
+            row.push(s.title.clone().unwrap_or_else(|| "(no message yet)".into()));
+            row.into_iter().map(|cell| cell_text(&cell)).collect()
         })
         .collect();
-    let header = ["ID", "WHEN", "DIRECTORY", "MODEL", "MSGS", "TITLE"].map(String::from);
-    let mut widths = [0usize; 5];
+    let mut header: Vec<String> = ["ID", "WHEN", "DIRECTORY", "MODEL", "MSGS"]
+        .map(String::from)
+        .into();
+    if with_cost {
+        header.push("COST".into());
+    }
+    header.push("TITLE".into());
+    let last = header.len() - 1;
+    let mut widths = vec![0usize; header.len()];
     for row in std::iter::once(&header).chain(&rows) {
         for (w, cell) in widths.iter_mut().zip(row.iter()) {
             *w = (*w).max(cell.width());
@@ -341,11 +353,12 @@ where
     for row in std::iter::once(&header).chain(&rows) {
         let mut line = String::new();
         for (i, cell) in row.iter().enumerate() {
+            let pad = " ".repeat(widths[i] - cell.width());
             match i {
-                // Counts right-aligned; the title is last and not padded.
-                4 => line.push_str(&format!("{}{cell}  ", " ".repeat(widths[4] - cell.width()))),
-                5 => line.push_str(cell),
-                _ => line.push_str(&format!("{cell}{}  ", " ".repeat(widths[i] - cell.width()))),
+                // The title is last and not padded; counts and costs right-aligned.
+                _ if i == last => line.push_str(cell),
+                4 | 5 => line.push_str(&format!("{pad}{cell}  ")),
+                _ => line.push_str(&format!("{cell}{pad}  ")),
             }
         }
         out.push_str(line.trim_end());
@@ -409,6 +422,7 @@ mod tests {
             messages: n,
             title: title.map(str::to_string),
             forked_from: None,
+            cost: None,
         }
     }
 
@@ -443,6 +457,34 @@ mod tests {
 ID          WHEN              DIRECTORY     MODEL       MSGS  TITLE
 0193a1b2-0  2026-11-22 11:20  ~/src/ikigai  gpt-5-mini    12  fix the parser
 0193a1b2-5  2026-11-21 09:03  /srv/другой   m              3  (no message yet)
+";
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn a_cost_column_appears_only_with_a_priced_session() {
+        let mut a = info(
+            "aaaaaaaa-1",
+            "2026-11-22T11:20:05.123Z",
+            "/p",
+            "gpt-5-mini",
+            4,
+            Some("t"),
+        );
+        a.cost = Some(0.0123);
+        let b = info(
+            "bbbbbbbb-2",
+            "2026-11-21T09:03:00.000Z",
+            "/p",
+            "local",
+            2,
+            Some("u"),
+        );
+        let out = format_sessions(&[a, b], None, &chrono::Utc);
+        let expected = "\
+ID        WHEN              DIRECTORY  MODEL       MSGS   COST  TITLE
+aaaaaaaa  2026-11-22 11:20  /p         gpt-5-mini     4  $0.01  t
+bbbbbbbb  2026-11-21 09:03  /p         local          2      -  u
 ";
         assert_eq!(out, expected);
     }

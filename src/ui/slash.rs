@@ -37,6 +37,7 @@ pub(crate) const COMMANDS: &[(&str, &str, &str)] = &[
         "MCP servers: status and tools; restart one",
     ),
     ("/config", "", "show the effective settings (secrets redacted)"),
+    ("/cost", "", "tokens and cost of this session, per model"),
     (
         "/permissions",
         "[rm N|RULE]",
@@ -81,6 +82,7 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
         ("/tools", _) => Slash::Tools,
         ("/tool", arg) => Slash::Tool(arg),
         ("/config", _) => Slash::Config,
+        ("/cost", _) => Slash::Agent(Op::Spend),
         ("/new", _) => Slash::Agent(Op::NewSession),
         ("/sessions", _) => Slash::Agent(Op::ListSessions),
         ("/refresh", _) => Slash::Agent(Op::RefreshTools),

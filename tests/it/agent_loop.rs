@@ -52,6 +52,7 @@ async fn a_text_turn_streams_and_the_request_is_well_formed() {
         output: 5,
         cached: 0,
         context_pct: Some(0),
+        cost: None,
     }));
     assert_eq!(turn_end(&events), Some(TurnEndReason::Done));
 

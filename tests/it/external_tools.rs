@@ -142,7 +142,7 @@ async fn discovery_keeps_good_tools_and_reports_every_bad_one_once() {
     );
     assert_eq!(origin(&r, "twin"), Some(u.join("a-twin")));
     let names: Vec<String> = r.schemas().into_iter().map(|s| s.name).collect();
-    assert_eq!(names.len(), 7 + 3, "{names:?}");
+    assert_eq!(names.len(), 8 + 3, "{names:?}");
 
     let skipped = r.skipped();
     let reason = |file: &str| {
@@ -465,7 +465,7 @@ async fn refresh_picks_up_new_tools() {
     let r = d.registry().await;
     assert!(r.get("later").is_none());
     proto_tool(&d.user(), "later", &simple_schema("later"), "echo '{}'");
-    assert_eq!(r.refresh().await, 8);
+    assert_eq!(r.refresh().await, 9);
     assert!(r.get("later").is_some());
 }
 

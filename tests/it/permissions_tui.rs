@@ -2,7 +2,8 @@
 //! shows a command whole and an edit as its diff; `y` runs, `n` with a reason tells the
 //! model, `a` remembers (across runs, listed and removed by `/permissions`, kept 0600),
 //! several calls are asked one at a time in order, Ctrl+C cancels while asking, and
-//! Shift+Tab cycles the mode shown in the status line.
+//! Shift+Tab cycles the mode shown in the status line; a call the sandbox stopped is asked
+//! again, to run outside it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
@@ -183,4 +184,78 @@ fn shift_tab_cycles_the_mode_shown_in_the_status_line() {
     t.wait_text("read-only mode");
     t.keys(&["BTab"]);
     t.wait_text("ask mode");
+}
+
+/// A folder outside the home (the working directory) and outside /tmp (which the sandbox
+/// lets tools write), for writes the sandbox must stop.
+fn outside_folder() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+#[test]
+fn a_call_the_sandbox_stopped_is_asked_again_to_run_outside_it() {
+    let home = tempfile::tempdir().unwrap();
+    let out = outside_folder();
+    let first = out.path().join("first.txt");
+    let second = out.path().join("second.txt");
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[(
+        "c1",
+        "bash",
+        &bash(&format!("echo out > {}", first.display())),
+    )]));
+    fake.push(Reply::text("Done one."));
+    // Auto mode: the only question is the sandbox's.
+    let t = Tmux::start(
+        home.path(),
+        &fake.base_url,
+        "--approval auto --sandbox workspace-write",
+    );
+    send(&t, "go");
+    let pane = t.wait_text("OUTSIDE the sandbox");
+    let joined: String = pane.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    assert!(
+        joined.contains("write outside the workspace denied"),
+        "the question says what the sandbox denied:\n{pane}"
+    );
+    assert!(!pane.contains("a always"), "only yes and no:\n{pane}");
+    assert!(!first.exists(), "the sandbox stopped the first run");
+    t.keys(&["y"]);
+    t.wait_text("Done one.");
+    assert_eq!(std::fs::read_to_string(&first).unwrap(), "out\n");
+    let results = tool_results(&fake);
+    assert_eq!(results[0]["tool_success"], true, "{results:?}");
+    assert_eq!(results[0]["result"]["exit_code"], 0, "{results:?}");
+    assert!(results[0]["result"].get("sandbox").is_none(), "{results:?}");
+
+    // No: the model hears it, with what the command printed in the sandbox.
+    fake.push(Reply::tool_calls(&[(
+        "c2",
+        "bash",
+        &bash(&format!("echo out > {}", second.display())),
+    )]));
+    fake.push(Reply::text("Done two."));
+    send(&t, "again");
+    t.wait_text("OUTSIDE the sandbox");
+    t.keys(&["n"]);
+    t.wait_text("Reason for the model");
+    t.type_text("keep it in the project");
+    t.keys(&["Enter"]);
+    t.wait_text("Done two.");
+    assert!(!second.exists());
+    let results = tool_results(&fake);
+    let r = results.last().unwrap();
+    assert_eq!(r["error_code"], "NOT_APPROVED", "{r}");
+    let error = r["error"].as_str().unwrap();
+    assert!(
+        error.contains("keep it in the project") && error.contains("sandbox"),
+        "{r}"
+    );
+    assert!(
+        r["result"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("Permission denied"),
+        "{r}"
+    );
 }

@@ -131,6 +131,64 @@ fn workspace_write_denies_a_write_outside_and_says_so_in_the_tool_result() {
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "out\n");
 }
 
+#[test]
+fn in_a_scripted_run_a_call_the_sandbox_stopped_is_not_approved_to_run_outside() {
+    let p = place();
+    p.config("sandbox = \"workspace-write\"\n");
+    let outside = p.out.join("escaped.txt");
+    let fake = FakeProvider::start();
+    let write = format!("echo out > {}", outside.display());
+    fake.push(Reply::tool_calls(&[(
+        "c1",
+        "bash",
+        &json!({ "command": write }).to_string(),
+    )]));
+    fake.push(Reply::text("done"));
+    let out = p
+        .ikigai()
+        .args(["--json", "-p", "write", "--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", "sk-test")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        !outside.exists(),
+        "nobody approved running it outside the sandbox"
+    );
+    let r: serde_json::Value = serde_json::from_str(&tool_results(&fake)[0]).unwrap();
+    assert_eq!(r["error_code"], "NOT_APPROVED", "{r}");
+    let error = r["error"].as_str().unwrap();
+    assert!(
+        error.contains("sandbox: write outside the workspace denied")
+            && error.contains("nobody is there")
+            && error.contains("writable_roots"),
+        "{r}"
+    );
+    assert!(
+        r["result"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("Permission denied"),
+        "what the command printed stays: {r}"
+    );
+    let events: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let asked: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "approval_requested")
+        .collect();
+    assert_eq!(asked.len(), 1, "{events:?}");
+    assert_eq!(asked[0]["outside_sandbox"], true);
+    let perms: Vec<_> = events.iter().filter(|e| e["type"] == "permission").collect();
+    assert_eq!(perms.len(), 2, "the call, then running it outside: {perms:?}");
+    assert_eq!(perms[0]["decision"], "approved");
+    assert_eq!(perms[1]["decision"], "refused");
+    assert_eq!(perms[1]["by"], "unattended");
+    assert_eq!(perms[1]["sandbox"], "workspace-write");
+}
+
 /// A listener on 127.0.0.1 that counts the connections it got.
 fn tcp_listener() -> (std::net::TcpListener, u16) {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -41,6 +41,12 @@ pub async fn unsandboxed<F: std::future::Future>(call: F) -> F::Output {
     OUTSIDE.scope((), call).await
 }
 
+/// The sandbox a process started now from this task gets: `sandbox()`, except inside
+/// `unsandboxed`.
+pub fn current_sandbox() -> Option<Arc<Confinement>> {
+    sandbox().filter(|_| !outside())
+}
+
 /// Whether the current task runs inside `unsandboxed`.
 fn outside() -> bool {
     OUTSIDE.try_with(|_| ()).is_ok()
@@ -122,7 +128,7 @@ pub fn sandboxed_command(
     cwd: &Path,
     path_var: Option<&std::ffi::OsStr>,
 ) -> std::io::Result<tokio::process::Command> {
-    let sandbox = sandbox().filter(|_| !outside()).map(|s| (*s).clone());
+    let sandbox = current_sandbox().map(|s| (*s).clone());
     if sandbox.is_some() && installed().is_none() {
         return Err(std::io::Error::other(
             "sandbox: no launcher to apply the sandbox with; the command was not run",

@@ -14,8 +14,8 @@ use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::config::{ServerSpec, Transport};
 use super::stdio::{self, LineLimit, Process, ReadFault, StderrTail};
+use crate::config::mcp::{ServerSpec, Transport};
 use crate::tools::EnvPolicy;
 use crate::tools::progress::Sink;
 

@@ -5,7 +5,6 @@
 //! them. Speaks the protocol only through rmcp (connect.rs); never prints (notices go to
 //! the channel the app forwards to the front ends).
 
-pub mod config;
 pub mod connect;
 pub mod names;
 pub mod result;
@@ -21,7 +20,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
-pub use config::{ServerSpec, Transport};
+pub use crate::config::mcp::{self as config, ServerSpec, Transport};
 use server::Server;
 pub use server::{Notices, Status};
 

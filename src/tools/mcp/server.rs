@@ -11,9 +11,9 @@ use rmcp::model::Tool as McpToolDef;
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{oneshot, watch};
 
-use super::config::ServerSpec;
 use super::connect::{self, Conn, ProgressMap};
 use super::stdio::{ReadFault, StderrTail};
+use crate::config::mcp::ServerSpec;
 use crate::protocol::NoticeLevel;
 use crate::tools::EnvPolicy;
 

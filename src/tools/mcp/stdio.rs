@@ -18,7 +18,7 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
-use super::config::Transport;
+use crate::config::mcp::Transport;
 use crate::tools::EnvPolicy;
 
 /// Lines of stderr kept.

@@ -112,6 +112,7 @@ mod tests {
             output,
             cached,
             context_pct: None,
+            cost: None,
         };
         let got = lines(&[
             Event::TurnStarted,
@@ -148,6 +149,7 @@ mod tests {
             model: "claude".into(),
             history: Default::default(),
             tokens: 0,
+            cost: None,
             interrupted: Vec::new(),
         }]);
         assert_eq!(got[0]["provider"], "anthropic");

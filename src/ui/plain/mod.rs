@@ -12,6 +12,7 @@ use crate::agent::AgentHandle;
 use crate::config::Config;
 use crate::protocol::{Event, NoticeLevel, Op, TurnEndReason};
 use crate::tools::Registry;
+use crate::ui::custom_commands::CustomCommands;
 use crate::ui::slash::{self, Slash};
 
 mod json;
@@ -99,17 +100,28 @@ enum Line {
 fn command<O: Write, E: Write>(
     r: &mut Renderer<O, E>,
     ctx: &PlainContext,
+    custom: &CustomCommands,
     line: &str,
 ) -> std::io::Result<(Line, bool)> {
     let Some(cmd) = slash::parse(line) else {
         return Ok((Line::Op(Op::Submit(slash::message_text(line))), false));
     };
+    // A custom command: its body is the message (built-ins were matched first).
+    if let Slash::Unknown(_) = cmd
+        && let Some(text) = custom.expand(line)
+    {
+        return Ok((Line::Op(Op::Submit(text)), false));
+    }
     let failed = matches!(cmd, Slash::Usage(_) | Slash::Unknown(_));
     let line = match cmd {
         Slash::Agent(op) => return Ok((Line::Op(op), false)),
         Slash::Exit => Line::Exit,
         Slash::Help => {
             r.print(&slash::help_text())?;
+            let more = custom.help_text();
+            if !more.is_empty() {
+                r.print(&more)?;
+            }
             Line::Done
         }
         Slash::Tools => {
@@ -236,9 +248,24 @@ pub async fn run(
             break;
         }
     }
+    // Custom commands (`/review`), for piped lines and `-p` alike.
+    let mut custom = if output_error.is_none() {
+        let (custom, notices) = CustomCommands::load(&std::env::current_dir()?);
+        for text in notices {
+            if let Err(e) = r.notice(NoticeLevel::Warning, &text) {
+                output_error = Some(e);
+            }
+        }
+        custom
+    } else {
+        CustomCommands::default()
+    };
     'turns: while signalled.is_none() && output_error.is_none() {
         let op = match (&mut stdin, prompt.take()) {
-            (_, Some(p)) => Op::Submit(p),
+            (_, Some(p)) => match slash::parse(&p) {
+                Some(Slash::Unknown(_)) => Op::Submit(custom.expand(&p).unwrap_or(p)),
+                _ => Op::Submit(p),
+            },
             (Some(reader), None) => {
                 let line = tokio::select! {
                     line = next_line(reader) => line?,
@@ -260,7 +287,10 @@ pub async fn run(
                 if slash::parse(&line) == Some(Slash::Agent(Op::RefreshTools)) {
                     let n = ctx.registry.refresh().await;
                     let mut shown = Ok(());
-                    for text in ctx.registry.take_notices() {
+                    // The command folders are read again too.
+                    let (fresh, notices) = CustomCommands::load(&std::env::current_dir()?);
+                    custom = fresh;
+                    for text in ctx.registry.take_notices().into_iter().chain(notices) {
                         shown = shown.and_then(|()| r.notice(NoticeLevel::Warning, &text));
                     }
                     let done = format!("Tools refreshed. {n} tools available.");
@@ -270,7 +300,7 @@ pub async fn run(
                     }
                     continue;
                 }
-                match command(&mut r, &ctx, &line) {
+                match command(&mut r, &ctx, &custom, &line) {
                     Ok((Line::Op(op), _)) => op,
                     Ok((Line::Exit, _)) => break,
                     // A bad command stops the input as a failed turn does: the lines

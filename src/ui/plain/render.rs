@@ -17,6 +17,8 @@ pub struct PlainOptions {
     pub json: bool,
     pub verbose: bool,
     pub color: bool,
+    /// Show what a running command prints on stderr as it prints it (stderr is a terminal).
+    pub live: bool,
 }
 
 /// Renders events as text (or JSON lines) onto two writers.
@@ -35,6 +37,8 @@ pub struct Renderer<O: Write, E: Write> {
     preview: Vec<String>,
     /// `--json` lines, with what they add to the events.
     pub(crate) json: super::json::JsonLines,
+    /// A running command's live output left stderr inside a line.
+    live_open: bool,
 }
 
 const CYAN: &str = "\x1b[36m";
@@ -63,6 +67,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             provider: String::new(),
             preview: Vec::new(),
             json: super::json::JsonLines::default(),
+            live_open: false,
         }
     }
 
@@ -126,9 +131,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             Event::ToolCallStarted { name, arguments, .. } => {
                 self.line_break()?;
-                let line = format!("● {}", sanitize(&call_summary(name, arguments)));
+                let call = crate::ui::plan::call_line(name, arguments)
+                    .unwrap_or_else(|| call_summary(name, arguments));
+                let line = format!("● {}", sanitize(&call));
                 writeln!(self.out, "{}", self.paint(CYAN, &line))?;
                 self.preview = crate::ui::diff::plain_lines(name, arguments, self.opts.color);
+            }
+            Event::ToolOutputDelta { text, .. } if self.opts.live => self.live_output(text)?,
+            Event::PlanUpdated { steps } => {
+                self.line_break()?;
+                for line in crate::ui::plan::lines(steps) {
+                    writeln!(self.out, "{}", sanitize(&line))?;
+                }
             }
             Event::ToolCallFinished {
                 summary,
@@ -136,6 +150,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 success,
                 ..
             } => {
+                self.end_live_output()?;
                 self.line_break()?;
                 // A change that failed made none: no diff for it.
                 for l in std::mem::take(&mut self.preview) {
@@ -204,6 +219,14 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     self.paint(color, &format!("{prefix}{}", sanitize(text)))
                 )?;
             }
+            // What a message's `@file` mentions attached, one line each.
+            Event::UserMessage { attachments, .. } if !attachments.is_empty() => {
+                self.line_break()?;
+                self.out.flush()?;
+                for a in attachments {
+                    writeln!(self.err, "{}", self.paint(DIM, &format!("📎 {}", sanitize(a))))?;
+                }
+            }
             Event::Compacted { before, after } => {
                 self.line_break()?;
                 self.out.flush()?;
@@ -222,6 +245,9 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 self.print(&crate::ui::permissions_cmd::format_list(
                     *mode, rules, remembered, session,
                 ))?;
+            }
+            Event::Spend { models, cost } => {
+                self.print(&crate::ui::cost::format_spend(models, *cost))?;
             }
             Event::Sessions { sessions } => {
                 let home = crate::environ::var("HOME");
@@ -266,6 +292,32 @@ impl<O: Write, E: Write> Renderer<O, E> {
             _ => {}
         }
         self.out.flush()
+    }
+
+    /// A running command's output, as it prints it: indented on stderr, after what stdout
+    /// already shows.
+    fn live_output(&mut self, text: &str) -> std::io::Result<()> {
+        self.out.flush()?;
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        let text = sanitize(&text);
+        let mut shown = String::with_capacity(text.len() + 8);
+        for piece in text.split_inclusive('\n') {
+            if !self.live_open {
+                shown.push_str("    ");
+            }
+            shown.push_str(piece);
+            self.live_open = !piece.ends_with('\n');
+        }
+        write!(self.err, "{}", self.paint(DIM, &shown))?;
+        self.err.flush()
+    }
+
+    /// Ends a live output line left open, before the result is shown.
+    fn end_live_output(&mut self) -> std::io::Result<()> {
+        if std::mem::take(&mut self.live_open) {
+            writeln!(self.err)?;
+        }
+        Ok(())
     }
 
     fn write_result_body(&mut self, body: &str) -> std::io::Result<()> {
@@ -392,12 +444,14 @@ mod tests {
                     output: 2,
                     cached: 0,
                     context_pct: Some(15),
+                    cost: None,
                 },
                 Event::Usage {
                     input: 900,
                     output: 2,
                     cached: 800,
                     context_pct: None,
+                    cost: None,
                 },
             ],
             PlainOptions {
@@ -494,6 +548,67 @@ mod tests {
         assert_eq!(
             result::text(r#"{"tool_success":true,"result":{"error":"File not found: x"}}"#),
             "File not found: x"
+        );
+    }
+
+    #[test]
+    fn live_output_goes_to_stderr_indented_and_ends_its_line_before_the_result() {
+        let delta = |t: &str| Event::ToolOutputDelta {
+            id: "a".into(),
+            text: t.into(),
+            skipped: 0,
+        };
+        let live = PlainOptions {
+            live: true,
+            ..Default::default()
+        };
+        let events = [
+            delta("one\ntw"),
+            delta("o\r\n\x1b[31mred\n50%\r60%"),
+            finished(r#"{"tool_success":true,"result":{"output":"x"}}"#),
+        ];
+        let (out, err) = render(&events, live);
+        assert_eq!(err, "    one\n    two\n    ␛[31mred\n    50%\n    60%\n");
+        assert!(out.contains("⎿ 2 files"), "{out}");
+        let (_, err) = render(&events, PlainOptions::default());
+        assert_eq!(err, "", "not on a terminal: nothing");
+    }
+
+    #[test]
+    fn json_mode_carries_live_output_and_plans() {
+        let (out, _) = render(
+            &[
+                Event::ToolOutputDelta {
+                    id: "a".into(),
+                    text: "x\n".into(),
+                    skipped: 0,
+                },
+                Event::ToolOutputDelta {
+                    id: "a".into(),
+                    text: "y".into(),
+                    skipped: 9,
+                },
+                Event::PlanUpdated {
+                    steps: vec![crate::protocol::PlanStep {
+                        step: "s".into(),
+                        status: crate::protocol::StepStatus::InProgress,
+                    }],
+                },
+            ],
+            PlainOptions {
+                json: true,
+                ..Default::default()
+            },
+        );
+        let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(
+            lines[0],
+            serde_json::json!({"type": "tool_output_delta", "id": "a", "text": "x\n"})
+        );
+        assert_eq!(lines[1]["skipped"], 9);
+        assert_eq!(
+            lines[2],
+            serde_json::json!({"type": "plan_updated", "steps": [{"step": "s", "status": "in_progress"}]})
         );
     }
 }

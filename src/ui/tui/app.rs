@@ -76,6 +76,8 @@ pub struct App {
     pub tokens: u64,
     /// Of the input tokens, those the vendor read from its prompt cache.
     pub cached: u64,
+    /// USD the session cost so far, when any response had a price.
+    pub cost: Option<f64>,
     /// Context window use of the last request, in percent.
     pub context_pct: Option<u32>,
     pub tool_calls: u32,
@@ -100,9 +102,13 @@ pub struct App {
     exit: bool,
     pub(super) dirty: bool,
     /// The approval question open now (see `approval.rs`).
-    pub approval: Option<super::approval::Pending>,
+    pub approval: Option<super::question::Pending>,
     /// The approval mode in force (shown in the status line; Shift+Tab cycles it).
     pub mode: crate::permissions::Mode,
+    /// The model's plan (`update_plan`), pinned above the input while a turn runs.
+    pub plan: Vec<crate::protocol::PlanStep>,
+    /// The user's and the trusted project's commands (`/review`).
+    pub(crate) custom: crate::ui::custom_commands::CustomCommands,
 }
 
 impl App {
@@ -117,6 +123,7 @@ impl App {
             model,
             tokens: 0,
             cached: 0,
+            cost: None,
             context_pct: None,
             tool_calls: 0,
             turn: None,
@@ -139,11 +146,25 @@ impl App {
             dirty: true,
             approval: None,
             mode: ctx.config.approval.unwrap_or(crate::permissions::Mode::Ask),
+            plan: Vec::new(),
+            custom: Default::default(),
             ctx,
         };
         let welcome = info::welcome(&app.theme, &app.ctx, &app.model, &app.cwd_display);
         app.inserts.push(Cell::Lines(welcome));
         app
+    }
+
+    /// Offers these custom commands; `notices` say what was not loaded.
+    pub(crate) fn set_custom_commands(
+        &mut self,
+        custom: crate::ui::custom_commands::CustomCommands,
+        notices: Vec<String>,
+    ) {
+        self.custom = custom;
+        for text in notices {
+            self.push(Cell::Notice(NoticeLevel::Warning, text));
+        }
     }
 
     /// The line shown after exit: how to come back to this session (none when nothing was
@@ -193,7 +214,8 @@ impl App {
         };
         let mut out = Vec::new();
         for cell in std::mem::take(&mut self.inserts) {
-            if self.inserted_any {
+            // An attachment line sits right under its message.
+            if self.inserted_any && !matches!(cell, Cell::Attached(_)) {
                 out.push(Line::default());
             }
             self.inserted_any = true;
@@ -248,11 +270,14 @@ impl App {
                 model,
                 history,
                 tokens,
+                cost,
                 interrupted,
             } => {
                 self.sessions_seen += 1;
+                self.plan.clear();
                 self.model = model;
                 self.tokens = tokens;
+                self.cost = cost;
                 let short = id.as_deref().map(short_id).unwrap_or_default();
                 if !history.is_empty() {
                     self.flush_live();
@@ -265,6 +290,9 @@ impl App {
                         format!("Resumed session {short} ({n} messages)"),
                     ));
                     for cell in cells::from_history(&history, &interrupted) {
+                        if let Cell::Plan(steps) = &cell {
+                            self.plan.clone_from(steps);
+                        }
                         self.push(cell);
                     }
                 } else if self.sessions_seen > 1 && id != self.session_id {
@@ -329,6 +357,7 @@ impl App {
                         interrupted: false,
                         preview: Vec::new(),
                         progress: None,
+                        live: Default::default(),
                     }),
                 }
                 self.flush_tools();
@@ -339,9 +368,13 @@ impl App {
                 output,
                 cached,
                 context_pct,
+                cost,
             } => {
                 self.tokens += input + output;
                 self.cached += cached;
+                if let Some(c) = cost {
+                    self.cost = Some(self.cost.unwrap_or(0.0) + c);
+                }
                 self.context_pct = context_pct.or(self.context_pct);
             }
             Event::Compacted { before, after } => {
@@ -358,6 +391,15 @@ impl App {
             }
             // A tool's stderr is for scripted --verbose runs; the TUI keeps the screen clean.
             Event::ToolStderr { .. } => {}
+            Event::ToolOutputDelta { id, text, .. } => {
+                if let Some(t) = self.tools.iter_mut().find(|t| t.id == id && t.result.is_none()) {
+                    t.live.push(&text);
+                }
+            }
+            Event::PlanUpdated { steps } => {
+                self.push(Cell::Plan(steps.clone()));
+                self.plan = steps;
+            }
             Event::Retrying {
                 attempt,
                 in_secs,
@@ -389,12 +431,14 @@ impl App {
                 arguments,
                 reason,
                 always,
-            } => self.on_approval_requested(super::approval::Pending {
+                outside_sandbox,
+            } => self.on_approval_requested(super::question::Pending {
                 id,
                 name,
                 arguments,
                 reason,
                 always,
+                outside_sandbox,
                 typing: None,
             }),
             Event::ApprovalMode { mode } => self.mode = mode,
@@ -411,14 +455,21 @@ impl App {
             }
             // The agent took the message (a turn that could not start, for want of a
             // key, stores nothing): the session exists now, and `/resume <Tab>` may
-            // offer it.
-            Event::UserMessage { .. } => {
+            // offer it. The text is shown as it was sent; its attachments follow it.
+            Event::UserMessage { attachments, .. } => {
                 self.session_used = true;
                 if let Some(id) = &self.session_id
                     && !self.sessions.iter().any(|(k, _)| k == id)
                 {
                     self.sessions.insert(0, (id.clone(), None));
                 }
+                for a in attachments {
+                    self.push(Cell::Attached(a));
+                }
+            }
+            Event::Spend { models, cost } => {
+                let text = crate::ui::cost::format_spend(&models, cost);
+                self.push(Cell::Notice(NoticeLevel::Info, text.trim_end().to_string()));
             }
             Event::Sessions { sessions } => {
                 let home = crate::environ::var("HOME");
@@ -596,7 +647,7 @@ impl App {
         let sessions = self.known_sessions().to_vec();
         let providers = crate::provider::names(&self.ctx.config);
         let found = super::complete::model_provider(&text, cursor, &providers)
-            .or_else(|| super::complete::complete(&text, cursor, &cwd, &sessions));
+            .or_else(|| super::complete::complete(&text, cursor, &cwd, &sessions, &self.custom));
         match found {
             Some(c) => {
                 self.editor.replace_range(c.range, &c.insert);
@@ -613,7 +664,19 @@ impl App {
         let text = self.pastes.expand(&self.editor.take());
         self.history.push(&crate::redact::global().scrub(&text));
         self.hint = None;
-        match commands::parse(&text) {
+        // A custom command sends its body (a built-in of the same name always wins).
+        let parsed = commands::parse(&text);
+        if matches!(parsed, Some(Command::Unknown { .. }))
+            && let Some(body) = self.custom.expand(&text)
+        {
+            if self.busy() {
+                self.queued.push_back(body);
+            } else {
+                self.send(body, now);
+            }
+            return;
+        }
+        match parsed {
             None => {
                 let text = match text.trim_start().strip_prefix("//") {
                     Some(rest) => format!("/{rest}"),
@@ -636,7 +699,7 @@ impl App {
         }
         match cmd {
             Command::Help => {
-                for cell in info::help() {
+                for cell in info::help(&self.custom) {
                     self.push(cell);
                 }
             }
@@ -660,7 +723,14 @@ impl App {
                 };
                 self.push(cell);
             }
-            Command::Agent(op) => self.outbox.push(op),
+            Command::Agent(op) => {
+                // `/refresh` reads the command folders again too.
+                if op == Op::RefreshTools {
+                    let (custom, notices) = crate::ui::custom_commands::CustomCommands::load(&self.ctx.cwd);
+                    self.set_custom_commands(custom, notices);
+                }
+                self.outbox.push(op)
+            }
             Command::Usage(usage) => self.push(Cell::Notice(NoticeLevel::Error, usage)),
             Command::Unknown { name, suggestion } => {
                 let tip = match suggestion {

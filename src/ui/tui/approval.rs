@@ -11,17 +11,7 @@ use super::app::App;
 use super::wrap;
 use crate::protocol::{Answer, Op};
 
-/// The open question.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pending {
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
-    pub reason: String,
-    pub always: Vec<String>,
-    /// After `n`: the reason being typed (sent with Enter; Esc sends none).
-    pub typing: Option<String>,
-}
+pub use super::question::Pending;
 
 impl App {
     /// The agent asks about a call.
@@ -89,14 +79,12 @@ impl App {
             return Vec::new();
         };
         let t = &self.theme;
-        let mut out = wrap::wrap_text(
-            &format!("Allow {}? {}", p.name, p.reason),
-            t.warning,
-            width,
-            &[],
-            &[],
-            wrap::Mode::Words,
-        );
+        let question = if p.outside_sandbox {
+            format!("Run {} again OUTSIDE the sandbox? {}", p.name, p.reason)
+        } else {
+            format!("Allow {}? {}", p.name, p.reason)
+        };
+        let mut out = wrap::wrap_text(&question, t.warning, width, &[], &[], wrap::Mode::Words);
         let indent = [Span::raw("  ")];
         for (text, style) in what(&p.name, &p.arguments) {
             let style = match style {

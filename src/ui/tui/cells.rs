@@ -23,6 +23,8 @@ pub struct ToolCell {
     pub preview: Vec<crate::ui::diff::Line>,
     /// The last progress the running call reported (`3/5 (60%)`), shown on its line.
     pub progress: Option<String>,
+    /// The last lines the running call printed, shown under it until it finishes.
+    pub live: super::live::Tail,
 }
 
 impl ToolCell {
@@ -38,7 +40,8 @@ impl ToolCell {
                 let rest = serde_json::to_string(&map).unwrap_or_default();
                 crate::message::call_summary(&name, &rest)
             }
-            _ => crate::message::call_summary(&name, arguments),
+            _ => crate::ui::plan::call_line(&name, arguments)
+                .unwrap_or_else(|| crate::message::call_summary(&name, arguments)),
         };
         ToolCell {
             call,
@@ -48,6 +51,7 @@ impl ToolCell {
             result: None,
             interrupted: false,
             progress: None,
+            live: Default::default(),
         }
     }
 }
@@ -56,6 +60,7 @@ impl ToolCell {
     /// Attaches the result. The result of an interrupted call marks the call interrupted
     /// and is kept only for the partial output it carries (else `⎿ interrupted` says it).
     pub fn set_result(&mut self, r: ToolResult) {
+        self.live = Default::default();
         match r
             .body
             .strip_prefix(crate::tools::envelope::INTERRUPTED_TOOL_ERROR)
@@ -114,6 +119,10 @@ pub(crate) enum Cell {
     Notice(NoticeLevel, String),
     /// A note from the TUI itself (e.g. "queued", "interrupted").
     Marker(String),
+    /// The model's plan as it changed (`update_plan`).
+    Plan(Vec<crate::protocol::PlanStep>),
+    /// A file attached to the user message above it: `src/main.rs, 120 lines`.
+    Attached(String),
     /// Pre-styled lines (welcome, tools, a schema), word-wrapped when shown.
     Lines(Vec<Line<'static>>),
     /// A titled two-column list (keys, commands, settings): side by side when wide enough,
@@ -157,6 +166,7 @@ impl Cell {
                 Mode::Words,
             ),
             Cell::Tool(tool) => tool_lines(tool, width, look),
+            Cell::Plan(steps) => super::live::plan_lines(steps, width, t, None),
             Cell::Notice(level, text) => {
                 let (mark, style) = match level {
                     NoticeLevel::Info => ("ℹ ", t.info),
@@ -173,6 +183,14 @@ impl Cell {
                 )
             }
             Cell::Marker(text) => wrap::wrap_text(text, t.warning, width, &[], &[], Mode::Words),
+            Cell::Attached(text) => wrap::wrap_text(
+                text,
+                t.dim,
+                width,
+                &[Span::styled("  📎 ", t.dim)],
+                &[Span::raw("     ")],
+                Mode::Chars,
+            ),
             Cell::Columns { title, rows, notes } => columns(title, rows, notes, width, t),
             Cell::Lines(lines) => lines
                 .iter()
@@ -262,6 +280,9 @@ fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'stati
     // A change that failed made none: no diff for it.
     if tool.result.as_ref().is_none_or(|r| r.success) {
         out.extend(preview_lines(&tool.preview, width, t));
+    }
+    if tool.result.is_none() && !tool.interrupted {
+        out.extend(tool.live.lines(width, t));
     }
     if tool.interrupted && tool.result.is_none() {
         out.extend(wrap::wrap_text(
@@ -354,7 +375,7 @@ pub(crate) fn from_message(m: &crate::message::Message) -> Option<Cell> {
             crate::protocol::NoticeLevel::Info,
             format!("Earlier conversation compacted. Summary:\n{}", m.content),
         ),
-        Kind::User => Cell::User(m.content.clone()),
+        Kind::User => Cell::User(m.typed_text().to_string()),
         Kind::Assistant => Cell::Assistant(m.content.clone()),
         Kind::ToolCall => {
             let d = m.as_tool_call()?;
@@ -374,6 +395,7 @@ pub(crate) fn from_message(m: &crate::message::Message) -> Option<Cell> {
                 interrupted: false,
                 preview: Vec::new(),
                 progress: None,
+                live: Default::default(),
             })
         }
     })
@@ -418,15 +440,34 @@ pub(crate) fn from_history(history: &[crate::message::Message], interrupted: &[u
             if let Some(t) = open {
                 t.set_result(r.clone());
                 interrupted_turn |= t.interrupted;
+                // A plan the model kept shows as it did live, after its call.
+                let plan = (r.success && t.name == crate::tools::update_plan::NAME)
+                    .then(|| plan_of(history, id))
+                    .flatten();
+                if let Some(steps) = plan {
+                    out.push(Cell::Plan(steps));
+                }
                 continue;
             }
         }
         out.push(cell);
+        if let Some(a) = m.as_attachments() {
+            out.extend(a.attachments.iter().cloned().map(Cell::Attached));
+        }
     }
     if interrupted_turn || interrupted.contains(&history.len()) {
         mark(&mut out);
     }
     out
+}
+
+/// The steps of the stored `update_plan` call `id`.
+fn plan_of(history: &[crate::message::Message], id: &str) -> Option<Vec<crate::protocol::PlanStep>> {
+    history
+        .iter()
+        .filter_map(|m| m.as_tool_call())
+        .find(|d| d.id == id)
+        .and_then(|d| crate::tools::update_plan::steps(&d.function.arguments))
 }
 
 /// The mark left where a turn was interrupted.
@@ -480,6 +521,7 @@ mod tests {
             interrupted: false,
             preview: Vec::new(),
             progress: None,
+            live: Default::default(),
         });
         let lines: Vec<String> = cell.lines(60, &look(&theme, 3)).iter().map(line_text).collect();
         assert_eq!(
@@ -544,6 +586,23 @@ mod tests {
         ];
         let cells = from_history(&h, &[3]);
         assert_eq!(cells.iter().filter(|c| **c == interrupted_marker()).count(), 1);
+    }
+
+    #[test]
+    fn a_resumed_message_shows_its_text_and_one_line_per_attachment() {
+        let h = vec![Message::user_with_attachments(
+            "look at @a.rs",
+            "\n\n<file path=\"a.rs\">\nfn a() {}\n</file>",
+            vec!["a.rs, 1 line".into()],
+        )];
+        let cells = from_history(&h, &[]);
+        assert_eq!(
+            cells,
+            [
+                Cell::User("look at @a.rs".into()),
+                Cell::Attached("a.rs, 1 line".into())
+            ]
+        );
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! Tab completion of the input: slash command names, provider names after `/model `, and
-//! file paths relative to the working directory. Reads directories; never changes anything.
+//! Tab completion of the input: slash command names (built-in and custom), provider names
+//! after `/model `, file paths relative to the working directory, and `@` mentions: fuzzy
+//! over the project's files, ignored ones (`.gitignore`) left out. Reads directories;
+//! never changes anything.
 
 use std::path::Path;
 
@@ -21,6 +23,7 @@ pub(crate) fn complete(
     cursor: usize,
     cwd: &Path,
     sessions: &[(String, Option<String>)],
+    custom: &crate::ui::custom_commands::CustomCommands,
 ) -> Option<Completion> {
     let before = &text[..cursor];
     let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
@@ -34,18 +37,19 @@ pub(crate) fn complete(
         return session_ids(start..cursor, word, sessions);
     }
     if start == 0 && word.starts_with('/') && !word.starts_with("//") {
-        let names = commands::complete(word);
-        return finish(
-            start..cursor,
-            word,
-            names.iter().map(|s| s.to_string()).collect(),
-            " ",
+        let mut names: Vec<String> = commands::complete(word).iter().map(|s| s.to_string()).collect();
+        names.extend(
+            custom
+                .iter()
+                .map(|c| c.name.clone())
+                .filter(|n| n.starts_with(word)),
         );
+        return finish(start..cursor, word, names, " ");
     }
-    let (lead, word) = match word.strip_prefix('@') {
-        Some(w) => (start + 1, w),
-        None => (start, word),
-    };
+    if let Some(query) = word.strip_prefix('@') {
+        return mention(start + 1..cursor, query, cwd);
+    }
+    let lead = start;
     let (dir, prefix) = match word.rfind('/') {
         Some(i) => (&word[..=i], &word[i + 1..]),
         None => ("", word),
@@ -69,6 +73,61 @@ pub(crate) fn complete(
         .collect();
     names.sort();
     finish(lead..cursor, word, names, "")
+}
+
+/// Most paths an `@` completion looks through (a huge tree is cut, not walked whole).
+const MENTION_WALK: usize = 20_000;
+/// Most candidates shown for an ambiguous `@` completion.
+const MENTION_SHOWN: usize = 8;
+
+/// `@query<Tab>`: the project's files and folders (not ignored ones, never `.git`) that
+/// match `query` fuzzily, best first. Candidates that all start with `query` complete to
+/// their common prefix; one candidate is inserted whole.
+fn mention(range: std::ops::Range<usize>, query: &str, cwd: &Path) -> Option<Completion> {
+    use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
+    let paths = project_paths(cwd);
+    let mut prefixed: Vec<String> = paths
+        .iter()
+        .filter(|p| p.starts_with(query) && !p[query.len()..].trim_end_matches('/').contains('/'))
+        .cloned()
+        .collect();
+    if !prefixed.is_empty() {
+        prefixed.sort();
+        return finish(range, query, prefixed, " ");
+    }
+    let mut matcher = nucleo_matcher::Matcher::new(nucleo_matcher::Config::DEFAULT.match_paths());
+    let pattern = Pattern::new(query, CaseMatching::Smart, Normalization::Smart, AtomKind::Fuzzy);
+    let ranked: Vec<String> = pattern
+        .match_list(paths, &mut matcher)
+        .into_iter()
+        .take(MENTION_SHOWN)
+        .map(|(p, _)| p)
+        .collect();
+    match ranked.len() {
+        0 => None,
+        1 => finish(range, query, ranked, " "),
+        _ => Some(Completion {
+            range,
+            insert: query.to_string(),
+            candidates: ranked,
+        }),
+    }
+}
+
+/// Paths under `cwd` as `a/b.rs` and `a/` (folders), ignored files and `.git` left out.
+fn project_paths(cwd: &Path) -> Vec<String> {
+    let mut b = crate::tools::walk::builder(cwd);
+    b.filter_entry(|e| !crate::tools::walk::is_git_dir(e));
+    b.build()
+        .filter_map(Result::ok)
+        .filter(|e| e.depth() > 0)
+        .take(MENTION_WALK)
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(cwd).ok()?.to_str()?.to_string();
+            let dir = e.file_type().is_some_and(|t| t.is_dir());
+            Some(if dir { format!("{rel}/") } else { rel })
+        })
+        .collect()
 }
 
 /// Session ids starting with `word`: the one match as 8 characters (what `/resume` needs:
@@ -187,6 +246,10 @@ fn common_prefix(names: &[String]) -> String {
 mod tests {
     use super::*;
 
+    fn none() -> crate::ui::custom_commands::CustomCommands {
+        Default::default()
+    }
+
     #[test]
     fn completes_provider_names_after_model() {
         let names = [
@@ -206,12 +269,12 @@ mod tests {
 
     #[test]
     fn completes_commands() {
-        let c = complete("/he", 3, Path::new("."), &[]).unwrap();
+        let c = complete("/he", 3, Path::new("."), &[], &none()).unwrap();
         assert_eq!((c.range, c.insert.as_str()), (0..3, "/help "));
-        let c = complete("/to", 3, Path::new("."), &[]).unwrap();
+        let c = complete("/to", 3, Path::new("."), &[], &none()).unwrap();
         assert_eq!(c.insert, "/tool");
         assert_eq!(c.candidates, ["/tools", "/tool"]);
-        assert!(complete("/zz", 3, Path::new("."), &[]).is_none());
+        assert!(complete("/zz", 3, Path::new("."), &[], &none()).is_none());
     }
 
     #[test]
@@ -224,19 +287,19 @@ mod tests {
         ];
         let dir = Path::new(".");
         let text = "/resume a";
-        let c = complete(text, text.len(), dir, &sessions).unwrap();
+        let c = complete(text, text.len(), dir, &sessions, &none()).unwrap();
         assert_eq!((c.range, c.insert.as_str()), (8..9, "a1b2c3d4"));
         let text = "/resume 3";
-        let c = complete(text, text.len(), dir, &sessions).unwrap();
+        let c = complete(text, text.len(), dir, &sessions, &none()).unwrap();
         assert_eq!(c.insert, "3f9a2c");
         assert_eq!(c.candidates, ["3f9a2c11 fix the parser", "3f9a2c99"]);
         let text = "/resume ";
-        let c = complete(text, text.len(), dir, &sessions).unwrap();
+        let c = complete(text, text.len(), dir, &sessions, &none()).unwrap();
         assert_eq!(c.candidates.len(), 3);
-        assert!(complete("/resume z", 9, dir, &sessions).is_none());
+        assert!(complete("/resume z", 9, dir, &sessions, &none()).is_none());
         // Not after the id, and not for other commands.
-        assert!(complete("/resume a1 x", 12, dir, &sessions).is_none());
-        let c = complete("/resume", 7, dir, &sessions).unwrap();
+        assert!(complete("/resume a1 x", 12, dir, &sessions, &none()).is_none());
+        let c = complete("/resume", 7, dir, &sessions, &none()).unwrap();
         assert_eq!(c.insert, "/resume ");
     }
 
@@ -249,20 +312,60 @@ mod tests {
         std::fs::write(dir.path().join("README.md"), "").unwrap();
         std::fs::write(dir.path().join(".hidden"), "").unwrap();
         let text = "look at sr";
-        let c = complete(text, text.len(), dir.path(), &[]).unwrap();
+        let c = complete(text, text.len(), dir.path(), &[], &none()).unwrap();
         assert_eq!((c.range, c.insert.as_str()), (8..10, "src/"));
         let text = "read @src/m";
-        let c = complete(text, text.len(), dir.path(), &[]).unwrap();
+        let c = complete(text, text.len(), dir.path(), &[], &none()).unwrap();
         assert_eq!(c.range, 6..11);
         assert_eq!(c.insert, "src/m");
         assert_eq!(c.candidates, ["src/main.rs", "src/mod.rs"]);
         let text = "src/ma";
-        let c = complete(text, text.len(), dir.path(), &[]).unwrap();
+        let c = complete(text, text.len(), dir.path(), &[], &none()).unwrap();
         assert_eq!(c.insert, "src/main.rs");
-        assert!(complete("nothing-here", 12, dir.path(), &[]).is_none());
+        assert!(complete("nothing-here", 12, dir.path(), &[], &none()).is_none());
         assert!(
-            complete("x ", 2, dir.path(), &[]).unwrap().candidates.len() == 2,
+            complete("x ", 2, dir.path(), &[], &none())
+                .unwrap()
+                .candidates
+                .len()
+                == 2,
             "hidden files skipped"
         );
+    }
+
+    #[test]
+    fn mentions_complete_fuzzily_without_ignored_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests/unit")).unwrap();
+        std::fs::create_dir_all(dir.path().join("build")).unwrap();
+        std::fs::write(dir.path().join("tests/unit/test_calc.py"), "").unwrap();
+        std::fs::write(dir.path().join("build/test_calc.py"), "").unwrap();
+        std::fs::write(dir.path().join("calendar.md"), "").unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+        let text = "look at @tcalc";
+        let c = complete(text, text.len(), dir.path(), &[], &none()).unwrap();
+        assert_eq!((c.range, c.insert.as_str()), (9..14, "tests/unit/test_calc.py "));
+        let text = "@cal";
+        let c = complete(text, text.len(), dir.path(), &[], &none()).unwrap();
+        assert_eq!(c.insert, "calendar.md ");
+        let text = "@calc";
+        let c = complete(text, text.len(), dir.path(), &[], &none()).unwrap();
+        assert_eq!(c.insert, "tests/unit/test_calc.py ", "build/ is ignored: {c:?}");
+        assert!(complete("@zzzq", 5, dir.path(), &[], &none()).is_none());
+    }
+
+    #[test]
+    fn custom_commands_complete_after_builtins() {
+        let home = tempfile::tempdir().unwrap();
+        let user = home.path().join("cmds");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(user.join("review.md"), "Review.").unwrap();
+        std::fs::write(user.join("resume-notes.md"), "Notes.").unwrap();
+        let (custom, _) =
+            crate::ui::custom_commands::CustomCommands::load_from(Some(&user), home.path(), false);
+        let c = complete("/rev", 4, Path::new("."), &[], &custom).unwrap();
+        assert_eq!(c.insert, "/review ");
+        let c = complete("/res", 4, Path::new("."), &[], &custom).unwrap();
+        assert_eq!(c.candidates, ["/resume", "/resume-notes"]);
     }
 }

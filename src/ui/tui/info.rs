@@ -60,7 +60,7 @@ pub(crate) fn welcome(
 }
 
 /// The /help cells: keys, then commands.
-pub(crate) fn help() -> Vec<Cell> {
+pub(crate) fn help(custom: &crate::ui::custom_commands::CustomCommands) -> Vec<Cell> {
     let keys = KEYS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let commands = COMMANDS
         .iter()
@@ -73,7 +73,7 @@ pub(crate) fn help() -> Vec<Cell> {
             (usage, what.to_string())
         })
         .collect();
-    vec![
+    let mut cells = vec![
         Cell::Columns {
             title: "Keys".into(),
             rows: keys,
@@ -84,7 +84,16 @@ pub(crate) fn help() -> Vec<Cell> {
             rows: commands,
             notes: vec!["Start a message with // to send a leading slash.".into()],
         },
-    ]
+    ];
+    let rows = custom.rows();
+    if !rows.is_empty() {
+        cells.push(Cell::Columns {
+            title: "Custom commands".into(),
+            rows,
+            notes: Vec::new(),
+        });
+    }
+    cells
 }
 
 pub(crate) fn tools(registry: &Registry, t: &Theme) -> Vec<Line<'static>> {

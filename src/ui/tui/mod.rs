@@ -14,8 +14,10 @@ pub(crate) mod guard;
 pub(crate) mod highlight;
 pub mod history;
 pub(crate) mod info;
+pub mod live;
 pub(crate) mod markdown;
 pub(crate) mod paste;
+pub mod question;
 pub mod screen;
 pub mod theme;
 pub(crate) mod trust_ask;
@@ -28,6 +30,8 @@ mod tests;
 mod tests_context;
 #[cfg(test)]
 mod tests_input;
+#[cfg(test)]
+mod tests_live;
 #[cfg(test)]
 mod tests_models;
 #[cfg(test)]
@@ -117,7 +121,9 @@ pub async fn run(
     let theme = theme::Theme::from_env(&env);
     let hist = history::History::load(history::default_path(&env));
     let cwd_display = display_path(&ctx.cwd, env("HOME").as_deref());
+    let (custom, notices) = crate::ui::custom_commands::CustomCommands::load(&ctx.cwd);
     let mut app = app::App::new(ctx, theme, hist, cwd_display);
+    app.set_custom_commands(custom, notices);
     let signals = shutdown_signals()?;
 
     let guard = guard::TerminalGuard::enter()?;

@@ -158,6 +158,7 @@ fn session(h: &mut Harness) {
         model: "gpt-5-mini".into(),
         history: vec![].into(),
         tokens: 0,
+        cost: None,
         interrupted: vec![],
     });
 }
@@ -224,6 +225,7 @@ fn tool_call_with_result() {
         output: 345,
         cached: 0,
         context_pct: None,
+        cost: None,
     });
     h.ev(Event::TextDelta {
         text: "All **2 tests** pass.".into(),
@@ -374,6 +376,7 @@ fn resumed_history_is_shown() {
         ]
         .into(),
         tokens: 0,
+        cost: None,
         interrupted: vec![],
     });
     h.draw();

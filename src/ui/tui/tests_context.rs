@@ -12,6 +12,7 @@ fn context_share_in_the_status_line_and_the_compaction_notice() {
         model: "gpt-5-mini".into(),
         history: vec![].into(),
         tokens: 0,
+        cost: None,
         interrupted: vec![],
     });
     h.typed("keep going").enter();
@@ -25,6 +26,7 @@ fn context_share_in_the_status_line_and_the_compaction_notice() {
         output: 40,
         cached: 0,
         context_pct: Some(16),
+        cost: None,
     });
     h.ev(Event::TextDelta {
         text: "Continuing from the summary.".into(),
@@ -46,6 +48,7 @@ fn cached_input_tokens_show_in_the_status_line() {
         model: "claude-sonnet-4-5".into(),
         history: vec![].into(),
         tokens: 0,
+        cost: None,
         interrupted: vec![],
     });
     h.typed("hello").enter();
@@ -55,6 +58,7 @@ fn cached_input_tokens_show_in_the_status_line() {
         output: 300,
         cached: 11_500,
         context_pct: Some(6),
+        cost: None,
     });
     h.ev(Event::TurnEnded {
         reason: TurnEndReason::Done,
@@ -68,6 +72,7 @@ fn cached_input_tokens_show_in_the_status_line() {
         output: 0,
         cached: 500,
         context_pct: None,
+        cost: None,
     });
     h.draw();
     assert!(
@@ -75,4 +80,39 @@ fn cached_input_tokens_show_in_the_status_line() {
         "{}",
         h.text()
     );
+}
+
+#[test]
+fn the_session_cost_shows_in_the_status_line_only_when_priced() {
+    let mut h = Harness::new(120, 12, &[]);
+    h.ev(Event::SessionStarted {
+        id: Some("0193f2a4-aaaa-bbbb".into()),
+        model: "gpt-5-mini".into(),
+        history: vec![].into(),
+        tokens: 100,
+        cost: Some(1.5),
+        interrupted: vec![],
+    });
+    h.draw();
+    assert!(h.text().contains("$1.50"), "resumed cost: {}", h.text());
+    h.ev(Event::Usage {
+        input: 1000,
+        output: 10,
+        cached: 0,
+        context_pct: None,
+        cost: Some(0.25),
+    });
+    h.draw();
+    assert!(h.text().contains("$1.75"), "{}", h.text());
+
+    let mut h = Harness::new(120, 12, &[]);
+    h.ev(Event::Usage {
+        input: 1000,
+        output: 10,
+        cached: 0,
+        context_pct: None,
+        cost: None,
+    });
+    h.draw();
+    assert!(!h.text().contains('$'), "no price, no cost: {}", h.text());
 }

@@ -15,6 +15,7 @@ fn session(h: &mut Harness, history: Vec<Message>) {
         model: "gpt-5-mini".into(),
         history: history.into(),
         tokens: 0,
+        cost: None,
         interrupted: vec![],
     });
 }

@@ -14,6 +14,7 @@ fn session(h: &mut Harness, history: Vec<Message>) {
         model: "gpt-5-mini".into(),
         history: history.into(),
         tokens: 0,
+        cost: None,
         interrupted: vec![],
     });
 }

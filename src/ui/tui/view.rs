@@ -84,6 +84,12 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
     }
 
     let mut below = Vec::new();
+    if app.turn.is_some() && !app.plan.is_empty() {
+        if !live.is_empty() {
+            below.push(Line::default());
+        }
+        below.extend(super::live::pinned(&app.plan, width, t));
+    }
     if let Some(turn) = &app.turn {
         let (label, since) = match (&turn.phase, turn.cancelling) {
             (_, true) => ("Interrupting".to_string(), turn.started),
@@ -182,7 +188,7 @@ fn live_markdown(app: &App, cache: &mut LiveCache, width: usize, max: usize) -> 
     out
 }
 
-/// `provider/model · session · cwd · tokens · tools n/max`, dropping the least useful
+/// `provider/model · session · cwd · tokens · cost · tools n/max`, dropping the least useful
 /// parts first when narrow.
 pub(crate) fn status_line(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
@@ -203,6 +209,10 @@ pub(crate) fn status_line(app: &App, width: usize) -> Line<'static> {
     }
     parts.push((app.cwd_display.clone(), 1));
     parts.push((tokens, 5));
+    // Only a known price gives a cost; a local or unknown model shows tokens alone.
+    if let Some(c) = app.cost {
+        parts.push((crate::spend::dollars(c), 6));
+    }
     parts.push((tools, 4));
     parts.push((app.mode_label(), 8));
     let total = |p: &[(String, u8)]| {

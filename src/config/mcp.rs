@@ -267,10 +267,7 @@ fn validate_one(name: &str, s: &ServerSection, file: &Path) -> Result<ServerSpec
 pub fn secrets(specs: &[ServerSpec], env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let secret_name = |n: &str| {
         let up = n.to_ascii_uppercase();
-        up == "AUTHORIZATION"
-            || crate::tools::environment::SECRET_WORDS
-                .iter()
-                .any(|w| up.contains(w))
+        up == "AUTHORIZATION" || super::SECRET_WORDS.iter().any(|w| up.contains(w))
     };
     let mut out = Vec::new();
     for s in specs {

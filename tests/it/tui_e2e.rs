@@ -403,10 +403,15 @@ fn a_message_without_a_key_makes_no_session() {
     let pane = wait_exit(&t);
     assert!(!pane.contains("resume with:"), "{pane}");
     let out = crate::common::ikigai(home.path())
-        .args(["sessions", "--json"])
+        .args(["sessions", "--all", "--json"])
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "[]",
+        "nothing stored; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// An output block the model wrote itself (imitating the text protocol) is shown as a

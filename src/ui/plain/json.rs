@@ -1,7 +1,7 @@
 //! `--json`: one line per event, the event as the protocol serialises it plus what a
 //! script needs and the event alone does not say: `session_started` names the provider,
 //! `turn_ended` carries the turn's answer (the text of its last response) and the tokens
-//! of all its responses. Writes straight to the writer it is given (a resumed session's
+//! (and the cost, when priced) of all its responses. Writes straight to the writer it is given (a resumed session's
 //! `session_started` holds the whole history and is never built in memory). Knows no
 //! terminal.
 
@@ -11,13 +11,15 @@ use serde::Serialize;
 
 use crate::protocol::Event;
 
-/// Tokens of one turn: the sum over its responses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+/// Tokens of one turn: the sum over its responses; the cost of those that had a price.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub(crate) struct TurnUsage {
     pub input: u64,
     pub output: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub cached: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -61,11 +63,15 @@ impl JsonLines {
                 input,
                 output,
                 cached,
+                cost,
                 ..
             } => {
                 self.usage.input += input;
                 self.usage.output += output;
                 self.usage.cached += cached;
+                if let Some(c) = cost {
+                    self.usage.cost = Some(self.usage.cost.unwrap_or(0.0) + c);
+                }
             }
             _ => {}
         }
@@ -107,12 +113,12 @@ mod tests {
 
     #[test]
     fn turn_ended_carries_the_answer_and_the_turns_tokens() {
-        let usage = |input, output, cached| Event::Usage {
+        let usage = |input, output, cached, cost| Event::Usage {
             input,
             output,
             cached,
             context_pct: None,
-            cost: None,
+            cost,
         };
         let got = lines(&[
             Event::TurnStarted,
@@ -124,12 +130,12 @@ mod tests {
                 name: "glob".into(),
                 arguments: "{}".into(),
             },
-            usage(100, 10, 0),
+            usage(100, 10, 0, Some(0.25)),
             Event::TextDelta { text: "Two ".into() },
             Event::TextDelta {
                 text: "files.".into(),
             },
-            usage(150, 5, 90),
+            usage(150, 5, 90, Some(0.5)),
             Event::TurnEnded {
                 reason: TurnEndReason::Done,
             },
@@ -137,7 +143,7 @@ mod tests {
         assert_eq!(
             got.last().unwrap(),
             &json!({"type": "turn_ended", "reason": "done", "text": "Two files.",
-                "usage": {"input": 250, "output": 15, "cached": 90}})
+                "usage": {"input": 250, "output": 15, "cached": 90, "cost": 0.75}})
         );
         assert_eq!(got[1], json!({"type": "text_delta", "text": "Let me look."}));
     }

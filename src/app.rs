@@ -70,6 +70,8 @@ impl AppError {
             | AppError::Setup(_)
             | AppError::Usage(_)
             | AppError::NoSession(_)
+            // An id that names no session (`sessions rm`, `export`) is the user's to fix.
+            | AppError::Sessions(SessionsError::Store(StoreError::NotFound(_) | StoreError::Ambiguous { .. }))
             | AppError::ToolCmd(ToolCmdError::Usage(_))
             | AppError::Mcp(McpCmdError::Usage(_))
             // A folder that is not one is the command line's fault.
@@ -217,7 +219,14 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
 async fn sessions(args: &crate::cli::SessionsArgs, config: &Config) -> Result<u8, AppError> {
     use crate::cli::SessionsAction;
     let r = match &args.action {
-        None => crate::ui::sessions::list(config, args.json).await,
+        None => {
+            let scope = match (args.all, args.here) {
+                (true, _) => crate::ui::sessions::Scope::All,
+                (false, true) => crate::ui::sessions::Scope::Here,
+                (false, false) => crate::ui::sessions::Scope::HereThenCount,
+            };
+            crate::ui::sessions::list(config, args.json, scope, args.limit).await
+        }
         Some(SessionsAction::Rm { id }) => crate::ui::sessions::remove(config, id).await,
     };
     r.map_err(AppError::from)
@@ -580,7 +589,7 @@ mod tests {
         let store = AppError::from(SessionsError::Store(StoreError::NotFound("ab".into())));
         assert_eq!(
             (store.exit_code(), store.to_string().as_str()),
-            (1, "no session matches `ab`")
+            (2, "no session matches `ab`")
         );
     }
 }

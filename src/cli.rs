@@ -17,7 +17,8 @@ pub struct Cli {
     #[arg(long, value_name = "NAME", help = provider_help())]
     pub provider: Option<String>,
 
-    /// Model name, or PROVIDER/MODEL (overrides config and IKIGAI_MODEL).
+    /// Model name, PROVIDER/MODEL, or a .gguf file to run in-process with no server and
+    /// no key (overrides config and IKIGAI_MODEL).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
 
@@ -198,6 +199,18 @@ pub struct SessionsArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Every folder's sessions (default: this folder's, then how many the others have).
+    #[arg(long, conflicts_with = "here")]
+    pub all: bool,
+
+    /// Only this folder's sessions.
+    #[arg(long)]
+    pub here: bool,
+
+    /// At most N sessions, newest first (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+
     #[command(subcommand)]
     pub action: Option<SessionsAction>,
 }
@@ -267,7 +280,7 @@ pub enum ExportFormatArg {
 /// The `--provider` help, naming the presets from their one table.
 fn provider_help() -> String {
     format!(
-        "Provider: a preset ({}) or a [providers.NAME] section (overrides config and IKIGAI_PROVIDER).",
+        "Provider: a preset ({}), `local` (the in-process engine: a .gguf file as --model) or a [providers.NAME] section (overrides config and IKIGAI_PROVIDER).",
         crate::provider::help::preset_names()
     )
 }

@@ -382,8 +382,10 @@ pub const SUMMARY_ARG_CHARS: usize = 80;
 /// `glob(pattern="*.rs", path="src")`: every argument, strings quoted, in the order given;
 /// a long string shows its start and its size: `content="fn main() {\n…(12.3 KB)"`.
 pub fn call_summary(name: &str, arguments: &str) -> String {
-    let args = match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(serde_json::Value::Object(map)) => map
+    // Read into an ordered map: the model's order, not the keys sorted.
+    let ordered = serde_json::from_str::<indexmap::IndexMap<String, serde_json::Value>>(arguments);
+    let args = match ordered.map_err(|_| serde_json::from_str::<serde_json::Value>(arguments)) {
+        Ok(map) => map
             .iter()
             .map(|(k, v)| match v {
                 serde_json::Value::String(s) if s.chars().count() > SUMMARY_ARG_CHARS => {
@@ -396,8 +398,8 @@ pub fn call_summary(name: &str, arguments: &str) -> String {
             })
             .collect::<Vec<_>>()
             .join(", "),
-        Ok(other) => other.to_string(),
-        Err(_) => arguments.to_string(),
+        Err(Ok(other)) => other.to_string(),
+        Err(Err(_)) => arguments.to_string(),
     };
     format!("{name}({args})")
 }
@@ -578,6 +580,15 @@ mod tests {
         );
         assert_eq!(back.as_ref(), Some(&m));
         assert_eq!(back.unwrap().as_compaction().unwrap().kept, 3);
+    }
+
+    #[test]
+    fn summary_keeps_the_models_argument_order() {
+        assert_eq!(
+            call_summary("file_read", r#"{"path":"calc.py","offset":3}"#),
+            "file_read(path=\"calc.py\", offset=3)"
+        );
+        assert_eq!(call_summary("bash", "[1]"), "bash([1])");
     }
 
     #[test]

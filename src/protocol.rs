@@ -181,6 +181,8 @@ pub enum Event {
     ToolCallFinished {
         id: String,
         summary: String,
+        /// The envelope the model got; serialised as the JSON object it is.
+        #[serde(serialize_with = "json_or_string")]
         output: String,
         success: bool,
     },

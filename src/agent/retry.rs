@@ -1,7 +1,8 @@
 //! Sending one request with retries: failures before the first byte that the provider
 //! calls retryable (429, 5xx, no connection) are tried again with backoff, honouring the
 //! server's `Retry-After` and `max_retry_wait_secs` in all, each wait announced as
-//! `Event::Retrying` and counted down once a second. Knows nothing about the budget,
+//! `Event::Retrying` and counted down once a second; a refused connection to this machine
+//! is tried once more after half a second, then reported. Knows nothing about the budget,
 //! compaction or what the request carries.
 
 use std::time::Duration;
@@ -11,6 +12,9 @@ use crate::message::Message;
 use crate::protocol::{Event, NoticeLevel};
 use crate::provider::{EventStream, ProviderError, Request};
 use crate::tools::ToolSchema;
+
+/// The wait before the one retry of a refused connection to this machine.
+const LOCAL_RETRY: Duration = Duration::from_millis(500);
 
 /// Sends `messages` (the budget step's view of the conversation) with `tools`, retrying
 /// failures before the first byte with backoff, waiting `max_retry_wait_secs` in all at
@@ -35,6 +39,12 @@ pub(super) async fn send(
         };
         match st.provider().stream(req).await {
             Ok(s) => return Ok(s),
+            // Nothing listens on this machine: one quick look again (a server that is
+            // just starting), then the error, not the backoff meant for a busy server.
+            Err(ProviderError::NothingListening { .. }) if attempt == 0 && config.max_retries > 0 => {
+                attempt += 1;
+                tokio::time::sleep(LOCAL_RETRY).await;
+            }
             Err(e) if e.is_retryable() && attempt < config.max_retries => {
                 attempt += 1;
                 let wait = crate::backoff::delay(attempt, base, crate::backoff::MAX_BACKOFF, e.retry_after());

@@ -31,10 +31,15 @@ pub(crate) fn set_model(st: &mut AgentState, arg: &str) {
         .filter(|name| provider::names(st.config()).iter().any(|n| n == name));
     let split = match provider_alone {
         Some(name) => Some((name, "")),
-        None => provider::split_model(st.config(), arg),
+        None => provider::split_model(st.config(), arg)
+            // A `.gguf` file is the in-process engine's model, whatever provider is current.
+            .or_else(|| provider::is_gguf(arg).then_some((provider::LOCAL, arg))),
     };
+    // The engine holds one model: another file means another engine.
+    let reload =
+        |name: &str, model: &str| name == provider::LOCAL && !model.is_empty() && model != st.model();
     match split {
-        Some((name, model)) if name != current => {
+        Some((name, model)) if name != current || reload(name, model) => {
             let (name, model) = (name.to_string(), model.to_string());
             if let Err(e) = switch_provider(st, &name, &model) {
                 let model_now = format!("{current}/{}", st.model());
@@ -110,6 +115,15 @@ pub(crate) async fn list(st: &AgentState) {
                     .flatten();
                 rows.push(row);
                 asks.push(ask);
+            }
+            // The engine without a configured file: any `.gguf` file will do.
+            Err(SetupError::NoModel { .. }) if name == provider::LOCAL => {
+                rows.push(ProviderInfo {
+                    kind: WireKind::Local.as_str().to_string(),
+                    model: "(any .gguf file: /model PATH.gguf)".to_string(),
+                    ..info(&provider::Spec::local(std::path::Path::new(""), 0), "", false)
+                });
+                asks.push(None);
             }
             Err(e) => {
                 rows.push(ProviderInfo {

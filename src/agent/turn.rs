@@ -50,6 +50,16 @@ impl Reasoning {
 
 /// Runs one user turn. Cancel by dropping the future, then call `AgentState::interrupt`.
 pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
+    // Nothing can be sent without the key: said before anything is stored, so no
+    // session is made of a message that never went out.
+    let spec = st.provider().spec();
+    if spec.missing_key() {
+        let e = crate::provider::ProviderError::MissingKey {
+            env_var: spec.api_key_env.clone(),
+        };
+        st.notice(NoticeLevel::Error, st.provider().describe(&e));
+        return TurnEndReason::Error;
+    }
     // `@file` mentions are read first: a missing one stops the turn before anything is sent.
     let attached = match super::mentions::attach(&text, st.tool_ctx()).await {
         Ok(a) => a,

@@ -130,9 +130,19 @@ fn tools_that_write_no_file_take_no_snapshot() {
     let data = tempfile::tempdir().unwrap();
     let cwd = project.path().to_path_buf();
     let mut cp = Checkpoints::new(cwd.clone(), Some(data.path()), DEFAULT_LIMIT);
-    for name in ["file_read", "glob", "grep", "list_dir", "update_plan", "web_fetch"] {
+    for name in [
+        "file_read",
+        "glob",
+        "grep",
+        "list_dir",
+        "update_plan",
+        "web_fetch",
+    ] {
         assert!(!cp.watches(name), "{name}");
-        assert!(cp.before_call(name, "{}", resolve(&cwd), turn).is_none(), "{name}");
+        assert!(
+            cp.before_call(name, "{}", resolve(&cwd), turn).is_none(),
+            "{name}"
+        );
     }
     assert!(cp.watches("bash"));
 }

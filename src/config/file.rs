@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{Config, ConfigError, Continuation, Overrides, Protocol, Secret, WireKind};
+use super::{Config, ConfigError, Continuation, Overrides, Protocol, Secret, WireKind, ranges};
 
 /// A `[providers.NAME]` section: adds a provider or overrides a preset's values.
 /// Which presets exist is the provider's business (`provider::presets`), not the config's.
@@ -28,9 +28,12 @@ pub struct ProviderSection {
     /// Extra query parameters (Azure's `api-version`).
     #[serde(default)]
     pub query: BTreeMap<String, String>,
+    #[serde(default, deserialize_with = "ranges::window")]
     pub context_window: Option<u64>,
+    #[serde(default, deserialize_with = "ranges::temperature")]
     pub temperature: Option<f64>,
     pub reasoning_effort: Option<String>,
+    #[serde(default, deserialize_with = "ranges::output_tokens")]
     pub max_output_tokens: Option<u64>,
     /// `native` (default) or `text` (the SYSTEM.EXEC protocol).
     pub tool_protocol: Option<Protocol>,
@@ -41,11 +44,15 @@ pub struct ProviderSection {
     /// `[providers.local]` (the in-process engine): the GGUF file (else `model`).
     pub model_path: Option<PathBuf>,
     /// Context window in tokens (default 8192).
+    #[serde(default, deserialize_with = "ranges::ctx")]
     pub ctx: Option<u32>,
     /// CPU threads (default: physical cores).
+    #[serde(default, deserialize_with = "ranges::threads")]
     pub threads: Option<u32>,
     /// Layers offloaded to a GPU (default 0).
+    #[serde(default, deserialize_with = "ranges::gpu_layers")]
     pub gpu_layers: Option<u32>,
+    #[serde(default, deserialize_with = "ranges::top_p")]
     pub top_p: Option<f64>,
     pub seed: Option<u32>,
     /// What this provider's tokens cost (USD per million), for every model of it; the
@@ -61,30 +68,46 @@ pub struct FileConfig {
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
+    #[serde(default, deserialize_with = "ranges::count")]
     pub max_tool_turns: Option<u32>,
+    #[serde(default, deserialize_with = "ranges::bytes")]
     pub max_output_size: Option<usize>,
+    #[serde(default, deserialize_with = "ranges::secs")]
     pub tool_timeout_secs: Option<u64>,
+    #[serde(default, deserialize_with = "ranges::secs")]
     pub connect_timeout_secs: Option<u64>,
+    #[serde(default, deserialize_with = "ranges::secs")]
     pub idle_timeout_secs: Option<u64>,
+    #[serde(default, deserialize_with = "ranges::retries")]
     pub max_retries: Option<u32>,
+    #[serde(default, deserialize_with = "ranges::delay_ms")]
     pub retry_base_delay_ms: Option<u64>,
+    #[serde(default, deserialize_with = "ranges::wait_secs")]
     pub max_retry_wait_secs: Option<u64>,
     pub system_prompt: Option<String>,
     pub system_prompt_file: Option<PathBuf>,
     pub database_url: Option<String>,
+    #[serde(default, deserialize_with = "ranges::lines")]
     pub tool_result_lines: Option<usize>,
     pub tool_protocol: Option<Protocol>,
+    #[serde(default, deserialize_with = "ranges::identical")]
     pub max_identical_calls: Option<u32>,
+    #[serde(default, deserialize_with = "ranges::checkpoint_mb")]
     pub checkpoint_limit_mb: Option<u64>,
+    #[serde(default, deserialize_with = "ranges::bytes")]
     pub max_response_bytes: Option<usize>,
+    #[serde(default, deserialize_with = "ranges::secs")]
     pub response_timeout_secs: Option<u64>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderSection>,
     pub tool_env_pass: Option<Vec<String>>,
     pub tool_env_exclude: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "ranges::timeout_ms")]
     pub tool_schema_timeout_ms: Option<u64>,
     pub tool_dirs: Option<ToolDirs>,
+    #[serde(default, deserialize_with = "ranges::share")]
     pub max_tool_result_share: Option<f64>,
+    #[serde(default, deserialize_with = "ranges::share")]
     pub auto_compact_at: Option<f64>,
     /// `[mcp_servers.NAME]` sections (validated by `config::mcp`).
     #[serde(default)]
@@ -182,10 +205,7 @@ pub(super) fn layered(
     if let Some(path) = path {
         match std::fs::read_to_string(&path) {
             Ok(text) => {
-                let file: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-                    path: path.clone(),
-                    message: e.to_string().trim_end().to_string(),
-                })?;
+                let file: FileConfig = toml::from_str(&text).map_err(|e| parse_error(&path, &text, &e))?;
                 apply_file(&mut cfg, file, &path)?;
                 cfg.file = Some(path);
             }
@@ -196,6 +216,37 @@ pub(super) fn layered(
     apply_env(&mut cfg, env);
     apply_overrides(&mut cfg, overrides);
     Ok(cfg)
+}
+
+/// A file's parse or range error: `FILE:LINE: `the line`: what is wrong`, or toml's own
+/// text when it points nowhere.
+fn parse_error(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
+    let Some(span) = e.span() else {
+        return ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        };
+    };
+    let start = span.start.min(text.len());
+    let before = text.get(..start).unwrap_or_default();
+    let line = before.matches('\n').count() + 1;
+    let from = before.rfind('\n').map_or(0, |i| i + 1);
+    let shown = text
+        .get(from..)
+        .unwrap_or_default()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim();
+    ConfigError::At {
+        path: path.to_path_buf(),
+        line,
+        message: format!(
+            "`{}`: {}",
+            crate::text::shorten(shown, 80),
+            e.message().trim_end()
+        ),
+    }
 }
 
 fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigError> {

@@ -12,6 +12,7 @@ mod describe;
 mod file;
 pub mod mcp;
 mod price;
+mod ranges;
 
 /// Name fragments that mark a variable as secret by default (matched case-insensitively):
 /// kept from tools and MCP servers unless passed by name.
@@ -34,6 +35,13 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("invalid config file {path}: {message}")]
     Parse { path: PathBuf, message: String },
+    /// A value the file gives at `line` is wrong (type, range, unknown key).
+    #[error("{}:{line}: {message}", path.display())]
+    At {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
     #[error("invalid setting `{key}`: {message}")]
     Invalid { key: &'static str, message: String },
     #[error("cannot read system_prompt_file {path}: {source}")]
@@ -122,7 +130,7 @@ pub struct Config {
     pub system_prompt: Option<String>,
     /// Never printed: it may carry a password.
     pub database_url: Option<Secret>,
-    /// Lines of a tool result the TUI shows; 0 = all.
+    /// Lines of a tool result the TUI shows (50, as plain mode without --verbose); 0 = all.
     pub tool_result_lines: usize,
     /// `native` or `text` for the selected provider (over its section); `None` = its default.
     pub tool_protocol: Option<Protocol>,
@@ -180,7 +188,7 @@ impl Default for Config {
             max_retry_wait_secs: 60,
             system_prompt: None,
             database_url: None,
-            tool_result_lines: 0,
+            tool_result_lines: 50,
             tool_protocol: None,
             max_identical_calls: 2,
             checkpoint_limit_mb: 200,
@@ -283,8 +291,7 @@ mod tests {
             ..Default::default()
         };
         let err = Config::load_with(&o, &env_of(&[])).unwrap_err().to_string();
-        assert!(err.contains(p.to_str().unwrap()), "{err}");
-        assert!(err.contains("line 2"), "{err}");
+        assert!(err.contains(&format!("{}:2: ", p.display())), "{err}");
         assert!(err.contains("max_tool_turn"), "{err}");
     }
 
@@ -297,7 +304,7 @@ mod tests {
             ..Default::default()
         };
         let err = Config::load_with(&o, &env_of(&[])).unwrap_err().to_string();
-        assert!(err.contains("line 1") && err.contains("max_tool_turns"), "{err}");
+        assert!(err.contains(":1: `max_tool_turns = \"many\"`"), "{err}");
         let o = Overrides {
             base_url: Some("ftp://x".into()),
             ..Default::default()
@@ -376,11 +383,8 @@ mod tests {
                 ..Default::default()
             };
             let err = Config::load_with(&o, &env_of(&[])).unwrap_err().to_string();
-            assert!(err.contains(p.to_str().unwrap()), "{err}");
-            assert!(
-                err.contains("line ") && err.contains(bad) && err.contains(valid),
-                "{err}"
-            );
+            assert!(err.contains(&format!("{}:", p.display())), "{err}");
+            assert!(err.contains(bad) && err.contains(valid), "{err}");
         }
     }
 

@@ -40,6 +40,10 @@ pub enum ProviderError {
     /// No connection could be made. Retryable.
     #[error("cannot connect to {url}: {message}")]
     Connect { url: String, message: String },
+    /// A server on this machine refused the connection: nothing listens there. Not
+    /// retryable with backoff (the agent tries once more, quickly).
+    #[error("nothing listens at {url} (connection refused)")]
+    NothingListening { url: String },
     /// The stream broke after it began. Not retryable (the partial answer is kept).
     #[error("the response stream broke: {0}")]
     Stream(String),

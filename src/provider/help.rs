@@ -50,6 +50,12 @@ pub fn setup_hint(spec: &Spec) -> Vec<String> {
             " ".repeat(INDENT)
         ),
     ]);
+    if cfg!(feature = "local") {
+        out.insert(
+            out.len() - 2,
+            "  Local model:   ikigai --model PATH/TO/MODEL.gguf (in-process, no server)".to_string(),
+        );
+    }
     out
 }
 
@@ -95,6 +101,10 @@ pub fn describe_error(spec: &Spec, e: &ProviderError) -> String {
             "{e}\nIs the server running? Check the base URL of provider `{}` ({}).",
             spec.name,
             redact_url(&spec.base_url)
+        ),
+        ProviderError::NothingListening { .. } => format!(
+            "{e}\nStart the server, or check the base URL of provider `{}`.",
+            spec.name
         ),
         ProviderError::UnknownModel { .. } => {
             format!("{e}\nChoose another model with --model or /model (it lists what is offered).")

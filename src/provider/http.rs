@@ -42,8 +42,12 @@ pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
-/// A failure to send the request or read its headers.
+/// A failure to send the request or read its headers. A refused connection to this
+/// machine means nothing listens there: said at once, not retried as a busy server is.
 pub fn send_error(url: &str, e: &reqwest::Error) -> ProviderError {
+    if refused(e) && is_loopback(url) {
+        return ProviderError::NothingListening { url: url.to_string() };
+    }
     let message = if e.is_timeout() {
         "timed out connecting".to_string()
     } else {
@@ -53,6 +57,29 @@ pub fn send_error(url: &str, e: &reqwest::Error) -> ProviderError {
         url: url.to_string(),
         message,
     }
+}
+
+/// Whether the connection was refused (no socket listening at the address).
+fn refused(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if err
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
+
+/// Whether `url` points at this machine (`localhost`, `127.*`, `[::1]`).
+pub fn is_loopback(url: &str) -> bool {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .is_some_and(|h| h == "localhost" || h == "[::1]" || h.starts_with("127."))
 }
 
 /// Seconds from a `Retry-After` header (delta-seconds form), or OpenAI's `retry-after-ms`.

@@ -35,7 +35,7 @@ pub mod wire;
 pub use build::build;
 pub use error::ProviderError;
 pub use help::{describe, setup_hint};
-pub use resolve::{Resolved, env_key, key_vars, names, resolve, spec_for, split_model};
+pub use resolve::{Resolved, env_key, is_gguf, key_vars, names, resolve, spec_for, split_model};
 pub use spec::{LOCAL, SetupError, Spec, ToolMode};
 
 use std::pin::Pin;

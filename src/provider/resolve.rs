@@ -32,9 +32,13 @@ pub fn resolve(config: &Config, keys: &dyn Fn(&str) -> Option<String>) -> Result
     })
 }
 
-/// Every provider name the user can choose: the presets, then the sections' own names.
+/// Every provider name the user can choose: the presets, the in-process engine (when
+/// built in), then the sections' own names.
 pub fn names(config: &Config) -> Vec<String> {
     let mut out: Vec<String> = presets::PRESETS.iter().map(|p| p.name.to_string()).collect();
+    if cfg!(feature = "local") {
+        out.push(LOCAL.to_string());
+    }
     for name in config.providers.keys() {
         if !out.contains(name) {
             out.push(name.clone());
@@ -47,7 +51,7 @@ pub fn names(config: &Config) -> Vec<String> {
 /// (`openrouter`, `openai/gpt-5`)); `None` otherwise.
 pub fn split_model<'a>(config: &Config, model: &'a str) -> Option<(&'a str, &'a str)> {
     let (name, rest) = model.split_once('/')?;
-    let known = presets::find(name).is_some() || config.providers.contains_key(name);
+    let known = presets::find(name).is_some() || config.providers.contains_key(name) || name == LOCAL;
     (known && !rest.is_empty()).then_some((name, rest))
 }
 
@@ -70,12 +74,18 @@ pub fn key_vars(config: &Config) -> Vec<String> {
     vars
 }
 
+/// Whether `model` names a GGUF file (the in-process engine's model).
+pub fn is_gguf(model: &str) -> bool {
+    model.trim().to_ascii_lowercase().ends_with(".gguf")
+}
+
 /// The selected provider's name and the model asked for: explicit `provider`, else the
 /// `NAME/` of the model, else the default preset; a `.gguf` model selects the engine.
 fn selected(config: &Config) -> (String, String) {
     let model = config.model.clone().unwrap_or_default();
-    if model.to_ascii_lowercase().ends_with(".gguf") {
-        return (LOCAL.to_string(), model);
+    if is_gguf(&model) {
+        let path = model.strip_prefix("local/").unwrap_or(&model);
+        return (LOCAL.to_string(), path.to_string());
     }
     if let Some(p) = &config.provider {
         return (p.clone(), model);

@@ -214,6 +214,27 @@ pub fn candidates(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Regular files of `dir` (or symlinks to one) without an execute bit, sorted by name; dot
+/// files and notes (`.md`, `.txt`) are ignored. They look like tools the user forgot to
+/// `chmod +x`.
+fn not_executable(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let note = |name: &str| {
+        let lower = name.to_ascii_lowercase();
+        name.starts_with('.') || lower.ends_with(".md") || lower.ends_with(".txt")
+    };
+    let mut files: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| !note(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 == 0))
+        .collect();
+    files.sort();
+    files
+}
+
 /// Asks one file for its schema.
 async fn ask(path: PathBuf, spec: &DiscoverySpec) -> Result<ExternalTool, String> {
     let run = Spec {
@@ -270,6 +291,20 @@ pub async fn discover(spec: &DiscoverySpec, builtin: &[String]) -> Found {
                 untrusted.push(path);
             } else {
                 jobs.push((dir.clone(), path));
+            }
+        }
+        if dir.origin != Origin::Project || trusted {
+            for path in not_executable(&dir.path) {
+                let file = path
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
+                let reason = "not executable (chmod +x makes it a tool)".to_string();
+                found
+                    .notices
+                    .push(format!("tool '{file}' skipped: {reason} ({})", spec.shown(&path)));
+                found.skipped.push(Skipped::new(path, reason));
             }
         }
     }

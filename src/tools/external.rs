@@ -35,6 +35,7 @@ impl Tool for ExternalTool {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args = super::params::checked(&args, &self.schema)?;
         run(&self.path, &self.schema.name, &args, ctx).await
     }
 }

@@ -123,6 +123,72 @@ impl<'a> Params<'a> {
     }
 }
 
+/// The arguments of a tool whose code ikigai does not read (an external tool), checked
+/// against its schema as the built-ins check theirs: an object, every required parameter
+/// present, each declared parameter of its type (a string of digits becomes the integer,
+/// "true"/"false" the boolean, as models send them), a value among the `enum` a full
+/// JSON Schema gives, and no unknown name unless that schema allows more properties.
+/// Returns the arguments to pass on.
+pub(crate) fn checked(args: &Value, schema: &ToolSchema) -> Result<Value, ToolError> {
+    let open = schema
+        .json_schema
+        .as_ref()
+        .is_some_and(|s| s.get("additionalProperties") != Some(&Value::Bool(false)));
+    let map = match args {
+        Value::Object(map) if open => map,
+        _ => Params::new(args, schema)?.map,
+    };
+    let p = Params {
+        tool: schema.name.clone(),
+        map,
+    };
+    let mut out = map.clone();
+    for spec in &schema.parameters {
+        let Some(v) = p.get(&spec.name) else {
+            if spec.required {
+                return Err(p.missing(&spec.name, &spec.param_type));
+            }
+            continue;
+        };
+        let name = spec.name.as_str();
+        let coerced = match spec.param_type.as_str() {
+            "string" => p.string(name).map(|s| Value::String(s.to_string()))?,
+            "boolean" => p.opt_bool(name)?.map(Value::Bool).unwrap_or_default(),
+            "integer" => match v {
+                Value::Number(n) if n.is_i64() => v.clone(),
+                _ => p.opt_u64(name, 0)?.map(Value::from).unwrap_or_default(),
+            },
+            "number" => match v {
+                Value::Number(_) => v.clone(),
+                Value::String(s) => s
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map(Value::Number)
+                    .ok_or_else(|| p.wrong(name, "a number", v))?,
+                _ => return Err(p.wrong(name, "a number", v)),
+            },
+            "array" if !v.is_array() => return Err(p.wrong(name, "an array", v)),
+            "object" if !v.is_object() => return Err(p.wrong(name, "an object", v)),
+            _ => v.clone(),
+        };
+        let allowed = schema
+            .json_schema
+            .as_ref()
+            .and_then(|s| s.pointer(&format!("/properties/{name}/enum")))
+            .and_then(Value::as_array);
+        if let Some(allowed) = allowed
+            && !allowed.contains(&coerced)
+        {
+            let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            return Err(p.wrong(name, &format!("one of {}", list.join(", ")), v));
+        }
+        out.insert(spec.name.clone(), coerced);
+    }
+    Ok(Value::Object(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,5 +238,33 @@ mod tests {
         assert!(err(e).contains("unknown parameter `file_path`; expected: path, offset, all"));
         let args = json!([1]);
         assert!(Params::new(&args, &s).is_err());
+    }
+
+    #[test]
+    fn an_external_tools_arguments_are_checked_against_its_schema() {
+        let s = schema();
+        assert!(err(checked(&json!({}), &s).unwrap_err()).contains("missing required parameter `path`"));
+        assert!(
+            err(checked(&json!({"path": "a", "x": 1}), &s).unwrap_err()).contains("unknown parameter `x`")
+        );
+        assert!(err(checked(&json!({"path": 3}), &s).unwrap_err()).contains("`path` must be a string"));
+        assert!(err(checked(&json!({"path": "a", "offset": "x"}), &s).unwrap_err()).contains("`offset`"));
+        assert_eq!(
+            checked(&json!({"path": "a", "offset": "3", "all": "true"}), &s).unwrap(),
+            json!({"path": "a", "offset": 3, "all": true})
+        );
+        let full = ToolSchema {
+            json_schema: Some(
+                json!({"type": "object", "properties": {"mode": {"type": "string", "enum": ["a", "b"]}}}),
+            ),
+            parameters: vec![ParamSpec::new("mode", "string", "", true)],
+            ..schema()
+        };
+        assert!(err(checked(&json!({"mode": "c"}), &full).unwrap_err()).contains("one of \"a\", \"b\""));
+        // A full JSON Schema allows other properties unless it says otherwise.
+        assert_eq!(
+            checked(&json!({"mode": "a", "extra": 1}), &full).unwrap(),
+            json!({"mode": "a", "extra": 1})
+        );
     }
 }

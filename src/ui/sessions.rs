@@ -56,12 +56,78 @@ fn show_notices(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) {
     }
 }
 
-/// `ikigai sessions [--json]`: prints the session list; returns the exit code.
-pub async fn list(config: &Config, json: bool) -> Result<u8, SessionsError> {
+/// Which sessions `ikigai sessions` lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// This folder's, then a line saying how many the other folders have.
+    HereThenCount,
+    /// This folder's only (`--here`).
+    Here,
+    /// Every folder's (`--all`).
+    All,
+}
+
+/// What `ikigai sessions` shows: the sessions listed (newest first), how many more of
+/// those there were past the limit, and how many other folders hold (counted only).
+#[derive(Debug, Default, PartialEq)]
+pub struct Selection {
+    pub shown: Vec<SessionInfo>,
+    pub more: usize,
+    pub elsewhere: usize,
+}
+
+/// Picks the sessions of `scope` among `sessions` (newest first), at most `limit` (0: all).
+pub fn select(sessions: Vec<SessionInfo>, cwd: &str, scope: Scope, limit: usize) -> Selection {
+    let (mut shown, others): (Vec<_>, Vec<_>) = match scope {
+        Scope::All => (sessions, Vec::new()),
+        Scope::Here | Scope::HereThenCount => sessions.into_iter().partition(|s| s.cwd == cwd),
+    };
+    let more = if limit > 0 && shown.len() > limit {
+        shown.split_off(limit).len()
+    } else {
+        0
+    };
+    let elsewhere = if scope == Scope::HereThenCount {
+        others.len()
+    } else {
+        0
+    };
+    Selection {
+        shown,
+        more,
+        elsewhere,
+    }
+}
+
+/// The lines under the table: what was left out and how to see it.
+pub fn footer(sel: &Selection, limit: usize) -> String {
+    let mut out = String::new();
+    if sel.more > 0 {
+        out.push_str(&format!(
+            "… {} more (--limit {} shows more, --limit 0 all)\n",
+            sel.more,
+            limit * 2
+        ));
+    }
+    if sel.elsewhere > 0 {
+        let s = if sel.elsewhere == 1 { "" } else { "s" };
+        out.push_str(&format!(
+            "{} session{s} in other folders (--all lists them)\n",
+            sel.elsewhere
+        ));
+    }
+    out
+}
+
+/// `ikigai sessions [--all | --here] [--limit N] [--json]`: prints the session list;
+/// returns the exit code.
+pub async fn list(config: &Config, json: bool, scope: Scope, limit: usize) -> Result<u8, SessionsError> {
     let (store, mut notices) = open(config);
-    let sessions = store.list().await?;
+    let cwd = std::env::current_dir()?.display().to_string();
+    let sel = select(store.list().await?, &cwd, scope, limit);
     show_notices(&mut notices);
     let mut out = std::io::stdout().lock();
+    let sessions = &sel.shown;
     if json {
         let text = serde_json::to_string_pretty(&sessions).map_err(std::io::Error::other)?;
         writeln!(out, "{text}")?;
@@ -72,12 +138,17 @@ pub async fn list(config: &Config, json: bool) -> Result<u8, SessionsError> {
         } else {
             None
         };
-        let table = format_sessions(&sessions, home.as_deref(), &chrono::Local);
+        let table = if sessions.is_empty() && sel.elsewhere > 0 {
+            "No sessions in this folder.\n".to_string()
+        } else {
+            format_sessions(sessions, home.as_deref(), &chrono::Local)
+        };
         let table = match width {
             Some(w) => fit_width(&table, w),
             None => table,
         };
         out.write_all(table.as_bytes())?;
+        out.write_all(footer(&sel, limit).as_bytes())?;
     }
     out.flush()?;
     Ok(0)

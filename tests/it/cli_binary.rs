@@ -7,7 +7,7 @@ use std::io::Write;
 use std::process::{Output, Stdio};
 
 use crate::common::fake_provider::{FakeProvider, Reply};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn home() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -118,8 +118,20 @@ fn json_mode_prints_one_event_per_line() {
     assert_eq!(types.last(), Some(&"turn_ended"));
     let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
     assert_eq!(finished["success"], true);
-    let env: Value = serde_json::from_str(finished["output"].as_str().unwrap()).unwrap();
-    assert_eq!(env["result"]["count"], 2);
+    // The envelope is JSON itself, not JSON inside a string.
+    assert_eq!(finished["output"]["result"]["count"], 2, "{finished}");
+    assert_eq!(finished["output"]["tool_success"], true);
+    let started = events.iter().find(|e| e["type"] == "session_started").unwrap();
+    assert_eq!(
+        (&started["provider"], &started["model"]),
+        (&json!("openai"), &json!("gpt-5-mini")),
+        "{started}"
+    );
+    // `jq -r 'select(.type=="turn_ended").text'` gives the answer; the usage is the
+    // turn's (two responses of the fake: 10 + 20 in, 5 + 7 out).
+    let ended = events.last().unwrap();
+    assert_eq!(ended["text"], "done", "{ended}");
+    assert_eq!(ended["usage"], json!({"input": 30, "output": 12}), "{ended}");
 }
 
 #[test]
@@ -143,6 +155,22 @@ fn provider_failure_exits_1_and_says_why() {
     );
 }
 
+/// A loopback server that is not running is said at once (no retry countdown), with
+/// what to do.
+#[test]
+fn nothing_listening_on_this_machine_is_said_at_once() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let h = home();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let out = run(h.path(), &["-p", "hi", "--base-url", &url], &[], "");
+    assert_eq!(out.status.code(), Some(1));
+    let err = s(&out.stderr);
+    assert!(err.contains(&format!("nothing listens at {url}")), "{err}");
+    assert!(err.contains("Start the server"), "{err}");
+}
+
 #[test]
 fn a_bad_config_file_exits_2_naming_file_line_and_key() {
     let h = home();
@@ -157,7 +185,7 @@ fn a_bad_config_file_exits_2_naming_file_line_and_key() {
     assert_eq!(out.status.code(), Some(2));
     let err = s(&out.stderr);
     assert!(
-        err.contains("bad.toml") && err.contains("line 3") && err.contains("colour"),
+        err.contains("bad.toml:3: `colour = \"blue\"`") && err.contains("unknown field"),
         "{err}"
     );
 }
@@ -170,10 +198,10 @@ fn a_mistyped_kind_or_protocol_exits_2_listing_the_valid_values() {
         (
             "model = \"x\"\n[providers.mine]\nkind = \"openai-chatt\"\n",
             "openai-chatt",
-            "line 3",
+            "typo.toml:3:",
             "openai-responses",
         ),
-        ("tool_protocol = \"txt\"\n", "txt", "line 1", "native"),
+        ("tool_protocol = \"txt\"\n", "txt", "typo.toml:1:", "native"),
     ] {
         std::fs::write(&cfg, text).unwrap();
         let out = run(
@@ -185,9 +213,58 @@ fn a_mistyped_kind_or_protocol_exits_2_listing_the_valid_values() {
         assert_eq!(out.status.code(), Some(2), "{text}");
         let err = s(&out.stderr);
         assert!(
-            err.contains("typo.toml") && err.contains(line) && err.contains(bad) && err.contains(valid),
+            err.contains(line) && err.contains(bad) && err.contains(valid),
             "{err}"
         );
+    }
+}
+
+/// Every numeric setting has a range, checked when the file is read: the error names
+/// the file, the line and the range (values that once passed, or failed later with
+/// contradictory errors).
+#[test]
+fn a_number_out_of_range_exits_2_naming_file_and_line() {
+    let h = home();
+    let cfg = h.path().join("range.toml");
+    for (text, at, says) in [
+        (
+            "model = \"x\"\nauto_compact_at = 1.5\n",
+            "range.toml:2: `auto_compact_at = 1.5`",
+            "above 0 and at most 1",
+        ),
+        (
+            "[providers.local]\nctx = 10\nthreads = 0\n",
+            "range.toml:2: `ctx = 10`",
+            "must be 256 to",
+        ),
+        (
+            "[providers.local]\nctx = 1024\nthreads = 0\n",
+            "range.toml:3: `threads = 0`",
+            "must be 1 to",
+        ),
+        (
+            "[providers.mine]\nkind = \"openai-chat\"\ncontext_window = 0\n",
+            "range.toml:3:",
+            "must be 1024 to",
+        ),
+        ("max_tool_turns = 0\n", "range.toml:1:", "must be 1 to"),
+        (
+            "checkpoint_limit_mb = 2000000\n",
+            "range.toml:1: `checkpoint_limit_mb = 2000000`",
+            "must be 0 to",
+        ),
+    ] {
+        std::fs::write(&cfg, text).unwrap();
+        let out = run(
+            h.path(),
+            &["--config", cfg.to_str().unwrap(), "-p", "hi"],
+            &[("OPENAI_API_KEY", "k")],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let err = s(&out.stderr);
+        assert!(err.contains(at) && err.contains(says), "{text}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
     }
 }
 
@@ -201,7 +278,11 @@ fn no_key_for_openai_explains_how_to_configure_and_exits_2_without_hanging() {
         err.contains("OPENAI_API_KEY") && err.contains("--base-url") && err.contains("Local server"),
         "{err}"
     );
-    assert!(err.lines().count() <= 8, "a few lines: {err}");
+    assert!(
+        err.contains("--model PATH/TO/MODEL.gguf"),
+        "the in-process engine: {err}"
+    );
+    assert!(err.lines().count() <= 9, "a few lines: {err}");
     assert!(
         err.lines().all(|l| l.chars().count() <= 80),
         "fits 80 columns: {err}"
@@ -331,4 +412,50 @@ fn a_closed_stdout_ends_quietly_and_the_session_is_still_stored() {
     assert_eq!(s(&out.stderr), "");
     let listed = common::ikigai(h.path()).arg("sessions").output().unwrap();
     assert!(s(&listed.stdout).contains("talk a lot"), "{}", s(&listed.stdout));
+}
+
+/// Runs ikigai with stdout and stderr on one pipe, as on a terminal: the order in which
+/// the two streams were written is kept.
+fn run_merged(home: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let mut child = common::ikigai(home)
+        .args(args)
+        .current_dir(home)
+        .env("OPENAI_API_KEY", "k")
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut text).unwrap();
+    (child.wait().unwrap().code(), text)
+}
+
+/// `-v` prints the token counts on a line of their own, not glued to the answer's last
+/// line (stdout and stderr share the terminal).
+#[test]
+fn verbose_token_counts_start_on_their_own_line() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("Line one.\nLine two."));
+    let h = home();
+    let (code, text) = run_merged(h.path(), &["--base-url", &fake.base_url, "-p", "hi", "-v"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("Line two.\ntokens: 10 in, 5 out\n"), "{text}");
+}
+
+/// A tool call's arguments are shown in the model's order, not sorted by name.
+#[test]
+fn tool_arguments_are_shown_in_the_models_order() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[(
+        "call_1",
+        "file_read",
+        r#"{"path":"main.rs","offset":1}"#,
+    )]));
+    fake.push(Reply::text("Read it."));
+    let h = home();
+    let (code, text) = run_merged(h.path(), &["--base-url", &fake.base_url, "-p", "read"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("● file_read(path=\"main.rs\", offset=1)"), "{text}");
 }

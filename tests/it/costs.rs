@@ -90,6 +90,16 @@ fn a_priced_provider_reports_each_cost_and_the_session_total_everywhere() {
     assert_eq!(usage["cached"], 1_000_000);
     // 1M uncached input at $1, 1M cached at $0.50, 500k output at $2.
     assert!((usage["cost"].as_f64().unwrap() - 2.5).abs() < 1e-9, "{usage}");
+    // The turn's total, with its answer, on the last line.
+    let ended = evs.last().unwrap();
+    assert_eq!(
+        (&ended["type"], &ended["text"]),
+        (&json!("turn_ended"), &json!("First."))
+    );
+    assert!(
+        (ended["usage"]["cost"].as_f64().unwrap() - 2.5).abs() < 1e-9,
+        "{ended}"
+    );
 
     // Piped: a second answer, then /cost per model.
     fake.push(costly_answer("Second."));
@@ -130,6 +140,8 @@ fn a_local_server_without_a_price_shows_tokens_only() {
     let usage = evs.iter().find(|e| e["type"] == "usage").unwrap();
     assert_eq!(usage["input"], 2_000_000);
     assert!(usage.get("cost").is_none(), "no guessed cost: {usage}");
+    let ended = evs.last().unwrap();
+    assert!(ended["usage"].get("cost").is_none(), "no guessed cost: {ended}");
     let out = run(home.path(), &["--continue"], Some("/cost\n"));
     let shown = text(&out.stdout);
     assert!(shown.contains("no price known (tokens only)"), "{shown}");

@@ -13,6 +13,9 @@ use ikigai::tools::discovery::{DiscoverySpec, Origin, ProjectTrust, ToolDir};
 use ikigai::tools::{EnvPolicy, Registry, ToolContext, ToolSource};
 use serde_json::{Value, json};
 
+/// Arguments that `simple_schema` accepts (they are checked before a tool runs).
+const ARGS: &str = r#"{"text":"x"}"#;
+
 /// Writes an executable shell script.
 fn tool(dir: &Path, file: &str, body: &str) -> PathBuf {
     let p = write(dir, file, format!("#!/bin/sh\n{body}\n"));
@@ -113,6 +116,7 @@ async fn discovery_keeps_good_tools_and_reports_every_bad_one_once() {
     );
     let plain = write(&u, "not-executable", "#!/bin/sh\necho '{}'\n");
     std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+    write(&u, "notes.md", "# my tools\n");
     proto_tool(
         &u,
         "file-name-tool",
@@ -161,13 +165,25 @@ async fn discovery_keeps_good_tools_and_reports_every_bad_one_once() {
         "{}",
         reason("b-twin")
     );
+    // A file without the execute bit is listed, not silently ignored.
     assert!(
-        !skipped.iter().any(|s| s.path == plain),
-        "non-executables are ignored"
+        reason("not-executable").starts_with("not executable"),
+        "{}",
+        reason("not-executable")
     );
-    assert_eq!(skipped.len(), 5, "{skipped:?}");
+    assert!(
+        !skipped.iter().any(|s| s.path == u.join("notes.md")),
+        "notes are not tools"
+    );
+    assert_eq!(skipped.len(), 6, "{skipped:?}");
     let notices = r.take_notices();
-    assert_eq!(notices.len(), 5, "{notices:?}");
+    assert_eq!(notices.len(), 6, "{notices:?}");
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.starts_with("tool 'not-executable' skipped: not executable")),
+        "{notices:?}"
+    );
     assert!(
         notices
             .iter()
@@ -346,7 +362,7 @@ async fn a_run_gets_its_arguments_on_stdin_and_its_json_is_wrapped() {
         !e.envelope.to_string().contains("stderr chatter"),
         "stderr never reaches the model"
     );
-    let e = r.execute("creds", "{}", &c).await;
+    let e = r.execute("creds", ARGS, &c).await;
     assert_eq!(
         e.envelope.to_value()["tool_success"],
         true,
@@ -381,21 +397,21 @@ async fn crashes_invalid_output_and_floods_are_tool_failures() {
     );
     let r = d.registry().await;
     let c = d.ctx(20);
-    let e = r.execute("crash", "{}", &c).await;
+    let e = r.execute("crash", ARGS, &c).await;
     let msg = tool_failure(&e, "TOOL_CRASHED");
     assert!(
         msg.contains("exit code 3") && msg.contains("disk on fire"),
         "{msg}"
     );
-    let e = r.execute("segv", "{}", &c).await;
+    let e = r.execute("segv", ARGS, &c).await;
     assert!(
         tool_failure(&e, "TOOL_CRASHED").contains("SIGSEGV"),
         "{}",
         e.envelope
     );
-    assert!(tool_failure(&r.execute("garbage", "{}", &c).await, "INVALID_OUTPUT").contains("invalid JSON"));
-    assert!(tool_failure(&r.execute("silent", "{}", &c).await, "INVALID_OUTPUT").contains("printed nothing"));
-    let e = r.execute("flood", "{}", &c).await;
+    assert!(tool_failure(&r.execute("garbage", ARGS, &c).await, "INVALID_OUTPUT").contains("invalid JSON"));
+    assert!(tool_failure(&r.execute("silent", ARGS, &c).await, "INVALID_OUTPUT").contains("printed nothing"));
+    let e = r.execute("flood", ARGS, &c).await;
     assert_eq!(
         e.envelope.to_value()["error_code"],
         "INVALID_OUTPUT",
@@ -405,7 +421,7 @@ async fn crashes_invalid_output_and_floods_are_tool_failures() {
     let msg = e.envelope.error.as_deref().unwrap();
     assert!(msg.contains("max_output_size"), "{}", e.summary);
     assert!(e.envelope.to_string().len() < 2 * c.max_output_size);
-    let e = r.execute("noisy", "{}", &c).await;
+    let e = r.execute("noisy", ARGS, &c).await;
     assert_eq!(
         e.envelope.to_value(),
         json!({"tool_success": true, "result": {"ok": true}})
@@ -418,7 +434,7 @@ async fn crashes_invalid_output_and_floods_are_tool_failures() {
         "head -c 100000 /dev/zero | tr '\\0' e >&2; exit 1",
     );
     r.refresh().await;
-    let msg = tool_failure(&r.execute("loud_crash", "{}", &c).await, "TOOL_CRASHED");
+    let msg = tool_failure(&r.execute("loud_crash", ARGS, &c).await, "TOOL_CRASHED");
     assert!(msg.len() < 2048 + 200, "{}", msg.len());
 }
 
@@ -432,7 +448,7 @@ async fn a_hanging_tool_times_out_and_leaves_no_process() {
         "setsid sleep 100 & echo $! > hang.pids; echo $$ >> hang.pids; sleep 100",
     );
     let r = d.registry().await;
-    let e = r.execute("hang", "{}", &d.ctx(1)).await;
+    let e = r.execute("hang", ARGS, &d.ctx(1)).await;
     let msg = tool_failure(&e, "TOOL_TIMEOUT");
     assert!(msg.contains("timed out after 1s"), "{msg}");
     let pids = std::fs::read_to_string(d.cwd().join("hang.pids")).unwrap();
@@ -466,7 +482,7 @@ async fn cancelling_a_call_kills_the_tool_and_everything_it_started() {
     let c = d.ctx(60);
     let pidfile = d.cwd().join("hang.pids");
     {
-        let call = r.execute("hang", "{}", &c);
+        let call = r.execute("hang", ARGS, &c);
         tokio::pin!(call);
         let started = tokio::time::timeout(Duration::from_secs(30), async {
             loop {

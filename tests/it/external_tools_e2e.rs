@@ -277,3 +277,79 @@ fn ikigai_tool_lists_describes_and_runs_external_tools() {
     let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(printed, json!({"got": {"city": "Oslo"}}));
 }
+
+/// Runs `ikigai ARGS` in `project` with `stdin`.
+fn run_in(home: &Path, project: &Path, args: &[&str], stdin: &str) -> std::process::Output {
+    let mut child = common::ikigai(home)
+        .current_dir(project)
+        .env("OPENAI_API_KEY", "k")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// An external tool's arguments are checked against its schema before it runs, as the
+/// built-ins' are: a missing required parameter is INVALID_PARAMS and the tool never
+/// starts; a count sent as a string reaches the tool as the integer.
+#[test]
+fn an_external_tools_required_parameters_are_enforced() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    let ran = home.path().join("ran");
+    let schema = json!({"name": "git_log", "description": "Recent commits.",
+        "parameters": {"count": {"type": "integer", "description": "How many.", "required": true}}});
+    tool(
+        &project.join(".ikigai/tools"),
+        "git_log",
+        &schema,
+        &format!("touch {}; printf '{{\"got\":%s}}' \"$(cat)\"", ran.display()),
+    );
+    trust(home.path(), &project);
+    let out = run_in(home.path(), &project, &["tool", "git_log"], "{}");
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error_code"], "INVALID_PARAMS", "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("missing required parameter `count`"),
+        "{v}"
+    );
+    assert!(!ran.exists(), "the tool did not run");
+    let out = run_in(home.path(), &project, &["tool", "git_log"], r#"{"count":"3"}"#);
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v, json!({"got": {"count": 3}}));
+}
+
+/// A tool file without the execute bit is listed as skipped by `ikigai tool --list`
+/// (and `/tools`), saying why, instead of being ignored.
+#[test]
+fn a_tool_file_without_the_execute_bit_is_listed_as_skipped() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    let dir = project.join(".ikigai/tools");
+    let schema = json!({"name": "weather", "description": "Weather.", "parameters": {}});
+    let p = tool(&dir, "weather", &schema, "echo '{}'");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    trust(home.path(), &project);
+    let out = run_in(home.path(), &project, &["tool", "--list"], "");
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tool 'weather' skipped: not executable"), "{err}");
+    let out = run_in(home.path(), &project, &[], "/tools\n");
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("skipped ") && l.contains("weather") && l.contains("not executable")),
+        "{listed}"
+    );
+}

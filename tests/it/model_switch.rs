@@ -164,10 +164,16 @@ fn model_alone_lists_the_providers_with_their_models_and_never_a_key() {
         "{stdout}"
     );
     assert!(row(&stdout, ' ', "ollama").contains("no key needed"));
+    // The in-process engine is listed, with what it takes.
+    #[cfg(feature = "local")]
+    assert!(
+        row(&stdout, ' ', "local").contains("(any .gguf file: /model PATH.gguf)"),
+        "{stdout}"
+    );
     // Failures are one line each, and a silent server does not hang the listing.
     let gone_line = detail(&stdout, ' ', "gone");
     assert!(
-        gone_line.starts_with("    cannot list models: cannot connect to"),
+        gone_line.starts_with("    cannot list models: nothing listens at"),
         "{gone_line}"
     );
     let silent_line = detail(&stdout, ' ', "silent");

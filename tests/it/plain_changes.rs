@@ -58,3 +58,24 @@ fn prompt_mode_shows_edits_as_diffs_and_writes_as_previews() {
         "pub fn g() {}\npub fn keep() {}\n"
     );
 }
+
+/// A change that fails (a `file_edit` on a folder) shows no diff: it changed nothing.
+#[test]
+fn a_failed_edit_shows_no_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("calc")).unwrap();
+    let fake = FakeProvider::start();
+    let edit = serde_json::json!({"path": "calc", "old_string": "a", "new_string": "b"});
+    fake.push(Reply::tool_calls(&[("call_1", "file_edit", &edit.to_string())]));
+    fake.push(Reply::text("It is a folder."));
+    let out = common::ikigai(dir.path())
+        .args(["-p", "edit calc", "--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", "k")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.contains("⎿ ✗"), "the edit failed:\n{stdout}");
+    assert!(!stdout.contains("calc: +"), "no diff header:\n{stdout}");
+    assert!(!stdout.contains("    -a\n"), "no diff:\n{stdout}");
+}

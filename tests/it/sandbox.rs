@@ -435,10 +435,13 @@ fn bad_sandbox_settings_are_clear_errors() {
             vec![
                 "workspace_write",
                 "`off`, `workspace-write`, `read-only`",
-                "line 1",
+                "config.toml:1:",
             ],
         ),
-        ("sandbox_network = \"no\"\n", vec!["sandbox_network", "line 1"]),
+        (
+            "sandbox_network = \"no\"\n",
+            vec!["sandbox_network", "config.toml:1:"],
+        ),
         (
             "sandbox = \"workspace-write\"\nwritable_roots = [\"relative\"]\n",
             vec!["writable_roots", "relative", "absolute"],

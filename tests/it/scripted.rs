@@ -75,6 +75,25 @@ fn piped_stdin_understands_slash_commands() {
     assert_eq!(out.status.code(), Some(1), "an unknown command fails the run");
 }
 
+/// A bad command stops piped input as a failed turn does: what follows is not sent.
+#[test]
+fn a_piped_unknown_command_stops_the_input() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("one"));
+    fake.push(Reply::text("two"));
+    let h = tempfile::tempdir().unwrap();
+    let out = run(
+        h.path(),
+        &["--base-url", &fake.base_url],
+        "hello\n/bogus\nnever sent\n",
+    );
+    let stderr = s(&out.stderr);
+    assert!(stderr.contains("unknown command /bogus"), "{stderr}");
+    let sent: Vec<Vec<String>> = fake.requests().iter().map(|r| user_texts(&r.body)).collect();
+    assert_eq!(sent, [["hello"]], "{stderr}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
 #[test]
 fn piped_sessions_new_and_resume_are_typed_commands() {
     let fake = FakeProvider::start();
@@ -296,10 +315,7 @@ fn escape_sequences_are_shown_not_performed_but_json_keeps_them() {
     assert!(text.contains("\u{1b}[31mred"), "--json is exact: {text:?}");
     let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
     assert!(
-        finished["output"]
-            .as_str()
-            .unwrap()
-            .contains("\\u001b]0;HACKED\\u0007"),
+        finished["output"].to_string().contains("\\u001b]0;HACKED\\u0007"),
         "{finished}"
     );
 }

@@ -110,7 +110,7 @@ fn export_md_is_a_readable_transcript_and_jsonl_the_raw_events() {
     assert_eq!(call["data"]["id"], "call_echo");
 
     let out = run(ikigai(home.path(), &fake).args(["export", "nope"]));
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "an unknown id is a usage error");
     assert!(text(&out.stderr).contains("nope"), "{}", text(&out.stderr));
     let out = run(ikigai(home.path(), &fake).args(["export", &id, "--format", "pdf"]));
     assert_eq!(out.status.code(), Some(2), "a usage error");
@@ -168,7 +168,7 @@ fn sessions_rm_deletes_by_prefix_and_refuses_a_held_session() {
         text(&out.stdout)
     );
     let out = run(ikigai(h, &fake).args(["sessions", "rm", &done]));
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "an unknown id is a usage error");
     assert!(
         text(&out.stderr).contains("no session matches"),
         "{}",
@@ -184,6 +184,22 @@ fn sessions_rm_deletes_by_prefix_and_refuses_a_held_session() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let out = run(ikigai(h, &fake).args(["sessions", "--json"]));
     assert_eq!(text(&out.stdout).trim(), "[]");
+}
+
+/// An id that names no session is a usage error (exit 2) wherever it is given.
+#[test]
+fn an_unknown_id_exits_2_everywhere() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    for args in [
+        &["sessions", "rm", "nope"][..],
+        &["export", "nope"],
+        &["--resume", "nope", "-p", "hi"],
+    ] {
+        let out = run(ikigai(home.path(), &fake).args(args));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("nope"), "{}", text(&out.stderr));
+    }
 }
 
 #[test]
@@ -221,4 +237,52 @@ fn titles_are_cut_to_the_terminal_width() {
         lines[1].ends_with('…') && lines[1].contains("a rather long") && !lines[1].contains(long),
         "{screen}"
     );
+}
+
+/// `ikigai sessions` lists this folder's sessions, then how many other folders hold;
+/// `--all` lists every folder's, `--here` only this one's, `--limit N` at most N, and
+/// `--json` follows the same choice.
+#[test]
+fn sessions_lists_this_folder_first_with_all_here_and_limit() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let other = h.join("other");
+    std::fs::create_dir(&other).unwrap();
+    let fake = FakeProvider::start();
+    for (dir, prompt) in [(h, "here one"), (h, "here two"), (other.as_path(), "over there")] {
+        fake.push(Reply::text("ok"));
+        let out = run(ikigai(h, &fake).current_dir(dir).args(["-p", prompt]));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let list = |args: &[&str]| {
+        let out = run(ikigai(h, &fake).arg("sessions").args(args));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let table = list(&[]);
+    assert!(
+        table.contains("here one") && table.contains("here two"),
+        "{table}"
+    );
+    assert!(!table.contains("over there"), "{table}");
+    assert!(
+        table.ends_with("1 session in other folders (--all lists them)\n"),
+        "{table}"
+    );
+    let all = list(&["--all"]);
+    assert!(all.contains("over there") && all.contains("here one"), "{all}");
+    assert!(!all.contains("other folders"), "{all}");
+    let here: Value = serde_json::from_str(&list(&["--here", "--json"])).unwrap();
+    let titles: Vec<&str> = here
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["here two", "here one"], "newest first");
+    let one = list(&["--all", "--limit", "1"]);
+    assert!(one.contains("over there") && !one.contains("here two"), "{one}");
+    assert!(one.contains("… 2 more (--limit 2 shows more"), "{one}");
+    let out = run(ikigai(h, &fake).args(["sessions", "--all", "--here"]));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
 }

@@ -12,7 +12,8 @@ use ikigai::store::{self, Record, SessionMeta};
 
 fn ikigai(home: &Path, envs: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ikigai"));
-    cmd.arg("sessions")
+    // Every folder's sessions: the stored ones are not in the folder the test runs in.
+    cmd.args(["sessions", "--all"])
         .env_clear()
         .env("HOME", home)
         .env("PATH", std::env::var_os("PATH").unwrap_or_default());

@@ -367,3 +367,29 @@ fn a_tool_call_written_as_fenced_json_by_a_local_model_is_recovered_and_marked()
         .unwrap();
     assert!(s(&raw.stdout).contains("\"recovered\""), "{}", s(&raw.stdout));
 }
+
+/// The system prompt of the text protocol describes its output blocks and never says that
+/// tool results are JSON (they come back as plain text there).
+#[test]
+fn the_text_protocol_prompt_does_not_call_results_json() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("Hello."));
+    let (h, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &[
+            "--base-url",
+            &fake.base_url,
+            "--tool-protocol",
+            "text",
+            "-p",
+            "hi",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let req = &fake.requests()[0];
+    let system = messages(&req.body)[0]["content"].as_str().unwrap().to_string();
+    assert!(system.contains("<||SYSTEM.OUTPUT>"), "{system}");
+    assert!(!system.contains("results are JSON"), "{system}");
+}

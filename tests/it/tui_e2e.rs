@@ -109,6 +109,15 @@ fn ctrl_c_interrupts_a_slow_stream_and_the_next_turn_works() {
     t.keys(&["Enter"]);
     t.wait_text("queued: and then this");
     t.keys(&["C-c"]);
+    // The interrupt leaves the queued message in the input box, unsent.
+    let pane = t.wait_for("the interrupted turn to end", |s| {
+        s.contains("■ interrupted") && !s.contains("Esc to interrupt")
+    });
+    let typed = pane.lines().filter(|l| l.contains("› and then this")).count();
+    assert_eq!(typed, 1, "in the input box only:\n{pane}");
+    assert!(!pane.contains("queued:"), "{pane}");
+    assert_eq!(fake.requests().len(), 1, "{pane}");
+    t.keys(&["Enter"]);
     let pane = t.wait_text("Second answer arrived.");
     assert!(pane.contains("■ interrupted"), "{pane}");
     assert!(!pane.contains("FINAL-WORD"), "{pane}");
@@ -328,6 +337,99 @@ fn a_long_paste_shows_as_a_marker_and_is_sent_whole() {
     let sent = serde_json::to_string(last.messages()).unwrap();
     let want = serde_json::to_string(&format!("what is this? {pasted}")).unwrap();
     assert!(sent.contains(&want), "the whole paste is sent:\n{sent}");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+/// Lines the model separates by a single newline stay separate lines (they were once
+/// joined: "…sit amet Paragraph 1: …").
+#[test]
+fn single_newlines_in_an_answer_stay_line_breaks() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text(
+        "Lorem ipsum dolor sit amet\nParagraph 1: the first\nParagraph 2: the second",
+    ));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.type_text("three lines please");
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("Paragraph 2: the second");
+    assert!(!pane.contains("sit amet Paragraph"), "{pane}");
+    assert!(
+        pane.lines()
+            .any(|l| l.trim_start().starts_with("Paragraph 1: the first")),
+        "{pane}"
+    );
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+/// The TUI abbreviates a long tool result after 50 lines, as plain mode does.
+#[test]
+fn a_long_tool_result_is_abbreviated_after_50_lines() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[(
+        "call_1",
+        "bash",
+        r#"{"command":"seq 1 200"}"#,
+    )]));
+    fake.push(Reply::text("Counted."));
+    let t = Tmux::start(home.path(), &fake.base_url, "--approval auto");
+    t.wait_text("Ask anything");
+    t.type_text("count");
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("Counted.");
+    assert!(pane.contains("… 150 more lines"), "{pane}");
+    assert!(!pane.lines().any(|l| l.trim() == "200"), "{pane}");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+/// A message that cannot go out for want of a key makes no session: no "resume with"
+/// at exit, nothing stored.
+#[test]
+fn a_message_without_a_key_makes_no_session() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let t = Tmux::start(home.path(), &fake.base_url, "--provider anthropic");
+    t.wait_text("Ask anything");
+    t.type_text("hello there");
+    t.keys(&["Enter"]);
+    t.wait_text("No API key in $ANTHROPIC_API_KEY");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    t.keys(&["C-d"]);
+    let pane = wait_exit(&t);
+    assert!(!pane.contains("resume with:"), "{pane}");
+    let out = crate::common::ikigai(home.path())
+        .args(["sessions", "--all", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "[]",
+        "nothing stored; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// An output block the model wrote itself (imitating the text protocol) is shown as a
+/// code block, not as raw `<||SYSTEM.OUTPUT>` tags.
+#[test]
+fn an_output_block_the_model_wrote_shows_no_raw_tags() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text(
+        "I ran it:\n<||SYSTEM.OUTPUT>\nmade-up-output\n<SYSTEM.OUTPUT||>\nAll done.",
+    ));
+    let t = Tmux::start(home.path(), &fake.base_url, "--tool-protocol text");
+    t.wait_text("Ask anything");
+    t.type_text("run it");
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("All done.");
+    assert!(pane.contains("made-up-output"), "{pane}");
+    assert!(!pane.contains("SYSTEM.OUTPUT"), "{pane}");
     t.keys(&["C-d"]);
     wait_exit(&t);
 }

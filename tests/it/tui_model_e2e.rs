@@ -78,3 +78,76 @@ fn model_lists_then_switches_provider_in_the_tui() {
     t.keys(&["C-d"]);
     wait_exit(&t);
 }
+
+/// `/model FILE.gguf` and `/model local/FILE.gguf` select the in-process engine (they
+/// once became `openai//FILE.gguf`, sent to the vendor): a missing file is refused by
+/// name, the real model answers the next message, and `/model` lists the engine.
+#[cfg(feature = "local")]
+#[test]
+fn a_gguf_file_in_model_selects_the_in_process_engine() {
+    let _g = crate::local::serial();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let openai = FakeProvider::start();
+    let cfg = h.join(".config/ikigai");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("config.toml"),
+        "model = \"gpt-fake-1\"\nsystem_prompt = \"Be terse.\"\n[providers.local]\nctx = 4096\n\
+         threads = 2\ntemperature = 0\nmax_output_tokens = 8\n",
+    )
+    .unwrap();
+    let model = h.join("m.gguf");
+    std::os::unix::fs::symlink(crate::local::model_path(), &model).unwrap();
+    let t = Tmux::start(h, &openai.base_url, "");
+    t.wait_text("Ask anything");
+    t.type_text(&format!("/model {}/nope.gguf", h.display()));
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("still using openai/gpt-fake-1");
+    assert!(pane.contains("nope.gguf"), "{pane}");
+    assert!(!pane.contains("openai//"), "{pane}");
+    t.type_text(&format!("/model local/{}", model.display()));
+    t.keys(&["Enter"]);
+    t.wait_text(&format!("model set to local/{}", model.display()));
+    t.type_text("Say hi.");
+    t.keys(&["Enter"]);
+    // The engine answered: the status line names it and counts its tokens (the model
+    // loads and reads the prompt first, slow on a loaded machine: a longer deadline).
+    let answered = |p: &str| {
+        p.lines()
+            .rev()
+            .find(|l| l.contains(" tok"))
+            .is_some_and(|l| l.starts_with("local/") && !l.contains(" 0 tok"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while !answered(&t.capture()) {
+        let pane = t.capture();
+        assert_eq!(
+            pane.matches('✗').count(),
+            1,
+            "only the missing file's error:\n{pane}"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no answer from the engine:\n{pane}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    t.type_text("/model");
+    t.keys(&["Enter"]);
+    let pane = t.wait_text("Providers (* current");
+    assert!(
+        pane.lines()
+            .any(|l| l.starts_with("* local ") && l.contains("m.gguf")),
+        "{pane}"
+    );
+    let chats: Vec<String> = openai
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(chats.is_empty(), "nothing went to the vendor: {chats:?}");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}

@@ -2,7 +2,8 @@
 //! `name(key="value", …)` naming a registered tool other than bash calls that tool;
 //! anything else is a shell command for `bash`. Pure: no IO.
 
-use serde_json::{Map, Value, json};
+use indexmap::IndexMap;
+use serde_json::{Value, json};
 
 use crate::tools::ToolSchema;
 
@@ -12,14 +13,15 @@ pub const SHELL_TOOL: &str = "bash";
 /// The canonical call a tagged command stands for: `(tool name, arguments JSON)`.
 pub fn to_call(command: &str, tools: &[ToolSchema]) -> (String, String) {
     if let Some((name, args)) = tool_form(command, tools) {
-        return (name, Value::Object(args).to_string());
+        // In the order written, as the call line shows it.
+        return (name, serde_json::to_string(&args).unwrap_or_default());
     }
     (SHELL_TOOL.to_string(), json!({ "command": command }).to_string())
 }
 
 /// A stored call as the command text the model would have written.
 pub fn to_command(name: &str, arguments: &str) -> String {
-    let parsed: Option<Map<String, Value>> = serde_json::from_str(arguments).ok();
+    let parsed: Option<IndexMap<String, Value>> = serde_json::from_str(arguments).ok();
     if name == SHELL_TOOL
         && let Some(cmd) = parsed
             .as_ref()
@@ -57,7 +59,7 @@ pub fn signature(tool: &ToolSchema) -> String {
 }
 
 /// `name(...)` where name is a registered tool other than the shell, with its arguments.
-fn tool_form(command: &str, tools: &[ToolSchema]) -> Option<(String, Map<String, Value>)> {
+fn tool_form(command: &str, tools: &[ToolSchema]) -> Option<(String, IndexMap<String, Value>)> {
     let command = command.trim();
     let open = command.find('(')?;
     let name = command[..open].trim();
@@ -67,10 +69,10 @@ fn tool_form(command: &str, tools: &[ToolSchema]) -> Option<(String, Map<String,
     let order: Vec<String> = tool.parameters.iter().map(|p| p.name.clone()).collect();
     // Keyword arguments, JSON object, or positional values in the schema's order.
     if inner.trim_start().starts_with('{') {
-        let map: Map<String, Value> = serde_json::from_str(inner).ok()?;
+        let map: IndexMap<String, Value> = serde_json::from_str(inner).ok()?;
         return Some((tool.name.clone(), map));
     }
-    let mut args = Map::new();
+    let mut args = IndexMap::new();
     for (i, part) in split_args(inner)?.into_iter().enumerate() {
         let (key, value) = match keyword(&part) {
             Some((k, v)) => (k.to_string(), v),
@@ -148,6 +150,19 @@ mod tests {
     fn call(cmd: &str) -> (String, Value) {
         let (name, args) = to_call(cmd, &Registry::builtin().schemas());
         (name, serde_json::from_str(&args).unwrap())
+    }
+
+    #[test]
+    fn a_tool_calls_arguments_keep_the_order_written() {
+        let (_, args) = to_call(
+            "file_read(path=\"calc.py\", offset=3)",
+            &Registry::builtin().schemas(),
+        );
+        assert_eq!(args, r#"{"path":"calc.py","offset":3}"#);
+        assert_eq!(
+            to_command("file_read", &args),
+            "file_read(path=\"calc.py\", offset=3)"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::tools::Registry;
 use crate::ui::custom_commands::CustomCommands;
 use crate::ui::slash::{self, Slash};
 
+mod json;
 mod render;
 
 pub use render::{PlainOptions, RESULT_LINES, Renderer, sanitize};
@@ -208,7 +209,7 @@ fn command<O: Write, E: Write>(
 /// 1 when one failed (an error, an interruption, the tool call limit, a bad command),
 /// 130 / 143 / 129 after SIGINT / SIGTERM / SIGHUP (the turn in flight is cancelled, its
 /// tool killed, and the session stored first). Piped input stops at the first turn
-/// that ends with an error: the remaining lines are not sent.
+/// that ends with an error, or the first bad command: the remaining lines are not sent.
 pub async fn run(
     agent: AgentHandle,
     mut events: UnboundedReceiver<Event>,
@@ -218,6 +219,7 @@ pub async fn run(
 ) -> Result<u8, PlainError> {
     let mut r = Renderer::new(std::io::stdout(), std::io::stderr(), opts);
     r.model.clone_from(&ctx.provider.model);
+    r.json.provider.clone_from(&ctx.provider.name);
     let mut signals = Signals::new()?;
     let mut stdin = match input {
         Input::Stdin => Some(BufReader::new(tokio::io::stdin())),
@@ -301,10 +303,13 @@ pub async fn run(
                 match command(&mut r, &ctx, &custom, &line) {
                     Ok((Line::Op(op), _)) => op,
                     Ok((Line::Exit, _)) => break,
-                    Ok((Line::Done, bad)) => {
-                        failed |= bad;
-                        continue;
+                    // A bad command stops the input as a failed turn does: the lines
+                    // after it were written expecting it to work.
+                    Ok((Line::Done, true)) => {
+                        failed = true;
+                        break;
                     }
+                    Ok((Line::Done, false)) => continue,
                     Err(e) => {
                         output_error = Some(e);
                         break;

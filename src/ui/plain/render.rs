@@ -33,6 +33,10 @@ pub struct Renderer<O: Write, E: Write> {
     pub model: String,
     /// The provider in use when `/model` switched it (empty: the one the run began on).
     pub provider: String,
+    /// The diff of the file change in flight, shown with its result when it succeeded.
+    preview: Vec<String>,
+    /// `--json` lines, with what they add to the events.
+    pub(crate) json: super::json::JsonLines,
     /// A running command's live output left stderr inside a line.
     live_open: bool,
 }
@@ -61,6 +65,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
             retrying: None,
             model: String::new(),
             provider: String::new(),
+            preview: Vec::new(),
+            json: super::json::JsonLines::default(),
             live_open: false,
         }
     }
@@ -112,13 +118,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             _ => self.retrying = None,
         }
         if self.opts.json {
-            // Straight to the writer through a small buffer: a resumed session's
-            // `session_started` line holds the whole history and is never built in memory.
-            let mut w = std::io::BufWriter::with_capacity(64 * 1024, &mut self.out);
-            serde_json::to_writer(&mut w, ev).map_err(std::io::Error::other)?;
-            w.write_all(b"\n")?;
-            w.flush()?;
-            drop(w);
+            self.json.write(&mut self.out, ev)?;
             return self.out.flush();
         }
         match ev {
@@ -135,9 +135,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     .unwrap_or_else(|| call_summary(name, arguments));
                 let line = format!("● {}", sanitize(&call));
                 writeln!(self.out, "{}", self.paint(CYAN, &line))?;
-                for l in crate::ui::diff::plain_lines(name, arguments, self.opts.color) {
-                    writeln!(self.out, "{l}")?;
-                }
+                self.preview = crate::ui::diff::plain_lines(name, arguments, self.opts.color);
             }
             Event::ToolOutputDelta { text, .. } if self.opts.live => self.live_output(text)?,
             Event::PlanUpdated { steps } => {
@@ -154,6 +152,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
             } => {
                 self.end_live_output()?;
                 self.line_break()?;
+                // A change that failed made none: no diff for it.
+                for l in std::mem::take(&mut self.preview) {
+                    if *success {
+                        writeln!(self.out, "{l}")?;
+                    }
+                }
                 let (mark, color) = if *success {
                     ("⎿", GREEN)
                 } else {
@@ -260,6 +264,9 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 cached,
                 ..
             } if self.opts.verbose => {
+                // The answer's last line ends first: stdout and stderr often share a terminal.
+                self.line_break()?;
+                self.out.flush()?;
                 let cached = if *cached > 0 {
                     format!(" ({cached} cached)")
                 } else {

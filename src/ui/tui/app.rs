@@ -453,8 +453,16 @@ impl App {
                 let text = crate::ui::permissions_cmd::format_list(mode, &rules, &remembered, &session);
                 self.push(Cell::Notice(NoticeLevel::Info, text.trim_end().to_string()));
             }
-            // The text is shown as it was sent; its attachments follow it.
+            // The agent took the message (a turn that could not start, for want of a
+            // key, stores nothing): the session exists now, and `/resume <Tab>` may
+            // offer it. The text is shown as it was sent; its attachments follow it.
             Event::UserMessage { attachments, .. } => {
+                self.session_used = true;
+                if let Some(id) = &self.session_id
+                    && !self.sessions.iter().any(|(k, _)| k == id)
+                {
+                    self.sessions.insert(0, (id.clone(), None));
+                }
                 for a in attachments {
                     self.push(Cell::Attached(a));
                 }
@@ -510,19 +518,20 @@ impl App {
         }
         self.turn = None;
         self.hint = None;
-        if let Some(next) = self.queued.pop_front() {
+        if reason == TurnEndReason::Interrupted && !self.queued.is_empty() {
+            // An interrupt is a change of plan: what was queued goes back to the input
+            // box (before anything typed since), to send or edit, not out at once.
+            let mut text: Vec<String> = self.queued.drain(..).collect();
+            if !self.editor.is_empty() {
+                text.push(self.editor.take());
+            }
+            self.editor.set_text(&text.join("\n"));
+        } else if let Some(next) = self.queued.pop_front() {
             self.send(next, now);
         }
     }
 
     fn send(&mut self, text: String, now: Instant) {
-        self.session_used = true;
-        // Now stored, so `/resume <Tab>` may offer it.
-        if let Some(id) = &self.session_id
-            && !self.sessions.iter().any(|(k, _)| k == id)
-        {
-            self.sessions.insert(0, (id.clone(), None));
-        }
         self.push(Cell::User(text.clone()));
         self.outbox.push(Op::Submit(text));
         self.turn = Some(Turn::new(now));

@@ -32,12 +32,13 @@ impl ToolCell {
     pub fn started(id: String, name: String, arguments: &str) -> Self {
         let preview = crate::ui::diff::preview(&name, arguments).unwrap_or_default();
         // The preview shows the texts, so the call line names only the rest.
-        let call = match serde_json::from_str::<serde_json::Value>(arguments) {
-            Ok(serde_json::Value::Object(mut map)) if !preview.is_empty() => {
+        let call = match serde_json::from_str::<indexmap::IndexMap<String, serde_json::Value>>(arguments) {
+            Ok(mut map) if !preview.is_empty() => {
                 for k in ["old_string", "new_string", "content"] {
-                    map.remove(k);
+                    map.shift_remove(k);
                 }
-                crate::message::call_summary(&name, &serde_json::Value::Object(map).to_string())
+                let rest = serde_json::to_string(&map).unwrap_or_default();
+                crate::message::call_summary(&name, &rest)
             }
             _ => crate::ui::plan::call_line(&name, arguments)
                 .unwrap_or_else(|| crate::message::call_summary(&name, arguments)),
@@ -276,7 +277,10 @@ fn tool_lines(tool: &ToolCell, width: usize, look: &Look<'_>) -> Vec<Line<'stati
         &[Span::raw("  ")],
         Mode::Chars,
     );
-    out.extend(preview_lines(&tool.preview, width, t));
+    // A change that failed made none: no diff for it.
+    if tool.result.as_ref().is_none_or(|r| r.success) {
+        out.extend(preview_lines(&tool.preview, width, t));
+    }
     if tool.result.is_none() && !tool.interrupted {
         out.extend(tool.live.lines(width, t));
     }

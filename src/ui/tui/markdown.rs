@@ -25,7 +25,8 @@ pub(crate) fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'stati
         table: None,
     };
     let opts = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
-    for ev in Parser::new_ext(text, opts) {
+    let text = output_blocks(text);
+    for ev in Parser::new_ext(&text, opts) {
         r.event(ev);
     }
     r.flush();
@@ -171,7 +172,9 @@ impl Renderer<'_> {
             Event::InlineMath(t) | Event::DisplayMath(t) => self.text(&t),
             Event::Html(t) | Event::InlineHtml(t) => self.text(t.trim_end_matches('\n')),
             Event::FootnoteReference(t) => self.text(&format!("[^{t}]")),
-            Event::SoftBreak => self.text(" "),
+            // A single newline in the model's text stays a line break, as in other
+            // terminal agents (models write line-per-item text without list markers).
+            Event::SoftBreak => self.flush(),
             Event::HardBreak => self.flush(),
             Event::Rule => {
                 self.block_start();
@@ -409,6 +412,37 @@ impl Renderer<'_> {
     }
 }
 
+/// A `<||SYSTEM.OUTPUT>…<SYSTEM.OUTPUT||>` block the model wrote itself (imitating the
+/// text protocol's output) shown as a code block, never as raw tags. Tags inside a code
+/// block the model wrote are left as they are.
+fn output_blocks(text: &str) -> std::borrow::Cow<'_, str> {
+    use crate::provider::text_protocol::tags::{OUTPUT_CLOSE, OUTPUT_OPEN};
+    if !text.contains("SYSTEM.OUTPUT") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let (mut out, mut fence, mut block) = (String::with_capacity(text.len() + 16), false, false);
+    for line in text.split_inclusive('\n') {
+        if !block && line.trim_start().starts_with("```") {
+            fence = !fence;
+        }
+        if fence {
+            out.push_str(line);
+            continue;
+        }
+        let mut line = line.to_string();
+        if !block && line.contains(OUTPUT_OPEN) {
+            line = line.replacen(OUTPUT_OPEN, "\n```\n", 1);
+            block = true;
+        }
+        if block && line.contains(OUTPUT_CLOSE) {
+            line = line.replacen(OUTPUT_CLOSE, "\n```\n", 1);
+            block = false;
+        }
+        out.push_str(&line);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,6 +474,33 @@ mod tests {
                 "2. second"
             ]
         );
+    }
+
+    #[test]
+    fn a_single_newline_starts_a_new_line() {
+        assert_eq!(
+            text_of("Lorem ipsum sit amet\nParagraph 1: first\n- item\n  more", 40),
+            [
+                "Lorem ipsum sit amet",
+                "Paragraph 1: first",
+                "",
+                "• item",
+                "  more"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_output_block_the_model_wrote_is_shown_as_code_without_its_tags() {
+        let t = text_of("Ran it:\n<||SYSTEM.OUTPUT>\na.rs\n<SYSTEM.OUTPUT||>\nDone.", 40);
+        assert!(t.iter().all(|l| !l.contains("SYSTEM.OUTPUT")), "{t:?}");
+        assert!(
+            t.contains(&"a.rs".to_string()) && t.contains(&"Done.".to_string()),
+            "{t:?}"
+        );
+        // Quoted in a code block (explaining the protocol): left as written.
+        let t = text_of("```\n<||SYSTEM.OUTPUT>\n```", 40);
+        assert_eq!(t, ["<||SYSTEM.OUTPUT>"]);
     }
 
     #[test]

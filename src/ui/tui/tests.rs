@@ -346,9 +346,13 @@ fn interrupted_turn_and_queue() {
     h.ev(Event::TurnEnded {
         reason: TurnEndReason::Interrupted,
     });
-    assert_eq!(h.app.take_ops(), [Op::Submit("next question".into())]);
+    // Not sent: back in the input box, to send or edit.
+    assert!(h.app.take_ops().is_empty());
+    assert_eq!(h.app.editor.text(), "next question");
     h.draw();
     insta::assert_snapshot!(h.text());
+    h.enter();
+    assert_eq!(h.app.take_ops(), [Op::Submit("next question".into())]);
 }
 
 #[test]

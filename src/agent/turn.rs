@@ -58,15 +58,20 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             return TurnEndReason::Error;
         }
     };
+    if !attached.images.is_empty() && !st.provider().takes_images() {
+        st.notice(NoticeLevel::Error, super::images::refusal(st.provider().as_ref()));
+        return TurnEndReason::Error;
+    }
     st.emit(Event::UserMessage {
         text: text.clone(),
         attachments: attached.lines.clone(),
     });
     st.emit(Event::TurnStarted);
-    st.append(Message::user_with_attachments(
+    st.append(Message::user_with_images(
         &text,
         &attached.blocks,
         attached.lines,
+        attached.images,
     ));
     let limit = st.config().max_tool_turns;
     let mut executed: u32 = 0;

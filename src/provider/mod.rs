@@ -16,6 +16,7 @@ pub mod google;
 pub(crate) mod help;
 pub(crate) mod history;
 pub mod http;
+pub(crate) mod image;
 pub(crate) mod limits;
 #[cfg(feature = "local")]
 pub mod local;
@@ -167,6 +168,12 @@ pub trait Provider: Send + Sync {
         &self,
     ) -> Option<futures_util::stream::BoxStream<'static, (crate::protocol::NoticeLevel, String)>> {
         None
+    }
+
+    /// Whether a request may carry images (`@shot.png`, an MCP tool's image): the model
+    /// takes them (`images` in its settings) and the format has an image part.
+    fn takes_images(&self) -> bool {
+        self.spec().images
     }
 
     /// Model names the endpoint offers (`GET /models`); empty when it offers no list.

@@ -94,6 +94,8 @@ pub struct Spec {
     pub engine: EngineOptions,
     /// What its tokens cost.
     pub pricing: super::prices::Pricing,
+    /// The model takes images (`images = true|false`; see `resolve`).
+    pub images: bool,
 }
 
 impl Spec {
@@ -120,6 +122,7 @@ impl Spec {
             tool_mode: ToolMode::default(),
             engine: EngineOptions::default(),
             pricing: super::prices::Pricing::Local,
+            images: false,
         }
     }
 

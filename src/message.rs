@@ -561,6 +561,31 @@ mod tests {
     }
 
     #[test]
+    fn images_go_through_the_store_columns_and_are_left_out_when_none() {
+        let image = Image {
+            mime: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        let m = Message::user_with_images(
+            "see @a.png",
+            "",
+            vec!["a.png, PNG image, 8 B".into()],
+            vec![image],
+        );
+        let data = m.data_json();
+        assert_eq!(
+            data["images"],
+            serde_json::json!([{"mime": "image/png", "data": "iVBORw0KGgo="}])
+        );
+        let back = Message::from_stored(Kind::User, m.content.clone(), Some(&data.to_string())).unwrap();
+        assert_eq!((back.images(), back.typed_text()), (m.images(), "see @a.png"));
+        let plain = Message::user_with_attachments("x", "b", vec!["f".into()]);
+        assert!(plain.data_json().get("images").is_none());
+        let r = Message::tool_result("c", "t", "s", "{}", true);
+        assert!(r.data_json().get("images").is_none() && r.images().is_empty());
+    }
+
+    #[test]
     fn tool_call_serialises_to_design_shape() {
         let m = Message::tool_call("call_1", "glob", r#"{"pattern":"*.rs"}"#);
         assert_eq!(m.content, r#"glob(pattern="*.rs")"#);

@@ -282,3 +282,58 @@ async fn the_in_process_engine_is_refused_before_anything_runs() {
     );
     assert!(!events.iter().any(|e| matches!(e, Event::TurnStarted)));
 }
+
+/// `ikigai -p` in `cwd` against the Chat Completions fake, with `config.toml` in `home`.
+fn run_binary(home: &std::path::Path, fake: &FakeProvider, args: &[&str]) -> std::process::Output {
+    crate::common::ikigai(home)
+        .args(args)
+        .args(["--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", "k")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_image_is_stored_with_the_session_and_sent_again_on_resume() {
+    let home = workdir();
+    let h = home.path();
+    std::fs::create_dir_all(h.join(".config/ikigai")).unwrap();
+    std::fs::write(
+        h.join(".config/ikigai/config.toml"),
+        "[providers.openai]\nimages = true\n",
+    )
+    .unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("A dot."));
+    let out = run_binary(h, &fake, &["-p", "what is in @shot.png?"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("📎 shot.png, PNG image, 70 B"), "{err}");
+    // The file is gone: the resumed session sends the stored image, not a new read.
+    std::fs::remove_file(h.join("shot.png")).unwrap();
+    fake.push(Reply::text("Still a dot."));
+    let out = run_binary(h, &fake, &["--continue", "-p", "and now?"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2);
+    let users: Vec<&serde_json::Value> = reqs[1]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 2, "{users:?}");
+    assert_eq!(
+        users[0]["content"],
+        json!([
+            {"type": "text", "text": "what is in @shot.png?"},
+            {"type": "image_url", "image_url": {"url": data_url()}},
+        ])
+    );
+    assert_eq!(users[1]["content"], "and now?");
+}

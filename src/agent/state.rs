@@ -172,6 +172,11 @@ impl AgentState {
         &self.runtime.tool_ctx
     }
 
+    /// Whether tools may hand images to the model (the provider takes them).
+    pub fn set_tool_images(&mut self, images: bool) {
+        self.runtime.tool_ctx.images = images;
+    }
+
     /// Caps what one tool result may take (the budget sizes it to the window).
     pub fn set_tool_cap(&mut self, bytes: usize) {
         self.runtime.tool_ctx.max_output_size = bytes;

@@ -62,6 +62,8 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         st.notice(NoticeLevel::Error, super::images::refusal(st.provider().as_ref()));
         return TurnEndReason::Error;
     }
+    let images = st.provider().takes_images();
+    st.set_tool_images(images);
     st.emit(Event::UserMessage {
         text: text.clone(),
         attachments: attached.lines.clone(),
@@ -265,13 +267,10 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 output: output.clone(),
                 success: done.success,
             });
-            st.append(Message::tool_result(
-                &c.id,
-                &c.name,
-                done.summary,
-                output,
-                done.success,
-            ));
+            st.append(
+                Message::tool_result(&c.id, &c.name, done.summary, output, done.success)
+                    .with_images(done.images),
+            );
             if let Some(steps) = plan {
                 st.emit(Event::PlanUpdated { steps });
             }
@@ -334,6 +333,7 @@ fn progress_sink(st: &AgentState, id: &str) -> crate::tools::progress::Sink {
 /// The result of a repeated call that was not run again.
 fn repeated(name: &str, times: u32) -> Executed {
     Executed {
+        images: Vec::new(),
         summary: "not run again: identical to an earlier call".to_string(),
         envelope: repeated_envelope(name, times),
         success: false,
@@ -354,6 +354,7 @@ fn unique_id(st: &AgentState, id: String) -> String {
 /// The result of a call the output token limit cut off: not run; the model is told.
 fn cut_off_call(arguments: &str) -> Executed {
     Executed {
+        images: Vec::new(),
         summary: "not executed: the response was cut off by the output token limit".to_string(),
         envelope: Envelope::failure(
             ErrorCode::InvalidParams,
@@ -376,6 +377,7 @@ fn skipped(limit: u32) -> Executed {
     );
     envelope.mark_limit(limit);
     Executed {
+        images: Vec::new(),
         summary: "not executed: tool call limit reached".to_string(),
         envelope,
         success: false,

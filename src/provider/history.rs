@@ -329,6 +329,52 @@ mod tests {
         History::new(h, "me", any_id).collect()
     }
 
+    #[test]
+    fn images_follow_their_user_message_and_wait_for_the_last_result() {
+        let img = |d: &str| crate::message::Image {
+            mime: "image/png".into(),
+            data: d.into(),
+        };
+        let h = vec![
+            Message::user_with_images("look", "", vec!["a.png".into()], vec![img("U")]),
+            Message::tool_call("a", "shot", "{}"),
+            Message::tool_call("b", "shot", "{}"),
+            Message::tool_result("a", "shot", "", "ra", true).with_images(vec![img("A")]),
+            Message::tool_result("b", "shot", "", "rb", true).with_images(vec![img("B")]),
+            Message::assistant("seen"),
+            Message::tool_call("c", "shot", "{}"),
+            Message::tool_result("c", "shot", "", "rc", true).with_images(vec![img("C")]),
+        ];
+        let kinds: Vec<String> = items(&h)
+            .iter()
+            .map(|i| match i {
+                Item::User(t) => format!("user {t}"),
+                Item::Image { data, .. } => format!("image {data}"),
+                Item::Call { id, .. } => format!("call {id}"),
+                Item::Result { id, .. } => format!("result {id}"),
+                Item::Assistant(t) => format!("assistant {t}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "user look",
+                "image U",
+                "call a",
+                "call b",
+                "result a",
+                "result b",
+                "image A",
+                "image B",
+                "assistant seen",
+                "call c",
+                "result c",
+                "image C"
+            ]
+        );
+    }
+
     fn result_ids(items: &[Item<'_>]) -> Vec<String> {
         items
             .iter()

@@ -49,6 +49,8 @@ pub struct ToolContext {
     pub timeout: Duration,
     /// Which environment variables reach tool processes.
     pub env: Arc<EnvPolicy>,
+    /// The model takes images: an MCP tool's images go to it as images (else a line).
+    pub images: bool,
 }
 
 impl ToolContext {
@@ -60,6 +62,7 @@ impl ToolContext {
             max_output_size,
             timeout,
             env: Arc::new(EnvPolicy::default()),
+            images: false,
         }
     }
 
@@ -71,6 +74,7 @@ impl ToolContext {
             max_output_size: config.max_output_size,
             timeout: Duration::from_secs(config.tool_timeout_secs),
             env: Arc::new(EnvPolicy::from_config(config, key_vars)),
+            images: false,
         }
     }
 }
@@ -157,6 +161,8 @@ pub struct ToolOutput {
     pub summary: String,
     /// What an external tool wrote on stderr (capped): for `--verbose`, never the model.
     pub stderr: Option<String>,
+    /// Images for the model (an MCP tool's image content), after the result.
+    pub images: Vec<crate::message::Image>,
 }
 
 impl ToolOutput {
@@ -165,6 +171,7 @@ impl ToolOutput {
             result,
             summary: summary.into(),
             stderr: None,
+            images: Vec::new(),
         }
     }
 
@@ -175,6 +182,7 @@ impl ToolOutput {
             summary: format!("error: {message}"),
             result: json!({ "error": message }),
             stderr: None,
+            images: Vec::new(),
         }
     }
 

@@ -337,3 +337,18 @@ fn the_image_is_stored_with_the_session_and_sent_again_on_resume() {
     );
     assert_eq!(users[1]["content"], "and now?");
 }
+
+#[test]
+fn the_binary_refuses_an_image_for_a_local_server_with_exit_1_and_sends_nothing() {
+    let home = workdir();
+    let fake = FakeProvider::start();
+    // No `images = true`: the loopback Chat Completions server is taken for a local one.
+    let out = run_binary(home.path(), &fake, &["-p", "what is in @shot.png?"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cannot see images") && err.contains("set images = true in [providers.openai]"),
+        "{err}"
+    );
+    assert!(fake.requests().is_empty());
+}

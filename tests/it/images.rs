@@ -352,3 +352,35 @@ fn the_binary_refuses_an_image_for_a_local_server_with_exit_1_and_sends_nothing(
     );
     assert!(fake.requests().is_empty());
 }
+
+#[tokio::test]
+async fn after_a_switch_to_a_model_without_images_the_history_goes_without_them() {
+    let dir = workdir();
+    let vendor_fake = FakeVendor::start(Wire::Anthropic);
+    vendor_fake.push(anthropic_reply(None, "A dot.", &[]));
+    let chat_fake = FakeProvider::start();
+    chat_fake.push(Reply::text("Text only."));
+    let local = ProviderSection {
+        base_url: Some(chat_fake.base_url.clone()),
+        ..Default::default()
+    };
+    let config = Config {
+        providers: [("openai".to_string(), local)].into(),
+        ..vendor(&vendor_fake, "anthropic", "claude-sonnet-4-5")
+    };
+    let mut a = agent(config, dir.path());
+    let events = a.turn("what is in @shot.png?").await;
+    assert_eq!(turn_end(&events), Some(TurnEndReason::Done), "{events:?}");
+    a.send(ikigai::protocol::Op::SetModel("openai/fake-model".into()));
+    a.until(|e| matches!(e, Event::ModelChanged { .. })).await;
+    let events = a.turn("and now?").await;
+    assert_eq!(turn_end(&events), Some(TurnEndReason::Done), "{events:?}");
+    let reqs = chat_fake.requests();
+    let users: Vec<&serde_json::Value> = reqs[0]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users[0]["content"], "what is in @shot.png?");
+    assert!(!reqs[0].body.to_string().contains(PNG));
+}

@@ -130,11 +130,12 @@ pub struct ToolResultData {
 }
 
 /// An image sent to the model: its media type (`image/png`, `image/jpeg`, `image/gif`,
-/// `image/webp`) and its bytes in standard base64, held once and borrowed by every request.
+/// `image/webp`) and its bytes in standard base64, held once (shared by every clone of
+/// the message, as the store's) and borrowed by every request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Image {
     pub mime: String,
-    pub data: String,
+    pub data: std::sync::Arc<str>,
 }
 
 /// The `data` of a `reasoning` message: `{provider, opaque}`. `provider` names the

@@ -77,10 +77,11 @@ pub(crate) fn read(path: &Path) -> Result<Option<(Image, String)>, String> {
     let kind = mime.trim_start_matches("image/").to_ascii_uppercase();
     let line = format!("{kind} image, {}", human_size(bytes.len()));
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    drop(bytes);
     Ok(Some((
         Image {
             mime: mime.to_string(),
-            data,
+            data: data.into(),
         },
         line,
     )))
@@ -115,7 +116,7 @@ mod tests {
         std::fs::write(&png, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
         let (image, line) = read(&png).unwrap().unwrap();
         assert_eq!(image.mime, "image/png");
-        assert_eq!(image.data, "iVBORw0KGgoAAAANSUhEUg==");
+        assert_eq!(&*image.data, "iVBORw0KGgoAAAANSUhEUg==");
         assert_eq!(line, "PNG image, 16 B");
         let fake = dir.path().join("fake.png");
         std::fs::write(&fake, "not an image").unwrap();

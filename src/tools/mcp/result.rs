@@ -255,7 +255,7 @@ mod tests {
         );
         assert_eq!(out.images.len(), 1);
         assert_eq!(
-            (out.images[0].mime.as_str(), out.images[0].data.as_str()),
+            (out.images[0].mime.as_str(), &*out.images[0].data),
             ("image/png", png)
         );
         let out = convert(&r, 10_000, false);

@@ -87,6 +87,41 @@ pub(crate) fn read(path: &Path) -> Result<Option<(Image, String)>, String> {
     )))
 }
 
+/// Why `images` cannot go to `provider`, which takes the types `accepted`; `None` when they
+/// can (or there are none).
+pub(crate) fn refused(
+    provider: &dyn crate::provider::Provider,
+    images: &[Image],
+    accepted: &[&str],
+) -> Option<String> {
+    if images.is_empty() {
+        return None;
+    }
+    if accepted.is_empty() {
+        return Some(refusal(provider));
+    }
+    let odd = images.iter().find(|i| !accepted.contains(&i.mime.as_str()))?;
+    Some(format!(
+        "{} takes {} images, not {}; nothing was sent",
+        provider.spec().model,
+        names(accepted),
+        names(&[odd.mime.as_str()])
+    ))
+}
+
+/// `PNG, JPEG or WebP` for media types.
+pub(crate) fn names(types: &[&str]) -> String {
+    let name = |t: &&str| match *t {
+        "image/webp" => "WebP".to_string(),
+        t => t.trim_start_matches("image/").to_ascii_uppercase(),
+    };
+    let all: Vec<String> = types.iter().map(name).collect();
+    match all.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => all.join(""),
+    }
+}
+
 /// Why an image cannot go to `provider`: the in-process engine, the text protocol, or a
 /// model configured (or by default taken) as having no image input.
 pub(crate) fn refusal(provider: &dyn crate::provider::Provider) -> String {
@@ -126,6 +161,15 @@ mod tests {
         assert_eq!(sniff(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
         assert_eq!(sniff(b"RIFF\0\0\0\0WAVE"), None);
         assert_eq!(sniff(&[0xFF, 0xD8, 0xFF, 0xE0]), Some("image/jpeg"));
+    }
+
+    #[test]
+    fn types_are_named_for_people() {
+        assert_eq!(
+            names(&["image/png", "image/jpeg", "image/webp"]),
+            "PNG, JPEG or WebP"
+        );
+        assert_eq!(names(&["image/gif"]), "GIF");
     }
 
     #[test]

@@ -172,8 +172,8 @@ impl AgentState {
         &self.runtime.tool_ctx
     }
 
-    /// Whether tools may hand images to the model (the provider takes them).
-    pub fn set_tool_images(&mut self, images: bool) {
+    /// The image types tools may hand the model (none when it takes no images).
+    pub fn set_tool_images(&mut self, images: &'static [&'static str]) {
         self.runtime.tool_ctx.images = images;
     }
 

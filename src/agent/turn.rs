@@ -58,12 +58,12 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             return TurnEndReason::Error;
         }
     };
-    if !attached.images.is_empty() && !st.provider().takes_images() {
-        st.notice(NoticeLevel::Error, super::images::refusal(st.provider().as_ref()));
+    let accepted = st.provider().image_types();
+    if let Some(why) = super::images::refused(st.provider().as_ref(), &attached.images, accepted) {
+        st.notice(NoticeLevel::Error, why);
         return TurnEndReason::Error;
     }
-    let images = st.provider().takes_images();
-    st.set_tool_images(images);
+    st.set_tool_images(accepted);
     st.emit(Event::UserMessage {
         text: text.clone(),
         attachments: attached.lines.clone(),

@@ -176,6 +176,15 @@ pub trait Provider: Send + Sync {
         self.spec().images
     }
 
+    /// The image types a request may carry: none when the model takes no images.
+    fn image_types(&self) -> &'static [&'static str] {
+        if self.takes_images() {
+            self.spec().image_types()
+        } else {
+            &[]
+        }
+    }
+
     /// Model names the endpoint offers (`GET /models`); empty when it offers no list.
     async fn models(&self) -> Result<Vec<String>, ProviderError> {
         Ok(Vec::new())

@@ -126,6 +126,14 @@ impl Spec {
         }
     }
 
+    /// The image types its wire format takes (Gemini takes no GIF).
+    pub fn image_types(&self) -> &'static [&'static str] {
+        match self.kind {
+            WireKind::Google => &["image/png", "image/jpeg", "image/webp"],
+            _ => &["image/png", "image/jpeg", "image/gif", "image/webp"],
+        }
+    }
+
     /// The GGUF file of the in-process engine.
     pub fn model_path(&self) -> PathBuf {
         PathBuf::from(&self.model)

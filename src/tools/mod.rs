@@ -49,8 +49,9 @@ pub struct ToolContext {
     pub timeout: Duration,
     /// Which environment variables reach tool processes.
     pub env: Arc<EnvPolicy>,
-    /// The model takes images: an MCP tool's images go to it as images (else a line).
-    pub images: bool,
+    /// The image types the model takes (none: it takes no images): an MCP tool's images
+    /// of these types go to it as images, others are a line.
+    pub images: &'static [&'static str],
 }
 
 impl ToolContext {
@@ -62,7 +63,7 @@ impl ToolContext {
             max_output_size,
             timeout,
             env: Arc::new(EnvPolicy::default()),
-            images: false,
+            images: &[],
         }
     }
 
@@ -74,7 +75,7 @@ impl ToolContext {
             max_output_size: config.max_output_size,
             timeout: Duration::from_secs(config.tool_timeout_secs),
             env: Arc::new(EnvPolicy::from_config(config, key_vars)),
-            images: false,
+            images: &[],
         }
     }
 }

@@ -384,3 +384,23 @@ async fn after_a_switch_to_a_model_without_images_the_history_goes_without_them(
     assert_eq!(users[0]["content"], "what is in @shot.png?");
     assert!(!reqs[0].body.to_string().contains(PNG));
 }
+
+#[tokio::test]
+async fn gemini_takes_no_gif_and_says_so_before_sending() {
+    let dir = workdir();
+    std::fs::write(
+        dir.path().join("anim.gif"),
+        b"GIF89a\x01\x00\x01\x00\x00\x00\x00;",
+    )
+    .unwrap();
+    let fake = FakeVendor::start(Wire::Gemini);
+    let mut a = agent(vendor(&fake, "google", "gemini-2.5-flash"), dir.path());
+    let events = a.turn("what is in @anim.gif?").await;
+    assert_eq!(turn_end(&events), Some(TurnEndReason::Error));
+    let n = notices(&events).join("\n");
+    assert!(
+        n.contains("gemini-2.5-flash takes PNG, JPEG or WebP images, not GIF; nothing was sent"),
+        "{n}"
+    );
+    assert!(fake.requests().is_empty());
+}

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use base64::Engine;
 
-use crate::agent::images::{FORMATS, MAX_IMAGE_BYTES, sniff};
+use crate::agent::images::{FORMATS, MAX_IMAGE_BYTES, names, sniff};
 use crate::message::Image;
 use crate::tools::ToolOutput;
 use crate::tools::output::CappedBuf;
@@ -38,7 +38,7 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
 
 /// The image of an `image` block, its media type read from its first bytes; else why it
 /// cannot go to the model.
-fn image_of(b: &Value) -> Result<Image, String> {
+fn image_of(b: &Value, accepted: &[&str]) -> Result<Image, String> {
     let data = str_of(b, "data");
     let head = base64::engine::general_purpose::STANDARD
         .decode(data.get(..16).unwrap_or(data))
@@ -46,6 +46,9 @@ fn image_of(b: &Value) -> Result<Image, String> {
     let Some(mime) = sniff(&head) else {
         return Err(format!("not a {FORMATS} image"));
     };
+    if !accepted.contains(&mime) {
+        return Err(format!("the model takes {} images only", names(accepted)));
+    }
     if decoded_len(data) as u64 > MAX_IMAGE_BYTES {
         return Err("larger than 5 MB".into());
     }
@@ -57,14 +60,14 @@ fn image_of(b: &Value) -> Result<Image, String> {
 
 /// One content block as text, and what kind of item it was (for the summary); an image
 /// goes to `images` when the model takes them (`Some`).
-fn block(b: &Value, images: &mut Option<&mut Vec<Image>>) -> (String, &'static str) {
+fn block(b: &Value, images: &mut Option<&mut Vec<Image>>, accepted: &[&str]) -> (String, &'static str) {
     match str_of(b, "type") {
         "text" => (str_of(b, "text").to_string(), "text"),
         "image" => {
             let (mime, n) = (str_of(b, "mimeType"), size(decoded_len(str_of(b, "data"))));
             let taken = match images.as_deref_mut() {
                 None => Err("the model takes no images".to_string()),
-                Some(list) => image_of(b).map(|image| {
+                Some(list) => image_of(b, accepted).map(|image| {
                     let line = format!("[image: {}, {n}; it follows the tool results]", image.mime);
                     list.push(image);
                     line
@@ -116,19 +119,20 @@ fn block(b: &Value, images: &mut Option<&mut Vec<Image>>) -> (String, &'static s
 }
 
 /// The output of a call whose result (as JSON) is `result`, capped at `cap` bytes; its
-/// images go to the model as images when it takes them (`images`).
-pub fn convert(result: &Value, cap: usize, images: bool) -> ToolOutput {
+/// images go to the model as images when it takes their type (`accepted`; none: it takes
+/// no images).
+pub fn convert(result: &Value, cap: usize, accepted: &[&str]) -> ToolOutput {
     let blocks = result
         .get("content")
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
     let mut found: Vec<Image> = Vec::new();
-    let mut sink = images.then_some(&mut found);
+    let mut sink = (!accepted.is_empty()).then_some(&mut found);
     let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
     let mut buf = CappedBuf::new(cap);
     let mut kinds: Vec<&'static str> = Vec::new();
     for (i, b) in blocks.iter().enumerate() {
-        let (text, kind) = block(b, &mut sink);
+        let (text, kind) = block(b, &mut sink, accepted);
         if i > 0 {
             buf.push(b"\n");
         }
@@ -210,7 +214,7 @@ mod tests {
             ],
             "structuredContent": {"t": 1}
         });
-        let out = convert(&r, 10_000, false);
+        let out = convert(&r, 10_000, &[]);
         let text = out.result["output"].as_str().unwrap();
         assert!(
             text.starts_with("hello\n[image omitted: image/png, 3 B;"),
@@ -243,7 +247,7 @@ mod tests {
             {"type": "image", "data": png, "mimeType": "image/jpeg"},
             {"type": "image", "data": "AAAAAAAA", "mimeType": "image/png"},
         ]});
-        let out = convert(&r, 10_000, true);
+        let out = convert(&r, 10_000, &["image/png", "image/jpeg"]);
         let text = out.result["output"].as_str().unwrap();
         assert!(
             text.starts_with("[image: image/png, 70 B; it follows the tool results]\n"),
@@ -258,7 +262,15 @@ mod tests {
             (out.images[0].mime.as_str(), &*out.images[0].data),
             ("image/png", png)
         );
-        let out = convert(&r, 10_000, false);
+        let out = convert(&r, 10_000, &["image/jpeg"]);
+        assert!(out.images.is_empty());
+        assert!(
+            out.result["output"]
+                .as_str()
+                .unwrap()
+                .contains("image/jpeg, 70 B; the model takes JPEG images only]")
+        );
+        let out = convert(&r, 10_000, &[]);
         assert!(out.images.is_empty());
         assert!(
             out.result["output"]
@@ -273,11 +285,11 @@ mod tests {
         let out = convert(
             &json!({"content": [{"type": "text", "text": "no such city"}], "isError": true}),
             1000,
-            false,
+            &[],
         );
         assert!(!out.is_success());
         assert_eq!(out.result["error"], "no such city");
-        let out = convert(&json!({"content": [], "isError": true}), 1000, false);
+        let out = convert(&json!({"content": [], "isError": true}), 1000, &[]);
         assert!(out.result["error"].as_str().unwrap().contains("without text"));
     }
 
@@ -287,7 +299,7 @@ mod tests {
         let out = convert(
             &json!({"content": [{"type": "text", "text": big}], "structuredContent": {"big": big}}),
             4096,
-            false,
+            &[],
         );
         let text = out.result["output"].as_str().unwrap();
         assert!(text.len() <= 4096, "{}", text.len());

@@ -123,6 +123,19 @@ pub struct ToolResultData {
     pub name: String,
     pub output: String,
     pub success: bool,
+    /// Images the tool returned (an MCP server's image content), sent to the model as
+    /// images where the wire format allows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+/// An image sent to the model: its media type (`image/png`, `image/jpeg`, `image/gif`,
+/// `image/webp`) and its bytes in standard base64, held once (shared by every clone of
+/// the message, as the store's) and borrowed by every request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    pub mime: String,
+    pub data: std::sync::Arc<str>,
 }
 
 /// The `data` of a `reasoning` message: `{provider, opaque}`. `provider` names the
@@ -147,7 +160,8 @@ pub struct CompactionData {
     pub kept: usize,
 }
 
-/// The `data` of a user message that carries `@file` attachments: `{text_len, attachments}`.
+/// The `data` of a user message that carries `@file` attachments: `{text_len, attachments}`
+/// (and `images` when images are attached).
 /// The message's content is what the model got (the typed text, then the attached
 /// blocks); the first `text_len` bytes are the text as typed, and `attachments` the one-line
 /// descriptions a front end shows instead of the blocks (`src/main.rs, 120 lines`).
@@ -155,6 +169,9 @@ pub struct CompactionData {
 pub struct AttachmentsData {
     pub text_len: usize,
     pub attachments: Vec<String>,
+    /// Attached images (`@shot.png`), in the order mentioned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
 }
 
 /// The structured part of a message; `null` for system and assistant messages, and for
@@ -235,7 +252,25 @@ impl Message {
                 name: name.into(),
                 output: output.into(),
                 success,
+                images: Vec::new(),
             }))),
+        }
+    }
+
+    /// A tool result carrying images (an MCP tool's image content).
+    pub fn with_images(mut self, images: Vec<Image>) -> Self {
+        if let Some(Data::ToolResult(r)) = self.data.as_deref_mut() {
+            r.images = images;
+        }
+        self
+    }
+
+    /// The images a user message or tool result carries (empty for others).
+    pub fn images(&self) -> &[Image] {
+        match self.data.as_deref() {
+            Some(Data::Attachments(d)) => &d.images,
+            Some(Data::ToolResult(r)) => &r.images,
+            _ => &[],
         }
     }
 
@@ -284,7 +319,12 @@ impl Message {
     /// A user message: `text` as typed, then the attached blocks (`blocks`, which the
     /// model gets after the text), described by `attachments`.
     pub fn user_with_attachments(text: &str, blocks: &str, attachments: Vec<String>) -> Self {
-        if attachments.is_empty() {
+        Self::user_with_images(text, blocks, attachments, Vec::new())
+    }
+
+    /// `user_with_attachments` with attached images.
+    pub fn user_with_images(text: &str, blocks: &str, attachments: Vec<String>, images: Vec<Image>) -> Self {
+        if attachments.is_empty() && images.is_empty() {
             return Self::user(text);
         }
         Message {
@@ -293,6 +333,7 @@ impl Message {
             data: Some(Box::new(Data::Attachments(AttachmentsData {
                 text_len: text.len(),
                 attachments,
+                images,
             }))),
         }
     }
@@ -520,6 +561,31 @@ mod tests {
             Message::user_with_attachments("hi", "", Vec::new()),
             Message::user("hi")
         );
+    }
+
+    #[test]
+    fn images_go_through_the_store_columns_and_are_left_out_when_none() {
+        let image = Image {
+            mime: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        let m = Message::user_with_images(
+            "see @a.png",
+            "",
+            vec!["a.png, PNG image, 8 B".into()],
+            vec![image],
+        );
+        let data = m.data_json();
+        assert_eq!(
+            data["images"],
+            serde_json::json!([{"mime": "image/png", "data": "iVBORw0KGgo="}])
+        );
+        let back = Message::from_stored(Kind::User, m.content.clone(), Some(&data.to_string())).unwrap();
+        assert_eq!((back.images(), back.typed_text()), (m.images(), "see @a.png"));
+        let plain = Message::user_with_attachments("x", "b", vec!["f".into()]);
+        assert!(plain.data_json().get("images").is_none());
+        let r = Message::tool_result("c", "t", "s", "{}", true);
+        assert!(r.data_json().get("images").is_none() && r.images().is_empty());
     }
 
     #[test]

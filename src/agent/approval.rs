@@ -271,6 +271,7 @@ fn unattended(reason: &str, mode: crate::permissions::Mode, always: &[String]) -
 /// The result of a call that was not run.
 fn refused(_name: &str, text: &str) -> Executed {
     Executed {
+        images: Vec::new(),
         // The error itself, so a front end shows it as one line.
         summary: format!("{NOT_APPROVED}: {text}"),
         envelope: crate::tools::envelope::Envelope::failure(

@@ -313,8 +313,12 @@ pub fn message_chars(m: &Message) -> u64 {
     } else {
         wire_chars(&m.content)
     };
-    body + MESSAGE_OVERHEAD
+    body + MESSAGE_OVERHEAD + m.images().len() as u64 * IMAGE_CHARS
 }
+
+/// What one image counts as, in wire characters: about 1,500 tokens, what the vendors
+/// charge for an image of about a megapixel (not its base64 size, which is never text).
+const IMAGE_CHARS: u64 = 6_000;
 
 #[cfg(test)]
 mod tests {

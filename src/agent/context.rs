@@ -42,7 +42,7 @@ pub async fn request(st: &mut AgentState) -> Result<EventStream, Failure> {
         let tokens = st.budget().tokens(plan.chars);
         st.budget_mut().sent(tokens);
         let result = {
-            let view = wire(st.messages(), &plan);
+            let view = for_model(wire(st.messages(), &plan), st.provider().takes_images());
             match super::retry::send(st, &view, &schemas).await {
                 Ok(stream) => refused_at_once(stream).await,
                 Err(e) => Err(e),
@@ -97,6 +97,23 @@ pub fn wire<'a>(messages: &'a [Message], plan: &Plan) -> Cow<'a, [Message]> {
     } else {
         Cow::Owned(elide::apply(messages, plan))
     }
+}
+
+/// The view without images when the model takes none (a session that switched to such a
+/// model after images were attached): a copy then, else the view itself.
+pub fn for_model(view: Cow<'_, [Message]>, images: bool) -> Cow<'_, [Message]> {
+    if images || view.iter().all(|m| m.images().is_empty()) {
+        return view;
+    }
+    let mut owned = view.into_owned();
+    for m in &mut owned {
+        match m.data.as_deref_mut() {
+            Some(crate::message::Data::Attachments(a)) => a.images.clear(),
+            Some(crate::message::Data::ToolResult(r)) => r.images.clear(),
+            _ => {}
+        }
+    }
+    Cow::Owned(owned)
 }
 
 /// Makes the conversation fit: the elision plan for the next request, compacting first

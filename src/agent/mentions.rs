@@ -2,7 +2,8 @@
 //! or a directory's listing) with the `file_read` / `list_dir` tools' own capped reading,
 //! and builds the blocks the model gets after the text. Refuses paths that leave the
 //! working directory (unless given absolute), system files (`/proc`, `/sys`, `/dev`) and
-//! symlinks leading out. Reads only; never writes, never talks to the provider.
+//! symlinks leading out. A file whose content is an image is attached as one (`images`).
+//! Reads only; never writes, never talks to the provider.
 //!
 //! The rule: `@` starts a mention only at the start of a word and outside code (so
 //! `user@example.com`, `` `@x` `` and a decorator in a fenced block are text). A mention whose path exists is attached; one that does not exist
@@ -14,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::images;
+use crate::message::Image;
 use crate::tools::file_read::FileRead;
 use crate::tools::list_dir::ListDir;
 use crate::tools::{Tool, ToolContext};
@@ -25,6 +28,8 @@ pub(crate) struct Attached {
     pub blocks: String,
     /// One line each: `src/main.rs, 120 lines`.
     pub lines: Vec<String>,
+    /// Attached images (a file whose content is a PNG, JPEG, GIF or WebP image).
+    pub images: Vec<Image>,
 }
 
 /// Why a message cannot be sent: the one-line reason, naming the mention.
@@ -58,6 +63,11 @@ pub(crate) async fn attach(text: &str, ctx: &ToolContext) -> Result<Attached, Me
         let Some(resolved) = check(&m, ctx)? else {
             continue;
         };
+        if let Some((image, line)) = image(&m, &resolved)? {
+            out.images.push(image);
+            out.lines.push(line);
+            continue;
+        }
         let (block, line) = read(&m, &resolved, ctx).await?;
         out.blocks.push_str(&block);
         out.lines.push(line);
@@ -204,6 +214,22 @@ fn check(m: &Mention, ctx: &ToolContext) -> Result<Option<PathBuf>, MentionError
         ));
     }
     Ok(Some(real))
+}
+
+/// The mentioned file as an image when its content is one (whatever its name); an error
+/// for one over the size limit, or a file named like an image that is none.
+fn image(m: &Mention, real: &Path) -> Result<Option<(Image, String)>, MentionError> {
+    let fail = |why: String| MentionError(format!("@{}: {why}", m.written));
+    if m.range.is_some() || !std::fs::metadata(real).is_ok_and(|meta| meta.is_file()) {
+        return Ok(None);
+    }
+    match images::read(real).map_err(fail)? {
+        Some((image, line)) => Ok(Some((image, format!("{}, {line}", m.written)))),
+        None if images::named_like_image(real) => {
+            Err(fail(format!("not a {} image (by its content)", images::FORMATS)))
+        }
+        None => Ok(None),
+    }
 }
 
 /// The block for the model and the line for the user.

@@ -8,6 +8,7 @@ pub(crate) mod compact;
 pub mod context;
 pub(crate) mod elide;
 pub(crate) mod guard;
+pub(crate) mod images;
 pub(crate) mod limit;
 mod live;
 pub(crate) mod mentions;

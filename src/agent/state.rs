@@ -181,6 +181,11 @@ impl AgentState {
         &self.runtime.tool_ctx
     }
 
+    /// The image types tools may hand the model (none when it takes no images).
+    pub fn set_tool_images(&mut self, images: &'static [&'static str]) {
+        self.runtime.tool_ctx.images = images;
+    }
+
     /// Caps what one tool result may take (the budget sizes it to the window).
     pub fn set_tool_cap(&mut self, bytes: usize) {
         self.runtime.tool_ctx.max_output_size = bytes;

@@ -68,15 +68,22 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             return TurnEndReason::Error;
         }
     };
+    let accepted = st.provider().image_types();
+    if let Some(why) = super::images::refused(st.provider().as_ref(), &attached.images, accepted) {
+        st.notice(NoticeLevel::Error, why);
+        return TurnEndReason::Error;
+    }
+    st.set_tool_images(accepted);
     st.emit(Event::UserMessage {
         text: text.clone(),
         attachments: attached.lines.clone(),
     });
     st.emit(Event::TurnStarted);
-    st.append(Message::user_with_attachments(
+    st.append(Message::user_with_images(
         &text,
         &attached.blocks,
         attached.lines,
+        attached.images,
     ));
     let limit = st.config().max_tool_turns;
     let mut executed: u32 = 0;
@@ -270,13 +277,10 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 output: output.clone(),
                 success: done.success,
             });
-            st.append(Message::tool_result(
-                &c.id,
-                &c.name,
-                done.summary,
-                output,
-                done.success,
-            ));
+            st.append(
+                Message::tool_result(&c.id, &c.name, done.summary, output, done.success)
+                    .with_images(done.images),
+            );
             if let Some(steps) = plan {
                 st.emit(Event::PlanUpdated { steps });
             }
@@ -341,6 +345,7 @@ fn progress_sink(st: &AgentState, id: &str) -> crate::tools::progress::Sink {
 /// The result of a repeated call that was not run again.
 fn repeated(name: &str, times: u32) -> Executed {
     Executed {
+        images: Vec::new(),
         summary: "not run again: identical to an earlier call".to_string(),
         envelope: repeated_envelope(name, times),
         success: false,
@@ -361,6 +366,7 @@ fn unique_id(st: &AgentState, id: String) -> String {
 /// The result of a call the output token limit cut off: not run; the model is told.
 fn cut_off_call(arguments: &str) -> Executed {
     Executed {
+        images: Vec::new(),
         summary: "not executed: the response was cut off by the output token limit".to_string(),
         envelope: Envelope::failure(
             ErrorCode::InvalidParams,
@@ -383,6 +389,7 @@ fn skipped(limit: u32) -> Executed {
     );
     envelope.mark_limit(limit);
     Executed {
+        images: Vec::new(),
         summary: "not executed: tool call limit reached".to_string(),
         envelope,
         success: false,

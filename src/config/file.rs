@@ -41,6 +41,9 @@ pub struct ProviderSection {
     pub text_protocol_continue: Option<Continuation>,
     /// Native mode: turn a whole-response JSON tool call written as text into a call.
     pub recover_text_tool_calls: Option<bool>,
+    /// Whether the model takes images (`@shot.png`); default: yes for the vendors' wire
+    /// formats, no for local servers and the in-process engine.
+    pub images: Option<bool>,
     /// `[providers.local]` (the in-process engine): the GGUF file (else `model`).
     pub model_path: Option<PathBuf>,
     /// Context window in tokens (default 8192).

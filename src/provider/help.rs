@@ -128,6 +128,10 @@ pub fn describe(config: &Config, spec: &Spec, model: &str) -> Vec<(String, Strin
         ("model", model.to_string()),
         ("api key", key),
         ("context_window", spec.context_window.to_string()),
+        (
+            "images",
+            if takes_images(spec) { "yes" } else { "no" }.to_string(),
+        ),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v));
@@ -135,6 +139,12 @@ pub fn describe(config: &Config, spec: &Spec, model: &str) -> Vec<(String, Strin
     let at = rows.len().min(1);
     rows.splice(at..at, provider);
     rows
+}
+
+/// Whether images may go to this provider's model: configured (or by default) so, and
+/// neither the in-process engine nor the text protocol.
+fn takes_images(spec: &Spec) -> bool {
+    spec.images && spec.kind != crate::config::WireKind::Local && !spec.tool_mode.text
 }
 
 /// The names `--provider` takes, for the command line's help.
@@ -151,6 +161,19 @@ mod tests {
     use super::*;
     use crate::config::Secret;
     use crate::provider::resolve::spec_for;
+
+    #[test]
+    fn config_rows_say_whether_the_model_takes_images() {
+        let images = |name: &str| {
+            let spec = spec_for(&Config::default(), name, None, &|_| None).unwrap();
+            describe(&Config::default(), &spec, &spec.model)
+                .into_iter()
+                .find(|(k, _)| k == "images")
+                .map(|(_, v)| v)
+        };
+        assert_eq!(images("anthropic").as_deref(), Some("yes"));
+        assert_eq!(images("ollama").as_deref(), Some("no"));
+    }
 
     #[test]
     fn the_hint_names_every_other_vendor_and_server_from_the_table() {

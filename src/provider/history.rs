@@ -50,6 +50,9 @@ pub enum Item<'a> {
         output: &'a str,
         success: bool,
     },
+    /// An image of the message before it (a user message's attachment, or a tool
+    /// result's image): base64 `data` of media type `mime`, borrowed.
+    Image { mime: &'a str, data: &'a str },
 }
 
 /// The envelope a call that never got its result is answered with: the same one the
@@ -72,6 +75,8 @@ pub struct History<'a> {
     answering: bool,
     /// Items ready to go (repairs go out before the item that closed their exchange).
     ready: VecDeque<Item<'a>>,
+    /// Images of the current exchange's results, sent after its last result.
+    held: Vec<Item<'a>>,
     ended: bool,
 }
 
@@ -85,6 +90,7 @@ impl<'a> History<'a> {
             open: Vec::new(),
             answering: false,
             ready: VecDeque::new(),
+            held: Vec::new(),
             ended: false,
         }
     }
@@ -181,7 +187,27 @@ impl<'a> Iterator for History<'a> {
             match self.messages.next() {
                 Some(m) => {
                     let Some(item) = self.item(m) else { continue };
-                    // Usually nothing was repaired: the item goes out at once.
+                    let images = m.images().iter().map(|i| Item::Image {
+                        mime: &i.mime,
+                        data: &i.data,
+                    });
+                    if let Item::Result { .. } = item {
+                        // A result's images wait until the exchange's results are out
+                        // (no format lets other content in between them).
+                        self.held.extend(images);
+                    } else {
+                        self.ready.extend(self.held.drain(..));
+                        if let Item::User(_) = item {
+                            // Usually nothing is waiting: the item goes out at once.
+                            if self.ready.is_empty() {
+                                self.ready.extend(images);
+                                return Some(item);
+                            }
+                            self.ready.push_back(item);
+                            self.ready.extend(images);
+                            continue;
+                        }
+                    }
                     if self.ready.is_empty() {
                         return Some(item);
                     }
@@ -190,6 +216,7 @@ impl<'a> Iterator for History<'a> {
                 None => {
                     self.ended = true;
                     self.close();
+                    self.ready.extend(self.held.drain(..));
                 }
             }
         }
@@ -300,6 +327,52 @@ mod tests {
 
     fn items(h: &[Message]) -> Vec<Item<'_>> {
         History::new(h, "me", any_id).collect()
+    }
+
+    #[test]
+    fn images_follow_their_user_message_and_wait_for_the_last_result() {
+        let img = |d: &str| crate::message::Image {
+            mime: "image/png".into(),
+            data: d.into(),
+        };
+        let h = vec![
+            Message::user_with_images("look", "", vec!["a.png".into()], vec![img("U")]),
+            Message::tool_call("a", "shot", "{}"),
+            Message::tool_call("b", "shot", "{}"),
+            Message::tool_result("a", "shot", "", "ra", true).with_images(vec![img("A")]),
+            Message::tool_result("b", "shot", "", "rb", true).with_images(vec![img("B")]),
+            Message::assistant("seen"),
+            Message::tool_call("c", "shot", "{}"),
+            Message::tool_result("c", "shot", "", "rc", true).with_images(vec![img("C")]),
+        ];
+        let kinds: Vec<String> = items(&h)
+            .iter()
+            .map(|i| match i {
+                Item::User(t) => format!("user {t}"),
+                Item::Image { data, .. } => format!("image {data}"),
+                Item::Call { id, .. } => format!("call {id}"),
+                Item::Result { id, .. } => format!("result {id}"),
+                Item::Assistant(t) => format!("assistant {t}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "user look",
+                "image U",
+                "call a",
+                "call b",
+                "result a",
+                "result b",
+                "image A",
+                "image B",
+                "assistant seen",
+                "call c",
+                "result c",
+                "image C"
+            ]
+        );
     }
 
     fn result_ids(items: &[Item<'_>]) -> Vec<String> {

@@ -16,6 +16,7 @@ pub mod google;
 pub(crate) mod help;
 pub(crate) mod history;
 pub mod http;
+pub(crate) mod image;
 pub(crate) mod limits;
 #[cfg(feature = "local")]
 pub mod local;
@@ -167,6 +168,21 @@ pub trait Provider: Send + Sync {
         &self,
     ) -> Option<futures_util::stream::BoxStream<'static, (crate::protocol::NoticeLevel, String)>> {
         None
+    }
+
+    /// Whether a request may carry images (`@shot.png`, an MCP tool's image): the model
+    /// takes them (`images` in its settings) and the format has an image part.
+    fn takes_images(&self) -> bool {
+        self.spec().images
+    }
+
+    /// The image types a request may carry: none when the model takes no images.
+    fn image_types(&self) -> &'static [&'static str] {
+        if self.takes_images() {
+            self.spec().image_types()
+        } else {
+            &[]
+        }
     }
 
     /// Model names the endpoint offers (`GET /models`); empty when it offers no list.

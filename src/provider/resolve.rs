@@ -185,7 +185,13 @@ pub fn spec_for(
         }
         None => Pricing::Table,
     };
+    // Local servers and the in-process engine mostly run models without vision; the
+    // vendors' own formats all take images.
+    let local_server =
+        preset.is_some_and(|p| p.local) || (kind == WireKind::OpenAiChat && loopback(&base_url));
+    let images = sec.images.unwrap_or(kind != WireKind::Local && !local_server);
     Ok(Spec {
+        images,
         pricing,
         tool_mode: tool_mode(&sec, protocol, preset, kind, &base_url),
         context_window: sec

@@ -94,6 +94,8 @@ pub struct Spec {
     pub engine: EngineOptions,
     /// What its tokens cost.
     pub pricing: super::prices::Pricing,
+    /// The model takes images (`images = true|false`; see `resolve`).
+    pub images: bool,
 }
 
 impl Spec {
@@ -120,6 +122,15 @@ impl Spec {
             tool_mode: ToolMode::default(),
             engine: EngineOptions::default(),
             pricing: super::prices::Pricing::Local,
+            images: false,
+        }
+    }
+
+    /// The image types its wire format takes (Gemini takes no GIF).
+    pub fn image_types(&self) -> &'static [&'static str] {
+        match self.kind {
+            WireKind::Google => &["image/png", "image/jpeg", "image/webp"],
+            _ => &["image/png", "image/jpeg", "image/gif", "image/webp"],
         }
     }
 

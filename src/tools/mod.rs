@@ -51,6 +51,9 @@ pub struct ToolContext {
     pub timeout: Duration,
     /// Which environment variables reach tool processes.
     pub env: Arc<EnvPolicy>,
+    /// The image types the model takes (none: it takes no images): an MCP tool's images
+    /// of these types go to it as images, others are a line.
+    pub images: &'static [&'static str],
 }
 
 impl ToolContext {
@@ -62,6 +65,7 @@ impl ToolContext {
             max_output_size,
             timeout,
             env: Arc::new(EnvPolicy::default()),
+            images: &[],
         }
     }
 
@@ -73,6 +77,7 @@ impl ToolContext {
             max_output_size: config.max_output_size,
             timeout: Duration::from_secs(config.tool_timeout_secs),
             env: Arc::new(EnvPolicy::from_config(config, key_vars)),
+            images: &[],
         }
     }
 }
@@ -159,6 +164,8 @@ pub struct ToolOutput {
     pub summary: String,
     /// What an external tool wrote on stderr (capped): for `--verbose`, never the model.
     pub stderr: Option<String>,
+    /// Images for the model (an MCP tool's image content), after the result.
+    pub images: Vec<crate::message::Image>,
 }
 
 impl ToolOutput {
@@ -167,6 +174,7 @@ impl ToolOutput {
             result,
             summary: summary.into(),
             stderr: None,
+            images: Vec::new(),
         }
     }
 
@@ -177,6 +185,7 @@ impl ToolOutput {
             summary: format!("error: {message}"),
             result: json!({ "error": message }),
             stderr: None,
+            images: Vec::new(),
         }
     }
 

@@ -23,6 +23,8 @@ pub struct Executed {
     /// What the model gets.
     pub envelope: Envelope,
     pub success: bool,
+    /// Images that go to the model with the result (an MCP tool's).
+    pub images: Vec<crate::message::Image>,
 }
 
 #[derive(Default)]
@@ -302,11 +304,13 @@ impl Registry {
                     success: out.is_success(),
                     envelope: Envelope::of_output(&out),
                     summary: out.summary,
+                    images: out.images,
                 },
                 out.stderr,
             ),
             Err(err) => (
                 Executed {
+                    images: Vec::new(),
                     summary: format!("{}: {err}", err.code()),
                     envelope: Envelope::of_error(&err),
                     success: false,

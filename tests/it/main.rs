@@ -17,6 +17,8 @@ mod example_tools;
 mod external_tools;
 mod external_tools_e2e;
 mod fixtures_replay;
+mod images;
+mod images_mcp;
 mod install;
 mod interrupts_e2e;
 mod live_output;

@@ -126,7 +126,7 @@ enum Side {
 fn side(item: &Item<'_>) -> Option<Side> {
     match item {
         Item::System(_) => None,
-        Item::User(_) | Item::Result { .. } => Some(Side::User),
+        Item::User(_) | Item::Result { .. } | Item::Image { .. } => Some(Side::User),
         Item::Assistant(t) => (!t.trim().is_empty()).then_some(Side::Assistant {
             call: false,
             thought: false,
@@ -179,6 +179,11 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<Ephemeral>,
     },
+    Image {
+        source: Source<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
     ToolResult {
         tool_use_id: Cow<'a, str>,
         content: &'a str,
@@ -187,6 +192,15 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<Ephemeral>,
     },
+}
+
+/// An image's `source`: `{"type":"base64","media_type":"image/png","data":"…"}`.
+#[derive(Serialize)]
+struct Source<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
 }
 
 impl Block<'_> {
@@ -198,6 +212,7 @@ impl Block<'_> {
     fn mark(&mut self) -> bool {
         match self {
             Block::Text { cache_control, .. }
+            | Block::Image { cache_control, .. }
             | Block::ToolUse { cache_control, .. }
             | Block::ToolResult { cache_control, .. } => {
                 *cache_control = Some(Ephemeral { kind: "ephemeral" });
@@ -282,6 +297,17 @@ impl<'a> Messages<'a> {
                 "user",
                 Block::Text {
                     text,
+                    cache_control: None,
+                },
+            ),
+            Item::Image { mime, data } => (
+                "user",
+                Block::Image {
+                    source: Source {
+                        kind: "base64",
+                        media_type: mime,
+                        data,
+                    },
                     cache_control: None,
                 },
             ),

@@ -110,7 +110,17 @@ struct Part<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     function_response: Option<Response<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    inline_data: Option<InlineData<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     thought_signature: Option<&'a str>,
+}
+
+/// An image part: `{"inlineData":{"mimeType":"image/png","data":"…"}}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InlineData<'a> {
+    mime_type: &'a str,
+    data: &'a str,
 }
 
 #[derive(Serialize)]
@@ -176,6 +186,16 @@ impl<'a> Contents<'a> {
         Some(match item {
             Item::System(_) => return None,
             Item::User(t) => ("user", Piece::Part(text(t))),
+            Item::Image { mime, data } => (
+                "user",
+                Piece::Part(Part {
+                    inline_data: Some(InlineData {
+                        mime_type: mime,
+                        data,
+                    }),
+                    ..Part::default()
+                }),
+            ),
             Item::Assistant(t) if t.trim().is_empty() => return None,
             Item::Assistant(t) => ("model", Piece::Part(text(Cow::Borrowed(t)))),
             Item::Reasoning { opaque, .. } => (

@@ -195,6 +195,11 @@ impl Provider for LocalProvider {
         Some(status_notices(self.engine.status_watch()))
     }
 
+    fn takes_images(&self) -> bool {
+        // The engine renders a text prompt: it has no image input, whatever is configured.
+        false
+    }
+
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
         let prompt = render::chat_prompt(request.system, request.messages, request.tools);
         let tools: Arc<[ToolSchema]> = request.tools.into();

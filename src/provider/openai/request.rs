@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::provider::body::{JsonBody, Source};
 use crate::provider::history::{History, Item, any_id};
+use crate::provider::image::DataUrl;
 use crate::provider::{Request, Spec};
 
 /// Everything in a streaming `/chat/completions` request but its `messages`; `extra`
@@ -46,10 +47,11 @@ pub struct WireMessage<'a> {
     tool_call_id: Option<Cow<'a, str>>,
 }
 
-/// Message content: text, an explicit `null`, or no field at all.
+/// Message content: text, an explicit `null`, or parts (a user message with images).
 enum Content<'a> {
     Text(Cow<'a, str>),
     Null,
+    Parts(Vec<Part<'a>>),
 }
 
 impl Serialize for Content<'_> {
@@ -57,8 +59,23 @@ impl Serialize for Content<'_> {
         match self {
             Content::Text(t) => s.serialize_str(t),
             Content::Null => s.serialize_none(),
+            Content::Parts(parts) => parts.serialize(s),
         }
     }
+}
+
+/// One content part: `{"type":"text","text":…}` or
+/// `{"type":"image_url","image_url":{"url":"data:image/png;base64,…"}}`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ImageUrl<'a> },
+}
+
+#[derive(Serialize)]
+struct ImageUrl<'a> {
+    url: DataUrl<'a>,
 }
 
 #[derive(Serialize)]
@@ -137,6 +154,8 @@ pub fn body<'a>(
 
 /// Wire messages: the system prompt first; an assistant text and the tool calls that
 /// follow it become one message with a `tool_calls` array; results become `role: tool`.
+/// A user message's images make its content parts; a tool result's images (a tool message
+/// takes text only) go in a user message after the exchange's results.
 /// Made one at a time, as the body is written. Chat Completions takes no reasoning back.
 pub struct WireMessages<'a> {
     /// The last wire message, still open to the tool calls that follow it.
@@ -163,6 +182,32 @@ impl<'a> Iterator for WireMessages<'a> {
                 Item::User(t) => WireMessage::text("user", t),
                 Item::Assistant(t) => WireMessage::text("assistant", t),
                 Item::Reasoning { .. } => continue,
+                Item::Image { mime, data } => {
+                    let part = Part::ImageUrl {
+                        image_url: ImageUrl {
+                            url: DataUrl { mime, data },
+                        },
+                    };
+                    match self.open.as_mut() {
+                        Some(last) if last.role == "user" => {
+                            let content = std::mem::replace(&mut last.content, Content::Null);
+                            let mut parts = match content {
+                                Content::Parts(parts) => parts,
+                                Content::Text(text) => vec![Part::Text { text }],
+                                Content::Null => Vec::new(),
+                            };
+                            parts.push(part);
+                            last.content = Content::Parts(parts);
+                            continue;
+                        }
+                        _ => WireMessage {
+                            role: "user",
+                            content: Content::Parts(vec![part]),
+                            tool_calls: Vec::new(),
+                            tool_call_id: None,
+                        },
+                    }
+                }
                 Item::Call { id, function } => {
                     let wire_call = WireCall {
                         id,

@@ -299,3 +299,43 @@ fn a_gguf_model_or_provider_local_selects_the_in_process_engine() {
         assert!(err.contains("not available in this build"), "{err}");
     }
 }
+
+#[test]
+fn images_default_to_yes_for_vendors_and_no_for_local_servers() {
+    let none = env_of(&[]);
+    let images = |c: &Config, name: &str| spec_for(c, name, None, &none).unwrap().images;
+    let c = Config::default();
+    for vendor in [
+        "openai",
+        "openai-responses",
+        "anthropic",
+        "google",
+        "xai",
+        "openrouter",
+    ] {
+        assert!(images(&c, vendor), "{vendor}");
+    }
+    for local in ["ollama", "llamacpp", "vllm", "lmstudio"] {
+        assert!(!images(&c, local), "{local}");
+    }
+    // A Chat Completions server on loopback is a local one; another format there is not.
+    let section = |kind, images| ProviderSection {
+        kind: Some(kind),
+        base_url: given("http://127.0.0.1:9/v1"),
+        model: given("m"),
+        images,
+        ..Default::default()
+    };
+    let c = Config {
+        providers: [
+            ("here".to_string(), section(WireKind::OpenAiChat, None)),
+            ("claude".to_string(), section(WireKind::Anthropic, None)),
+            ("vision".to_string(), section(WireKind::OpenAiChat, Some(true))),
+            ("blind".to_string(), section(WireKind::Anthropic, Some(false))),
+        ]
+        .into(),
+        ..Config::default()
+    };
+    assert!(!images(&c, "here") && images(&c, "claude"));
+    assert!(images(&c, "vision") && !images(&c, "blind"));
+}

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::provider::body::JsonBody;
 use crate::provider::history::{History, Item, any_id};
+use crate::provider::image::DataUrl;
 use crate::provider::{Request, Spec};
 
 /// True for models that reason (and accept the `reasoning` parameter).
@@ -69,7 +70,7 @@ pub fn body<'a>(
 ) -> serde_json::Result<JsonBody<impl Fn() -> InputItems<'a> + Send + Sync + use<'a>>> {
     let (messages, name) = (req.messages, spec.name.as_str());
     JsonBody::new(&rest(&req, spec), "input", move || InputItems {
-        items: History::new(messages, name, any_id),
+        items: History::new(messages, name, any_id).peekable(),
     })
 }
 
@@ -96,12 +97,41 @@ pub enum InputItem<'a> {
     },
     /// A reasoning item as this provider returned it.
     Reasoning(&'a Value),
+    /// A user message with images: `input_text` then `input_image` parts.
+    Parts {
+        role: &'static str,
+        content: Vec<Part<'a>>,
+    },
+}
+
+/// One part of a user message with images.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part<'a> {
+    InputText { text: Cow<'a, str> },
+    InputImage { image_url: DataUrl<'a> },
 }
 
 /// The `input` items: messages, `function_call` / `function_call_output`, and this
 /// provider's own reasoning items (with their encrypted content), made one at a time.
 pub struct InputItems<'a> {
-    items: History<'a>,
+    items: std::iter::Peekable<History<'a>>,
+}
+
+impl<'a> InputItems<'a> {
+    /// A user message of `first` (when text) and the images that follow it.
+    fn parts(&mut self, first: Option<Cow<'a, str>>) -> InputItem<'a> {
+        let mut content: Vec<Part<'a>> = first.map(|text| Part::InputText { text }).into_iter().collect();
+        while let Some(Item::Image { mime, data }) = self.items.peek() {
+            let image_url = DataUrl { mime, data };
+            self.items.next();
+            content.push(Part::InputImage { image_url });
+        }
+        InputItem::Parts {
+            role: "user",
+            content,
+        }
+    }
 }
 
 impl<'a> Iterator for InputItems<'a> {
@@ -109,10 +139,21 @@ impl<'a> Iterator for InputItems<'a> {
 
     fn next(&mut self) -> Option<InputItem<'a>> {
         let message = |role, content| InputItem::Message { role, content };
-        for item in self.items.by_ref() {
+        while let Some(item) = self.items.next() {
             return Some(match item {
                 Item::System(t) => message("system", Cow::Borrowed(t)),
+                Item::User(t) if matches!(self.items.peek(), Some(Item::Image { .. })) => self.parts(Some(t)),
                 Item::User(t) => message("user", t),
+                Item::Image { mime, data } => {
+                    let first = Part::InputImage {
+                        image_url: DataUrl { mime, data },
+                    };
+                    let mut more = self.parts(None);
+                    if let InputItem::Parts { content, .. } = &mut more {
+                        content.insert(0, first);
+                    }
+                    more
+                }
                 Item::Assistant(t) => message("assistant", Cow::Borrowed(t)),
                 Item::Reasoning { opaque, .. } if opaque.get("encrypted_content").is_some() => {
                     InputItem::Reasoning(opaque)

@@ -91,6 +91,11 @@ impl Provider for ToolProtocol {
         self.inner.describe(e)
     }
 
+    fn takes_images(&self) -> bool {
+        // The text protocol writes the conversation as text: no image goes with it.
+        !self.is_text() && self.inner.takes_images()
+    }
+
     async fn models(&self) -> Result<Vec<String>, ProviderError> {
         self.inner.models().await
     }

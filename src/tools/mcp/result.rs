@@ -1,11 +1,17 @@
 //! An MCP `CallToolResult` as ikigai's tool output: text content becomes the output text,
 //! `structuredContent` is kept as JSON, `isError` makes it a failed result with the
-//! server's text, images and audio become a line naming their type and size, resource
-//! links are listed; all capped at `max_output_size`. Works on the JSON of the result, so
-//! any content kind the SDK adds later still reads as a line. Pure.
+//! server's text, images go to the model as images when it takes them (PNG, JPEG, GIF or
+//! WebP by their bytes, up to 5 MB; a line in the text says so), else they and audio
+//! become a line naming their type and size, resource links are listed; all capped at
+//! `max_output_size`. Works on the JSON of the result, so any content kind the SDK adds
+//! later still reads as a line. Pure.
 
 use serde_json::{Map, Value, json};
 
+use base64::Engine;
+
+use crate::agent::images::{FORMATS, MAX_IMAGE_BYTES, names, sniff};
+use crate::message::Image;
 use crate::tools::ToolOutput;
 use crate::tools::output::CappedBuf;
 
@@ -30,20 +36,51 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-/// One content block as text, and what kind of item it was (for the summary).
-fn block(b: &Value) -> (String, &'static str) {
+/// The image of an `image` block, its media type read from its first bytes; else why it
+/// cannot go to the model.
+fn image_of(b: &Value, accepted: &[&str]) -> Result<Image, String> {
+    let data = str_of(b, "data");
+    let head = base64::engine::general_purpose::STANDARD
+        .decode(data.get(..16).unwrap_or(data))
+        .unwrap_or_default();
+    let Some(mime) = sniff(&head) else {
+        return Err(format!("not a {FORMATS} image"));
+    };
+    if !accepted.contains(&mime) {
+        return Err(format!("the model takes {} images only", names(accepted)));
+    }
+    if decoded_len(data) as u64 > MAX_IMAGE_BYTES {
+        return Err("larger than 5 MB".into());
+    }
+    Ok(Image {
+        mime: mime.into(),
+        data: data.into(),
+    })
+}
+
+/// One content block as text, and what kind of item it was (for the summary); an image
+/// goes to `images` when the model takes them (`Some`).
+fn block(b: &Value, images: &mut Option<&mut Vec<Image>>, accepted: &[&str]) -> (String, &'static str) {
     match str_of(b, "type") {
         "text" => (str_of(b, "text").to_string(), "text"),
-        kind @ ("image" | "audio") => {
-            let mime = str_of(b, "mimeType");
-            let n = decoded_len(str_of(b, "data"));
-            let what = if kind == "image" { "image" } else { "audio" };
+        "image" => {
+            let (mime, n) = (str_of(b, "mimeType"), size(decoded_len(str_of(b, "data"))));
+            let taken = match images.as_deref_mut() {
+                None => Err("the model takes no images".to_string()),
+                Some(list) => image_of(b, accepted).map(|image| {
+                    let line = format!("[image: {}, {n}; it follows the tool results]", image.mime);
+                    list.push(image);
+                    line
+                }),
+            };
+            let line = taken.unwrap_or_else(|why| format!("[image omitted: {mime}, {n}; {why}]"));
+            (line, "image")
+        }
+        "audio" => {
+            let (mime, n) = (str_of(b, "mimeType"), size(decoded_len(str_of(b, "data"))));
             (
-                format!(
-                    "[{what} omitted: {mime}, {}; ikigai does not pass {what}s to the model yet]",
-                    size(n)
-                ),
-                what,
+                format!("[audio omitted: {mime}, {n}; ikigai does not pass audio to the model]"),
+                "audio",
             )
         }
         "resource_link" => {
@@ -81,18 +118,21 @@ fn block(b: &Value) -> (String, &'static str) {
     }
 }
 
-/// The output of a call whose result (as JSON) is `result`, capped at `cap` bytes.
-pub fn convert(result: &Value, cap: usize) -> ToolOutput {
+/// The output of a call whose result (as JSON) is `result`, capped at `cap` bytes; its
+/// images go to the model as images when it takes their type (`accepted`; none: it takes
+/// no images).
+pub fn convert(result: &Value, cap: usize, accepted: &[&str]) -> ToolOutput {
     let blocks = result
         .get("content")
         .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+        .map_or(&[][..], Vec::as_slice);
+    let mut found: Vec<Image> = Vec::new();
+    let mut sink = (!accepted.is_empty()).then_some(&mut found);
     let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
     let mut buf = CappedBuf::new(cap);
     let mut kinds: Vec<&'static str> = Vec::new();
     for (i, b) in blocks.iter().enumerate() {
-        let (text, kind) = block(b);
+        let (text, kind) = block(b, &mut sink, accepted);
         if i > 0 {
             buf.push(b"\n");
         }
@@ -122,7 +162,9 @@ pub fn convert(result: &Value, cap: usize) -> ToolOutput {
         }
     }
     let summary = summarize(&text, &kinds, out.contains_key("structured_content"));
-    ToolOutput::new(Value::Object(out), summary)
+    let mut output = ToolOutput::new(Value::Object(out), summary);
+    output.images = found;
+    output
 }
 
 fn summarize(text: &str, kinds: &[&str], structured: bool) -> String {
@@ -172,7 +214,7 @@ mod tests {
             ],
             "structuredContent": {"t": 1}
         });
-        let out = convert(&r, 10_000);
+        let out = convert(&r, 10_000, &[]);
         let text = out.result["output"].as_str().unwrap();
         assert!(
             text.starts_with("hello\n[image omitted: image/png, 3 B;"),
@@ -198,14 +240,56 @@ mod tests {
     }
 
     #[test]
+    fn images_go_to_the_model_when_it_takes_them_and_only_real_ones() {
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+        let r = json!({"content": [
+            // Declared JPEG, is a PNG: the bytes decide.
+            {"type": "image", "data": png, "mimeType": "image/jpeg"},
+            {"type": "image", "data": "AAAAAAAA", "mimeType": "image/png"},
+        ]});
+        let out = convert(&r, 10_000, &["image/png", "image/jpeg"]);
+        let text = out.result["output"].as_str().unwrap();
+        assert!(
+            text.starts_with("[image: image/png, 70 B; it follows the tool results]\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("[image omitted: image/png, 6 B; not a PNG, JPEG, GIF or WebP image]"),
+            "{text}"
+        );
+        assert_eq!(out.images.len(), 1);
+        assert_eq!(
+            (out.images[0].mime.as_str(), &*out.images[0].data),
+            ("image/png", png)
+        );
+        let out = convert(&r, 10_000, &["image/jpeg"]);
+        assert!(out.images.is_empty());
+        assert!(
+            out.result["output"]
+                .as_str()
+                .unwrap()
+                .contains("image/jpeg, 70 B; the model takes JPEG images only]")
+        );
+        let out = convert(&r, 10_000, &[]);
+        assert!(out.images.is_empty());
+        assert!(
+            out.result["output"]
+                .as_str()
+                .unwrap()
+                .contains("image/jpeg, 70 B; the model takes no images]")
+        );
+    }
+
+    #[test]
     fn is_error_is_a_failed_result_with_the_servers_text() {
         let out = convert(
             &json!({"content": [{"type": "text", "text": "no such city"}], "isError": true}),
             1000,
+            &[],
         );
         assert!(!out.is_success());
         assert_eq!(out.result["error"], "no such city");
-        let out = convert(&json!({"content": [], "isError": true}), 1000);
+        let out = convert(&json!({"content": [], "isError": true}), 1000, &[]);
         assert!(out.result["error"].as_str().unwrap().contains("without text"));
     }
 
@@ -215,6 +299,7 @@ mod tests {
         let out = convert(
             &json!({"content": [{"type": "text", "text": big}], "structuredContent": {"big": big}}),
             4096,
+            &[],
         );
         let text = out.result["output"].as_str().unwrap();
         assert!(text.len() <= 4096, "{}", text.len());

@@ -121,7 +121,7 @@ impl Tool for McpTool {
         match answer {
             Ok(ServerResult::CallToolResult(r)) => {
                 let json = serde_json::to_value(&r).map_err(|e| ToolError::InvalidOutput(e.to_string()))?;
-                Ok(result::convert(&json, ctx.max_output_size))
+                Ok(result::convert(&json, ctx.max_output_size, ctx.images))
             }
             Ok(_) => Err(ToolError::InvalidOutput(format!(
                 "MCP server `{name}` answered tools/call with something other than a tool result"

@@ -84,6 +84,10 @@ impl Shadow {
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_TERMINAL_PROMPT", "0")
+            // glibc gives memory back after nearly every file git reads; a 64 MiB pad
+            // stops that churn (a 10,000-file first snapshot: 0.65 s → 0.26 s of `add`).
+            .env("MALLOC_TOP_PAD_", "67108864")
+            .env("MALLOC_TRIM_THRESHOLD_", "134217728")
             .current_dir(&self.work_tree)
             .args(["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"])
             .stdin(Stdio::null());
@@ -166,14 +170,16 @@ impl Shadow {
         // The first snapshot of a project stores every file: streamed into one pack
         // (a file each would be ~5x slower); later ones store only what changed.
         let first = !self.git_dir.join("index").exists();
-        let threshold = if first {
-            "core.bigFileThreshold=1"
+        // Uncompressed: zlib is most of the rest of that first write (local data only).
+        let (threshold, compression) = if first {
+            ("core.bigFileThreshold=1", "core.compression=0")
         } else {
-            "core.bigFileThreshold=512m"
+            ("core.bigFileThreshold=512m", "core.compression=1")
         };
         // Unreadable files are left out (git says so and fails, but indexes the rest);
         // any other failure leaves no snapshot.
-        match self.run(&["-c", threshold, "add", "--all", "--ignore-errors", "--", "."]) {
+        let add = ["-c", threshold, "-c", compression, "add", "--all", "--ignore-errors", "--", "."];
+        match self.run(&add) {
             Err(ShadowError::Git(e)) if e.contains("fatal:") || e.contains("index.lock") => {
                 return Err(ShadowError::Git(e));
             }

@@ -48,6 +48,7 @@ mod secret_environ;
 mod secrets;
 mod session_lease;
 mod sessions_cli;
+mod small_models;
 mod store;
 mod store_cli;
 mod store_file_removed;

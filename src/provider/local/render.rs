@@ -96,11 +96,20 @@ fn call_text(name: &str, arguments: &str) -> String {
 }
 
 /// The text inside the output block: the tool's output and a nonzero exit code, or the
-/// error for a failed call. Falls back to the raw envelope.
+/// error for a failed call, after a note on the arguments (`note: ignored unknown
+/// parameter "pattern"`). Falls back to the raw envelope.
 pub fn result_text(envelope: &str) -> String {
     let Ok(v) = serde_json::from_str::<Value>(envelope) else {
         return envelope.to_string();
     };
+    match v.get("note").and_then(Value::as_str) {
+        Some(note) => format!("note: {note}\n{}", result_body(&v)),
+        None => result_body(&v),
+    }
+}
+
+/// `result_text` without the note on the arguments.
+fn result_body(v: &Value) -> String {
     if v.get("tool_success") == Some(&Value::Bool(false)) {
         let err = v
             .get("error")
@@ -113,7 +122,7 @@ pub fn result_text(envelope: &str) -> String {
             format!("{partial}\nerror: {err}")
         };
     }
-    let result = v.get("result").unwrap_or(&v);
+    let result = v.get("result").unwrap_or(v);
     let mut text = match result.get("output") {
         Some(Value::String(s)) => s.trim_end_matches('\n').to_string(),
         Some(other) => other.to_string(),

@@ -138,8 +138,10 @@ def run_task(binary, task, extra, timeout, keep):
             ended = ev.get("reason")
     answer = "".join(text)
     failed = check(task, answer, project)
-    if outcome is None and proc.returncode != 0:
-        outcome = f"exit {proc.returncode}"
+    # Exit 1 with a turn_ended event is a turn that ended by a limit or an error the model
+    # caused; anything else (a crash, no turn_ended, a timeout) is a plumbing failure.
+    if outcome is None and (proc.returncode not in (0, 1) or ended is None):
+        outcome = f"exit {proc.returncode}" + ("" if ended else ", no turn_ended")
     if outcome is None:
         outcome = "pass" if not failed else "fail"
     elif not failed:
@@ -235,7 +237,7 @@ def main():
         plumbing = sum(r["outcome"] not in ("pass", "fail") for r in rows)
         print(
             f"{mode:<7} {ok}/{len(rows)} passed ({100 * ok // len(rows)} %), "
-            f"{secs:.0f} s, {plumbing} not ended cleanly (timeout or exit code)"
+            f"{secs:.0f} s, {plumbing} not ended cleanly (timeout, crash, no turn_ended)"
         )
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=1))

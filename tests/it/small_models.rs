@@ -1,7 +1,8 @@
 //! What ikigai does for small models (issue 22), from the outside: the real binary against
 //! the scripted Chat Completions vendor, with the exact requests it records checked —
 //! lenient arguments (aliases, unknown names ignored and named), for native calls,
-//! recovered text calls and text-protocol calls alike.
+//! recovered text calls and text-protocol calls alike; a loop of refused repeats ending the
+//! turn.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
@@ -209,4 +210,55 @@ fn a_text_protocol_call_with_an_alias_and_an_unknown_parameter_runs_and_says_so(
         "{block}"
     );
     assert!(block.contains("PLUM-4417"), "{block}");
+}
+
+#[test]
+fn a_call_repeated_after_the_guard_refused_it_ends_the_turn_with_one_notice() {
+    let (h, cwd) = project();
+    let fake = FakeProvider::start();
+    let args = r#"{"command":"echo run >> calls.log"}"#;
+    for id in ["c1", "c2", "c3", "c4"] {
+        fake.push(Reply::tool_calls(&[(id, "bash", args)]));
+    }
+    fake.push(Reply::text("never asked for"));
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &["--base-url", &fake.base_url, "-p", "log it"],
+    );
+    let (stdout, stderr) = (s(&out.stdout), s(&out.stderr));
+    // Two runs, one refusal answered, the repeat of the refusal ends the turn: 4 requests.
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 4, "{stdout}\n{stderr}");
+    let log = std::fs::read_to_string(cwd.path().join("calls.log")).unwrap();
+    assert_eq!(log.lines().count(), 2);
+    let env: Value = serde_json::from_str(&last_tool_content(&reqs[3])).unwrap();
+    assert_eq!(env["error_code"], "REPEATED_CALL");
+    assert_eq!(stderr.matches("not run again").count(), 1, "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("The model repeated a call that was already refused as identical; the turn ends here.")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!stdout.contains("never asked for"));
+    // Like the `max_tool_turns` limit: the turn ended without an answer.
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // The stored history stays valid: the next turn goes on from it.
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &["--base-url", &fake.base_url, "-c", "-p", "and?"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert!(s(&out.stdout).contains("never asked for"));
+    let last = fake.requests().pop().unwrap();
+    let roles: Vec<&str> = last
+        .messages()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles.iter().filter(|r| **r == "tool").count(), 4, "{roles:?}");
+    assert_eq!(roles.last(), Some(&"user"));
 }

@@ -262,3 +262,153 @@ fn a_call_repeated_after_the_guard_refused_it_ends_the_turn_with_one_notice() {
     assert_eq!(roles.iter().filter(|r| **r == "tool").count(), 4, "{roles:?}");
     assert_eq!(roles.last(), Some(&"user"));
 }
+
+/// The output cap each wire format carries in the first request of a one-turn run with
+/// this config (`[providers.*]` sections), for preset `provider`.
+fn first_request_cap(config: &str, provider: &str) -> Value {
+    use crate::common::fake_vendor::{FakeVendor, Wire, anthropic_reply, gemini_reply};
+    let (h, cwd) = project();
+    let cfg = h.path().join("config.toml");
+    std::fs::write(&cfg, config).unwrap();
+    let cfg = cfg.display().to_string();
+    let go = |base_url: &str, extra: &[&str]| {
+        let mut args = vec!["--config", &cfg, "--provider", provider, "--base-url", base_url];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-p", "hi"]);
+        let mut cmd = common::ikigai(h.path());
+        cmd.current_dir(cwd.path())
+            .args(&args)
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("GEMINI_API_KEY", "k")
+            .stdin(Stdio::null());
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{provider}: {}", s(&out.stderr));
+    };
+    match provider {
+        "anthropic" | "google" => {
+            let wire = if provider == "anthropic" {
+                Wire::Anthropic
+            } else {
+                Wire::Gemini
+            };
+            let fake = FakeVendor::start(wire);
+            fake.push(if provider == "anthropic" {
+                anthropic_reply(None, "hello", &[])
+            } else {
+                gemini_reply("", "", "hello", &[])
+            });
+            go(&fake.base_url, &[]);
+            let body = fake.requests()[0].body.clone();
+            if provider == "anthropic" {
+                body["max_tokens"].clone()
+            } else {
+                body["generationConfig"]["maxOutputTokens"].clone()
+            }
+        }
+        "openai-responses" => {
+            let fake = FakeProvider::start();
+            fake.push(Reply::fixture("responses-02-text-only.sse"));
+            go(&fake.base_url, &[]);
+            fake.requests()[0].body["max_output_tokens"].clone()
+        }
+        "llamacpp-text" => {
+            let fake = FakeProvider::start();
+            fake.push(Reply::text("hello"));
+            let mut args = vec![
+                "--config",
+                &cfg,
+                "--provider",
+                "llamacpp",
+                "--base-url",
+                &fake.base_url,
+            ];
+            args.extend_from_slice(&["--tool-protocol", "text", "-p", "hi"]);
+            let out = run(h.path(), cwd.path(), &args);
+            assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+            fake.requests().last().unwrap().body["max_completion_tokens"].clone()
+        }
+        _ => {
+            let fake = FakeProvider::start();
+            fake.push(Reply::text("hello"));
+            go(&fake.base_url, &[]);
+            fake.requests().last().unwrap().body["max_completion_tokens"].clone()
+        }
+    }
+}
+
+#[test]
+fn every_wire_format_sends_the_answer_reserve_as_its_output_cap_unless_configured() {
+    // An eighth of the window (40,000 → 5,000), at most 16k.
+    let sections = |extra: &str| {
+        ["openai", "openai-responses", "anthropic", "google", "llamacpp"]
+            .iter()
+            .map(|p| format!("[providers.{p}]\ncontext_window = 40000\n{extra}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for provider in [
+        "openai",
+        "openai-responses",
+        "anthropic",
+        "google",
+        "llamacpp",
+        "llamacpp-text",
+    ] {
+        assert_eq!(
+            first_request_cap(&sections(""), provider),
+            json!(5000),
+            "{provider}"
+        );
+        assert_eq!(
+            first_request_cap(&sections("max_output_tokens = 321\n"), provider),
+            json!(321),
+            "{provider}: a configured cap wins"
+        );
+    }
+    // A vendor's window: 200k (Anthropic's preset) reserves the 16k ceiling.
+    assert_eq!(first_request_cap("", "anthropic"), json!(16384));
+}
+
+/// The in-process engine stops at the cap the agent asks for, unless one is configured.
+#[cfg(feature = "local")]
+#[tokio::test]
+async fn the_engine_stops_at_the_requested_output_cap_unless_one_is_configured() {
+    use futures_util::StreamExt;
+    use ikigai::message::Message;
+    use ikigai::provider::local::LocalProvider;
+    use ikigai::provider::{FinishReason, Provider, Request, Spec, StreamEvent};
+    let _g = crate::local::serial_async().await;
+    let generated = |configured: Option<u64>, asked: Option<u64>| async move {
+        let mut spec = Spec::local(&crate::local::model_path(), 1024);
+        spec.temperature = Some(0.0);
+        spec.engine.threads = Some(2);
+        spec.engine.ctx = Some(1024);
+        spec.max_output_tokens = configured;
+        let provider = LocalProvider::from_spec(spec).unwrap();
+        let messages = vec![Message::user("Count from 1 to 200, one number per line.")];
+        let req = Request {
+            model: "local",
+            system: "You are a terse assistant.",
+            messages: &messages,
+            tools: &[],
+            stop: &[],
+            max_output_tokens: asked,
+        };
+        let events: Vec<_> = provider.stream(req).await.unwrap().collect().await;
+        let output = events.iter().find_map(|e| match e {
+            Ok(StreamEvent::Usage { output, .. }) => Some(*output),
+            _ => None,
+        });
+        let length = events.iter().any(|e| {
+            matches!(
+                e,
+                Ok(StreamEvent::Finished {
+                    reason: Some(FinishReason::Length)
+                })
+            )
+        });
+        (output.expect("a usage report"), length)
+    };
+    assert_eq!(generated(None, Some(7)).await, (7, true));
+    assert_eq!(generated(Some(4), Some(7)).await, (4, true));
+}

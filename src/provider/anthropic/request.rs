@@ -430,6 +430,7 @@ mod tests {
                     messages: h,
                     tools: &tools,
                     stop: &[],
+                    max_output_tokens: None,
                 },
                 &opts,
             )

@@ -198,7 +198,11 @@ impl Provider for LocalProvider {
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
         let prompt = render::chat_prompt(request.system, request.messages, request.tools);
         let tools: Arc<[ToolSchema]> = request.tools.into();
-        let (rx, cancel) = self.engine.start(prompt, None);
+        // The configured cap, else the agent's answer reserve, else the settings' default.
+        let cap = request
+            .output_cap(&self.spec)
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+        let (rx, cancel) = self.engine.start(prompt, cap);
         let guard = CancelOnDrop(cancel);
         let events = stream::unfold(
             (rx, guard, VecDeque::new(), false),

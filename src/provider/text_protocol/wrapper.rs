@@ -52,6 +52,7 @@ impl ToolProtocol {
                 messages: &messages,
                 tools: &[],
                 stop: &stop,
+                max_output_tokens: request.max_output_tokens,
             })
             .await?;
         let decoder = TextDecoder::new(request.tools.to_vec());

@@ -412,3 +412,67 @@ async fn the_engine_stops_at_the_requested_output_cap_unless_one_is_configured()
     assert_eq!(generated(None, Some(7)).await, (7, true));
     assert_eq!(generated(Some(4), Some(7)).await, (4, true));
 }
+
+/// A text-protocol run against llamacpp where the model's first answer is `first`; the
+/// requests the fake recorded.
+fn text_protocol_run(first: &str) -> (Vec<Recorded>, String) {
+    let (h, cwd) = project();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text(first));
+    fake.push(Reply::text("The code is PLUM-4417."));
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &[
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &fake.base_url,
+            "--tool-protocol",
+            "text",
+            "--json",
+            "-p",
+            "code?",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    (fake.requests(), s(&out.stdout))
+}
+
+#[test]
+fn a_lower_case_exec_tag_runs_its_command() {
+    let (reqs, stdout) = text_protocol_run("<||system.exec>cat notes.txt<system.exec||>");
+    assert_eq!(reqs.len(), 2);
+    // Prefill: the call, re-rendered in the canonical form, and its output continue the
+    // assistant message.
+    let last = reqs[1].messages().last().unwrap();
+    assert_eq!(last["role"], "assistant");
+    assert_eq!(
+        last["content"],
+        "<||SYSTEM.EXEC>cat notes.txt<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\ndeploy code PLUM-4417\n<SYSTEM.OUTPUT||>\n"
+    );
+    assert!(!stdout.contains("system.exec"), "{stdout}");
+}
+
+#[test]
+fn a_tag_naming_a_known_tool_is_that_tools_call() {
+    let (reqs, stdout) = text_protocol_run("Let me read it. <||file_read(path=\"notes.txt\")||>");
+    assert_eq!(reqs.len(), 2);
+    let started: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "tool_call_started")
+        .collect();
+    assert_eq!(started.len(), 1, "{stdout}");
+    assert_eq!(started[0]["name"], "file_read");
+    assert_eq!(started[0]["arguments"], json!({"path": "notes.txt"}));
+    let last = reqs[1].messages().last().unwrap();
+    assert_eq!(
+        last["content"],
+        "Let me read it. \n<||SYSTEM.EXEC>file_read(path=\"notes.txt\")<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\ndeploy code PLUM-4417\n<SYSTEM.OUTPUT||>\n"
+    );
+    // An unknown name in the same form stays text and runs nothing.
+    let (reqs, stdout) = text_protocol_run("<||count_lines(\"notes.txt\")||>");
+    assert_eq!(reqs.len(), 1);
+    assert!(!stdout.contains("tool_call_started"), "{stdout}");
+}

@@ -189,6 +189,7 @@ pub fn spec_for(
             gpu_layers: sec.gpu_layers,
             top_p: sec.top_p,
             seed: sec.seed,
+            primer: sec.primer,
         },
         name: name.to_string(),
         kind,

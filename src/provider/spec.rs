@@ -57,6 +57,8 @@ pub struct EngineOptions {
     pub gpu_layers: Option<u32>,
     pub top_p: Option<f64>,
     pub seed: Option<u32>,
+    /// The example exchange before the conversation (`primer`, default on).
+    pub primer: Option<bool>,
 }
 
 /// One provider, fully resolved: everything a provider of any kind needs to talk to it.

@@ -280,12 +280,14 @@ fn a_gguf_model_or_provider_local_selects_the_in_process_engine() {
         ProviderSection {
             model_path: Some("/m/coder.gguf".into()),
             ctx: Some(4096),
+            primer: Some(false),
             ..Default::default()
         },
     );
     let s = resolve(&c, &env_of(&[])).unwrap().spec;
     assert_eq!((s.model.as_str(), s.context_window), ("/m/coder.gguf", 4096));
     assert_eq!(s.engine.ctx, Some(4096));
+    assert_eq!(s.engine.primer, Some(false));
     let err = crate::provider::build(s)
         .err()
         .map(|e| e.to_string())

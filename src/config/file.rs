@@ -48,8 +48,8 @@ pub struct ProviderSection {
     pub gpu_layers: Option<u32>,
     pub top_p: Option<f64>,
     pub seed: Option<u32>,
-    /// The in-process engine: one example exchange (a command and its output) before the
-    /// conversation, which small models imitate (default true).
+    /// The text protocol and the in-process engine: one example exchange (a command and
+    /// its output) before the conversation, which small models imitate (default true).
     pub primer: Option<bool>,
     /// What this provider's tokens cost (USD per million), for every model of it; the
     /// built-in table prices the vendors' own models, and local ones have none.

@@ -189,7 +189,6 @@ pub fn spec_for(
             gpu_layers: sec.gpu_layers,
             top_p: sec.top_p,
             seed: sec.seed,
-            primer: sec.primer,
         },
         name: name.to_string(),
         kind,
@@ -243,6 +242,7 @@ fn tool_mode(
             Continuation::User
         }),
         recover: sec.recover_text_tool_calls.unwrap_or(local),
+        primer: sec.primer.unwrap_or(true),
     }
 }
 

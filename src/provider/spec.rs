@@ -37,6 +37,9 @@ pub struct ToolMode {
     pub continuation: Continuation,
     /// Native mode: turn a whole-response JSON call into a real call.
     pub recover: bool,
+    /// Text mode and the in-process engine: one example exchange before the conversation
+    /// (`primer`, default on).
+    pub primer: bool,
 }
 
 impl Default for ToolMode {
@@ -45,6 +48,7 @@ impl Default for ToolMode {
             text: false,
             continuation: Continuation::User,
             recover: false,
+            primer: true,
         }
     }
 }
@@ -57,8 +61,6 @@ pub struct EngineOptions {
     pub gpu_layers: Option<u32>,
     pub top_p: Option<f64>,
     pub seed: Option<u32>,
-    /// The example exchange before the conversation (`primer`, default on).
-    pub primer: Option<bool>,
 }
 
 /// One provider, fully resolved: everything a provider of any kind needs to talk to it.

@@ -476,3 +476,72 @@ fn a_tag_naming_a_known_tool_is_that_tools_call() {
     assert_eq!(reqs.len(), 1);
     assert!(!stdout.contains("tool_call_started"), "{stdout}");
 }
+
+#[test]
+fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turned_off() {
+    let (h, cwd) = project();
+    for (config, want) in [
+        ("", Some("prefill")),
+        (
+            "[providers.llamacpp]\ntext_protocol_continue = \"user\"\n",
+            Some("user"),
+        ),
+        ("[providers.llamacpp]\nprimer = false\n", None),
+    ] {
+        let cfg = h.path().join("c.toml");
+        std::fs::write(&cfg, config).unwrap();
+        let fake = FakeProvider::start();
+        fake.push(Reply::text("hello"));
+        let out = run(
+            h.path(),
+            cwd.path(),
+            &[
+                "--config",
+                cfg.to_str().unwrap(),
+                "--provider",
+                "llamacpp",
+                "--base-url",
+                &fake.base_url,
+                "--tool-protocol",
+                "text",
+                "-p",
+                "code?",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        let reqs = fake.requests();
+        let msgs = reqs[0].messages();
+        let pairs: Vec<(String, String)> = msgs[1..]
+            .iter()
+            .map(|m| {
+                (
+                    m["role"].as_str().unwrap().to_string(),
+                    m["content"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let p = |r: &str, c: &str| (r.to_string(), c.to_string());
+        let expected = match want {
+            Some("prefill") => vec![
+                p("user", "What is in README.md?"),
+                p(
+                    "assistant",
+                    "<||SYSTEM.EXEC>cat README.md<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n# demo\nA tiny demo project.\n<SYSTEM.OUTPUT||>\nREADME.md says: a tiny demo project.",
+                ),
+                p("user", "code?"),
+            ],
+            Some(_) => vec![
+                p("user", "What is in README.md?"),
+                p("assistant", "<||SYSTEM.EXEC>cat README.md<SYSTEM.EXEC||>"),
+                p(
+                    "user",
+                    "<||SYSTEM.OUTPUT>\n# demo\nA tiny demo project.\n<SYSTEM.OUTPUT||>",
+                ),
+                p("assistant", "README.md says: a tiny demo project."),
+                p("user", "code?"),
+            ],
+            None => vec![p("user", "code?")],
+        };
+        assert_eq!(pairs, expected, "{config}");
+    }
+}

@@ -92,7 +92,7 @@ impl LocalProvider {
         let engine = Engine::spawn(s).map_err(|e| fail(e.to_string()))?;
         Ok(LocalProvider {
             engine: Arc::new(engine),
-            primer: spec.engine.primer.unwrap_or(true),
+            primer: spec.tool_mode.primer,
             spec,
         })
     }

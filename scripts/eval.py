@@ -15,7 +15,7 @@ scripted (`-p … --json --approval auto`), with its own empty config, data and 
 folders, and is killed after --timeout seconds. A task passes when all its checks hold:
 `answer` (a regex the model's text must match, case-insensitive), `file` with `equals`,
 `contains` or `not_contains` (a regex on the file's content), or `absent` (a file that
-must not exist).
+must not exist), and the turn ended by itself (`turn_ended` "done", not a limit).
 """
 
 import argparse
@@ -138,6 +138,11 @@ def run_task(binary, task, extra, timeout, keep):
             ended = ev.get("reason")
     answer = "".join(text)
     failed = check(task, answer, project)
+    # The model must also finish by itself: a turn ended by a limit (the loop guard,
+    # max_tool_turns) or an error did not get the job done, even when the model echoed the
+    # tool's output into its text.
+    if not failed and ended != "done":
+        failed = [f"checks held, but the turn ended: {ended or 'never'}"]
     # Exit 1 with a turn_ended event is a turn that ended by a limit or an error the model
     # caused; anything else (a crash, no turn_ended, a timeout) is a plumbing failure.
     if outcome is None and (proc.returncode not in (0, 1) or ended is None):

@@ -4,7 +4,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 ARGS    ?=
 
-.PHONY: build build-deps run test deps bench install install-files uninstall clean
+.PHONY: build build-deps run test deps bench eval install install-files uninstall clean
 
 # PREFIX is compiled in: the system tool folder is PREFIX/libexec/ikigai (a libexec/ikigai
 # beside the binary's folder, <bin>/../libexec/ikigai, is used first).
@@ -34,6 +34,15 @@ bench: deps
 	@bash scripts/bench-process.sh
 	@bash scripts/bench-compare.sh
 	@bash scripts/bench-long-session.sh
+
+# The small-model task suite (evals/tasks) against a llama-server at EVAL_URL (native tool
+# calls, then the text protocol) and the in-process engine, each with the 0.5B test model.
+# Minutes, not part of `make test`. EVAL_ARGS is passed on, e.g.
+# EVAL_ARGS="--provider ollama --model qwen2.5-coder:7b" or "--modes engine --timeout 60".
+EVAL_URL ?= http://127.0.0.1:8080/v1
+EVAL_ARGS ?=
+eval: build
+	python3 scripts/eval.py --bin target/release/ikigai --base-url $(EVAL_URL) $(EVAL_ARGS)
 
 # BIN: the binary to install (the tests install a debug build with `make install-files`);
 # LAUNCH: the tool launcher built beside it.

@@ -97,6 +97,7 @@ fn build_group<W: Wire>(c: &mut Criterion, name: &str, spec: &Spec, wire: &W) {
                     messages: &view,
                     tools: &schemas,
                     stop: &[],
+                    max_output_tokens: None,
                 };
                 encode(wire, spec, req)
             })

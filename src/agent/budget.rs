@@ -52,6 +52,9 @@ pub struct Budget {
     first: Option<(Kind, usize)>,
     /// The provider was asked for the window already.
     probed: bool,
+    /// The server is not a vendor's own endpoint: ask it even when the family table knows
+    /// the model's name (a local server's window is however it was started).
+    ask_server: bool,
 }
 
 impl Budget {
@@ -77,6 +80,7 @@ impl Budget {
             sizes: Vec::new(),
             first: None,
             probed: false,
+            ask_server: false,
         }
     }
 
@@ -84,13 +88,19 @@ impl Budget {
     /// any server).
     pub fn from_config(config: &crate::config::Config, spec: &crate::provider::Spec, model: &str) -> Self {
         let (window, source) = window_for(config, &spec.name, spec.context_window, model);
-        Budget::new(
+        let mut b = Budget::new(
             window,
             source,
             spec.max_output_tokens,
             config.auto_compact_at,
             config.max_tool_result_share,
-        )
+        );
+        // The servers that answer the question (llama.cpp, Ollama, OpenRouter) speak Chat
+        // Completions.
+        b.ask_server = source != WindowSource::Config
+            && spec.kind == crate::config::WireKind::OpenAiChat
+            && !crate::provider::presets::is_vendor_endpoint(&spec.base_url);
+        b
     }
 
     /// `/model PROVIDER/MODEL`: the window of `model` at provider `name`, whose own
@@ -99,6 +109,7 @@ impl Budget {
         let (window, source) = window_for(config, name, window, model);
         self.set_window(window, source);
         self.probed = false;
+        self.ask_server = false;
     }
 
     /// Context window in tokens.
@@ -115,10 +126,11 @@ impl Budget {
         self.source
     }
 
-    /// Whether the provider should be asked for the window: nothing else knew it, and it
-    /// was not asked yet for this model.
+    /// Whether the provider should be asked for the window: nothing else knew it, or it is
+    /// not a vendor's own endpoint (then its answer wins over the family table), and it was
+    /// not asked yet for this model.
     pub fn needs_probe(&self) -> bool {
-        self.source == WindowSource::Fallback && !self.probed
+        (self.source == WindowSource::Fallback || self.ask_server) && !self.probed
     }
 
     /// The provider was asked (whatever it answered).

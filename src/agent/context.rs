@@ -55,12 +55,13 @@ pub async fn request(st: &mut AgentState) -> Result<EventStream, Failure> {
                     requested, window, ..
                 },
             ) => {
-                st.budget_mut().refused(requested);
-                // The server knows its window better than any table.
+                // The server knows its window better than any table; the request exceeded
+                // that window, not the table's (which may be 50 times larger).
                 let current = st.budget().window();
                 if let Some(w) = window.filter(|w| *w < current && *w >= 1024) {
                     st.budget_mut().set_window(w, WindowSource::Server);
                 }
+                st.budget_mut().refused(requested);
                 if force {
                     return Err(Failure::TooLarge(format!(
                         "{e}\nThe request is still too long after compacting. Send a smaller request, \

@@ -36,6 +36,7 @@ pub(super) async fn send(
             messages,
             tools,
             stop: &[],
+            max_output_tokens: Some(st.budget().reserve()),
         };
         match st.provider().stream(req).await {
             Ok(s) => return Ok(s),

@@ -90,6 +90,8 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     let mut limit_reached = false;
     let mut guard = RepeatGuard::new(st.config().max_identical_calls);
     let mut guard_noticed = false;
+    // Calls the guard refused this turn: a second refusal means the model is looping.
+    let mut refusals: u32 = 0;
     loop {
         // The budget step (tool caps, elision, compaction, recovery) sends the request.
         let mut stream = match super::context::request(st).await {
@@ -214,6 +216,7 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 _ if cut_off && i == last => cut_off_call(&c.arguments),
                 Action::Skip => skipped(limit),
                 _ if !guard.allow(&c.name, &c.arguments) => {
+                    refusals += 1;
                     if !guard_noticed {
                         guard_noticed = true;
                         st.notice(
@@ -288,6 +291,14 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         if limit_reached {
             // A response after the limit asked for more tools: none ran; stop here.
             st.notice(NoticeLevel::Warning, envelope::limit_message(limit));
+            return TurnEndReason::Limit;
+        }
+        if refusals >= 2 {
+            // Refused once, asked again: every further round trip would be refused too.
+            st.notice(
+                NoticeLevel::Warning,
+                "The model repeated a call that was already refused as identical; the turn ends here.",
+            );
             return TurnEndReason::Limit;
         }
         limit_reached = executed >= limit;

@@ -178,7 +178,17 @@ impl Shadow {
         };
         // Unreadable files are left out (git says so and fails, but indexes the rest);
         // any other failure leaves no snapshot.
-        let add = ["-c", threshold, "-c", compression, "add", "--all", "--ignore-errors", "--", "."];
+        let add = [
+            "-c",
+            threshold,
+            "-c",
+            compression,
+            "add",
+            "--all",
+            "--ignore-errors",
+            "--",
+            ".",
+        ];
         match self.run(&add) {
             Err(ShadowError::Git(e)) if e.contains("fatal:") || e.contains("index.lock") => {
                 return Err(ShadowError::Git(e));

@@ -58,6 +58,9 @@ pub struct ProviderSection {
     #[serde(default, deserialize_with = "ranges::top_p")]
     pub top_p: Option<f64>,
     pub seed: Option<u32>,
+    /// The text protocol and the in-process engine: one example exchange (a command and
+    /// its output) before the conversation, which small models imitate (default true).
+    pub primer: Option<bool>,
     /// What this provider's tokens cost (USD per million), for every model of it; the
     /// built-in table prices the vendors' own models, and local ones have none.
     pub price: Option<super::Price>,

@@ -56,6 +56,16 @@ pub struct Request<'a> {
     pub tools: &'a [ToolSchema],
     /// Stop sequences (the text protocol's closing tag); empty for none.
     pub stop: &'a [String],
+    /// The answer's length limit the agent asks for (the budget's output reserve), sent
+    /// as each format's output cap; a `max_output_tokens` configured for the provider wins.
+    pub max_output_tokens: Option<u64>,
+}
+
+impl Request<'_> {
+    /// The output cap to send: the configured one, else the one asked for.
+    pub fn output_cap(&self, spec: &Spec) -> Option<u64> {
+        spec.max_output_tokens.or(self.max_output_tokens)
+    }
 }
 
 /// Why a response ended, in canonical terms.

@@ -158,6 +158,15 @@ pub fn find(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name == name)
 }
 
+/// Whether `base_url` is a vendor's own endpoint (a non-local preset's URL), whose models'
+/// windows the family table knows; any other server is asked.
+pub fn is_vendor_endpoint(base_url: &str) -> bool {
+    let url = base_url.trim_end_matches('/');
+    PRESETS
+        .iter()
+        .any(|p| !p.local && !p.base_url.is_empty() && p.base_url.trim_end_matches('/') == url)
+}
+
 /// Every variable that holds a preset's key, in table order, without duplicates.
 pub fn key_vars() -> impl Iterator<Item = &'static str> {
     let mut seen: Vec<&'static str> = Vec::new();
@@ -176,6 +185,19 @@ pub fn key_vars() -> impl Iterator<Item = &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vendor_endpoints_are_the_non_local_presets_urls() {
+        assert!(is_vendor_endpoint("https://api.openai.com/v1"));
+        assert!(is_vendor_endpoint("https://api.anthropic.com/v1/"));
+        for other in [
+            "http://127.0.0.1:8080/v1",
+            "http://127.0.0.1:11434/v1",
+            "https://llm.example.com/v1",
+        ] {
+            assert!(!is_vendor_endpoint(other), "{other}");
+        }
+    }
 
     #[test]
     fn every_preset_is_well_formed_and_unique() {

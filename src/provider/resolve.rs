@@ -258,6 +258,7 @@ fn tool_mode(
             Continuation::User
         }),
         recover: sec.recover_text_tool_calls.unwrap_or(local),
+        primer: sec.primer.unwrap_or(true),
     }
 }
 

@@ -37,6 +37,9 @@ pub struct ToolMode {
     pub continuation: Continuation,
     /// Native mode: turn a whole-response JSON call into a real call.
     pub recover: bool,
+    /// Text mode and the in-process engine: one example exchange before the conversation
+    /// (`primer`, default on).
+    pub primer: bool,
 }
 
 impl Default for ToolMode {
@@ -45,6 +48,7 @@ impl Default for ToolMode {
             text: false,
             continuation: Continuation::User,
             recover: false,
+            primer: true,
         }
     }
 }

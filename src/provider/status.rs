@@ -281,19 +281,49 @@ pub fn in_stream(v: &VendorError, produced: bool) -> ProviderError {
 
 /// An error body whose error object is `{"error": …}` (or the first of an array of
 /// them, as Gemini sends), read by `object`; any other body says what its text says.
+/// Token counts in fields of their own (`token_fields`) are read from the error object,
+/// else from the body's top level.
 pub fn read_body(body: &str, object: impl Fn(&Value) -> VendorError) -> VendorError {
     let parsed: Value = serde_json::from_str(body.trim()).unwrap_or(Value::Null);
     let error = match &parsed {
         Value::Array(items) => items.first().and_then(|i| i.get("error")),
         other => other.get("error"),
     };
-    match error {
+    let mut v = match error {
         Some(e) => object(e),
         None => VendorError {
             message: server_message(body),
             ..Default::default()
         },
-    }
+    };
+    let (inner, outer) = (error.map(token_fields).unwrap_or_default(), token_fields(&parsed));
+    v.tokens = (
+        v.tokens.0.or(inner.0).or(outer.0),
+        v.tokens.1.or(inner.1).or(outer.1),
+    );
+    v
+}
+
+/// Fields that name a request's tokens (llama.cpp `n_prompt_tokens`, …).
+const REQUEST_FIELDS: &[&str] = &["n_prompt_tokens", "prompt_tokens", "requested_tokens"];
+/// Fields that name a server's context window (llama.cpp `n_ctx`, `max_context_length`,
+/// vLLM's `max_model_len`, …).
+const WINDOW_FIELDS: &[&str] = &[
+    "n_ctx",
+    "n_ctx_slot",
+    "max_context_length",
+    "context_length",
+    "context_window",
+    "max_model_len",
+];
+
+/// The request's tokens and the window an error object names in fields of their own.
+pub fn token_fields(v: &Value) -> (Option<u64>, Option<u64>) {
+    let first = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| v.get(*k).and_then(Value::as_u64).filter(|n| *n > 0))
+    };
+    (first(REQUEST_FIELDS), first(WINDOW_FIELDS))
 }
 
 /// The human part of an error body: `{"error": {"message": …}}`, `{"error": "…"}`,
@@ -423,6 +453,33 @@ mod tests {
             from_status(400, None, &v, &ctx),
             ProviderError::Rejected { .. }
         ));
+        // Windows named in fields of their own, in the error object or at the top level.
+        let c = |body: &str| {
+            test_map(
+                400,
+                None,
+                body,
+                crate::provider::openai::error::object,
+                ("m", "K", "s"),
+            )
+        };
+        for (body, want) in [
+            (
+                r#"{"error":{"message":"context window exceeded","max_context_length":4096}}"#,
+                4096,
+            ),
+            (
+                r#"{"error":{"message":"context length exceeded","context_length":3000,"prompt_tokens":5000}}"#,
+                3000,
+            ),
+            (r#"{"detail":"too many tokens","max_model_len":2048}"#, 2048),
+        ] {
+            assert!(
+                matches!(c(body), ProviderError::ContextLength { window: Some(w), .. } if w == want),
+                "{body}: {:?}",
+                c(body)
+            );
+        }
         // Counts the body gives in fields of their own win over the words.
         let v = VendorError {
             message: "the request exceeds the available context size".into(),

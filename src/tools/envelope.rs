@@ -75,6 +75,10 @@ pub struct Envelope {
     pub limit_message: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub limit_reached: bool,
+    /// What ikigai changed in the arguments before the tool saw them (an alias read as
+    /// the real name, unknown parameters ignored), one sentence each, `; `-separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// What a call that timed out or was interrupted printed before it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_output: Option<String>,
@@ -137,6 +141,14 @@ impl Envelope {
     /// Adds what the call printed before it stopped (nothing when empty).
     pub fn with_partial(mut self, partial: &str) -> Self {
         self.partial_output = Some(partial.to_string()).filter(|p| !p.is_empty());
+        self
+    }
+
+    /// Adds what was changed in the arguments (nothing when there were no changes).
+    pub fn with_notes(mut self, notes: &[String]) -> Self {
+        if !notes.is_empty() {
+            self.note = Some(notes.join("; "));
+        }
         self
     }
 

@@ -14,6 +14,7 @@ pub(crate) mod glob;
 pub(crate) mod grep;
 pub mod launcher;
 pub mod leftovers;
+pub(crate) mod lenient;
 pub(crate) mod list_dir;
 pub mod live;
 pub(crate) mod marked;

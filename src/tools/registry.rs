@@ -291,10 +291,15 @@ impl Registry {
         arguments: &str,
         ctx: &ToolContext,
     ) -> (Executed, Option<String>) {
+        let mut notes = Vec::new();
         let result = match self.get(name) {
             None => Err(ToolError::NotFound(format!("Unknown tool: {name}"))),
             Some(tool) => match parse_arguments(arguments) {
-                Ok(args) => tool.call(args, ctx).await,
+                Ok(args) => {
+                    let eased = super::lenient::normalize(&tool.schema(), args);
+                    notes = eased.notes;
+                    tool.call(eased.args, ctx).await
+                }
                 Err(e) => Err(e),
             },
         };
@@ -302,7 +307,7 @@ impl Registry {
             Ok(out) => (
                 Executed {
                     success: out.is_success(),
-                    envelope: Envelope::of_output(&out),
+                    envelope: Envelope::of_output(&out).with_notes(&notes),
                     summary: out.summary,
                     images: out.images,
                 },
@@ -312,7 +317,7 @@ impl Registry {
                 Executed {
                     images: Vec::new(),
                     summary: format!("{}: {err}", err.code()),
-                    envelope: Envelope::of_error(&err),
+                    envelope: Envelope::of_error(&err).with_notes(&notes),
                     success: false,
                 },
                 None,

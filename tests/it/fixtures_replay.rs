@@ -28,6 +28,7 @@ pub async fn replay(name: &str) -> (Vec<StreamEvent>, Option<ProviderError>) {
         messages: &msgs,
         tools: &[],
         stop: &[],
+        max_output_tokens: None,
     };
     let mut stream = provider.stream(req).await.unwrap();
     let mut events = Vec::new();
@@ -376,6 +377,7 @@ async fn a_body_cut_before_finish_is_reported_not_silently_accepted() {
         messages: &msgs,
         tools: &[],
         stop: &[],
+        max_output_tokens: None,
     };
     let items: Vec<_> = provider.stream(req).await.unwrap().collect().await;
     assert_eq!(items[0], Ok(StreamEvent::TextDelta("one ".into())));
@@ -404,6 +406,7 @@ async fn malformed_chunks_end_the_stream_with_a_clear_error() {
         messages: &msgs,
         tools: &[],
         stop: &[],
+        max_output_tokens: None,
     };
     let items: Vec<_> = provider.stream(req).await.unwrap().collect().await;
     assert_eq!(items[0], Ok(StreamEvent::TextDelta("ok".into())));

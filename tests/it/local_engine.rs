@@ -109,6 +109,7 @@ async fn dropping_the_provider_stream_cancels_the_generation() {
         messages: &messages,
         tools: &[],
         stop: &[],
+        max_output_tokens: None,
     };
     let mut stream = long.stream(req).await.unwrap();
     let mut deltas = 0;
@@ -129,6 +130,7 @@ async fn dropping_the_provider_stream_cancels_the_generation() {
         messages: &messages,
         tools: &[],
         stop: &[],
+        max_output_tokens: None,
     };
     let events: Vec<_> = long.stream(req).await.unwrap().collect().await;
     assert!(events.iter().all(Result::is_ok), "{events:?}");
@@ -152,6 +154,7 @@ async fn a_full_context_is_the_distinct_context_length_error_and_the_engine_goes
         messages: &messages,
         tools: &[],
         stop: &[],
+        max_output_tokens: None,
     };
     let events: Vec<_> = provider.stream(req).await.unwrap().collect().await;
     assert!(
@@ -272,6 +275,7 @@ async fn the_second_turn_decodes_only_its_new_tokens() {
         messages: &messages,
         tools: &[],
         stop: &[],
+        max_output_tokens: None,
     };
     let mut answer = String::new();
     let mut stream = provider.stream(req).await.unwrap();
@@ -299,6 +303,7 @@ async fn the_second_turn_decodes_only_its_new_tokens() {
         messages: &messages,
         tools: &[],
         stop: &[],
+        max_output_tokens: None,
     };
     let events: Vec<_> = provider.stream(req).await.unwrap().collect().await;
     assert!(events.iter().all(Result::is_ok), "{events:?}");

@@ -50,6 +50,8 @@ mod secret_environ;
 mod secrets;
 mod session_lease;
 mod sessions_cli;
+mod small_models;
+mod small_models_window;
 mod store;
 mod store_cli;
 mod store_file_removed;

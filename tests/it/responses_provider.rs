@@ -38,6 +38,7 @@ async fn replay(name: &str) -> (Vec<StreamEvent>, Option<ProviderError>) {
         messages: &msgs,
         tools: &[],
         stop: &[],
+        max_output_tokens: None,
     };
     let mut stream = p.stream(req).await.unwrap();
     let mut events = Vec::new();
@@ -279,6 +280,7 @@ async fn reasoning_from_another_provider_is_not_sent() {
         messages: &msgs,
         tools: &[],
         stop: &[],
+        max_output_tokens: None,
     };
     let mut s = p.stream(req).await.unwrap();
     while s.next().await.is_some() {}

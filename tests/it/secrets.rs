@@ -105,11 +105,22 @@ fn the_key_value_never_leaves_through_output_database_or_requests() {
         assert_clean(&format!("request {i}"), r.body.to_string().as_bytes());
     }
     let data = h.path().join(".local/share/ikigai");
+    // Checkpoints keep the project's files byte for byte (undo puts them back), notes.txt
+    // and its key included — the README's one exception; they must be private instead.
+    let checkpoints = data.join("checkpoints");
+    let mode = |p: &std::path::Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    };
+    assert_eq!(mode(&checkpoints), 0o700, "checkpoints are private");
     let mut files = 0;
     let mut dirs = vec![data.clone()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let p = entry.unwrap().path();
+            if p == checkpoints {
+                continue;
+            }
             if p.is_dir() {
                 dirs.push(p);
                 continue;

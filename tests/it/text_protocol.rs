@@ -116,8 +116,18 @@ fn prefill_mode_runs_the_tagged_command_and_continues_the_assistant_message() {
     let reqs = fake.requests();
     let msgs = messages(&reqs[2].body);
     let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["system", "user", "assistant", "user"], "{msgs:?}");
-    let tagged = msgs[2]["content"].as_str().unwrap();
+    // The primer (one example exchange) comes first, then the session.
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "user", "assistant", "user"],
+        "{msgs:?}"
+    );
+    assert_eq!(msgs[1]["content"], "What is in README.md?");
+    assert_eq!(
+        msgs[2]["content"],
+        "<||SYSTEM.EXEC>cat README.md<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n# demo\nA tiny demo project.\n<SYSTEM.OUTPUT||>\nREADME.md says: a tiny demo project."
+    );
+    let tagged = msgs[4]["content"].as_str().unwrap();
     assert!(
         tagged.contains("<SYSTEM.OUTPUT||>") && tagged.ends_with("It printed ikigai-tp-42."),
         "{tagged}"

@@ -65,8 +65,13 @@ async fn file_read_errors() {
     );
     let e = run("file_read", json!({"path": "a.txt", "limit": "ten"}), &c).await;
     assert!(tool_failure(&e, "INVALID_PARAMS").contains("`limit`"));
+    // A well-known alias is read as the real name, and the result says so (issue 22).
     let e = run("file_read", json!({"file_path": "a.txt"}), &c).await;
-    assert!(tool_failure(&e, "INVALID_PARAMS").contains("unknown parameter `file_path`"));
+    assert!(e.success, "{}", e.envelope);
+    assert_eq!(
+        e.envelope.note.as_deref(),
+        Some("read parameter \"file_path\" as \"path\"")
+    );
     let e = run("file_read", json!({}), &c).await;
     assert!(tool_failure(&e, "INVALID_PARAMS").contains("missing required parameter `path`"));
 }

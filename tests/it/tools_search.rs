@@ -83,8 +83,13 @@ async fn glob_errors() {
     assert!(tool_failure(&e, "INVALID_PARAMS").contains("missing required parameter `pattern`"));
     let e = run("glob", json!({"pattern": 3}), &c).await;
     assert!(tool_failure(&e, "INVALID_PARAMS").contains("`pattern` must be a string"));
+    // An unknown parameter is ignored and named in the result (issue 22).
     let e = run("glob", json!({"pattern": "*", "base": "x"}), &c).await;
-    assert!(tool_failure(&e, "INVALID_PARAMS").contains("unknown parameter `base`"));
+    assert!(e.success, "{}", e.envelope);
+    assert_eq!(
+        e.envelope.note.as_deref(),
+        Some("ignored unknown parameter \"base\"")
+    );
 }
 
 #[tokio::test]

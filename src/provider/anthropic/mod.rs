@@ -44,11 +44,11 @@ fn versioned(spec: &Spec, endpoint: &str) -> String {
 }
 
 /// The body options `spec` asks for.
-pub fn options(spec: &Spec) -> request::Options<'_> {
+pub fn options<'a>(spec: &'a Spec, req: &Request<'_>) -> request::Options<'a> {
     request::Options {
         name: &spec.name,
-        max_tokens: spec
-            .max_output_tokens
+        max_tokens: req
+            .output_cap(spec)
             .map_or(DEFAULT_MAX_TOKENS, |n| u32::try_from(n).unwrap_or(u32::MAX)),
         thinking_budget: spec.reasoning_effort.as_deref().and_then(thinking_budget),
         temperature: spec.temperature,
@@ -72,7 +72,8 @@ impl Wire for Messages {
     }
 
     fn body<'a>(&self, spec: &'a Spec, req: Request<'a>) -> serde_json::Result<Body<'a>> {
-        Ok(Box::new(request::body(req, &options(spec))?))
+        let opts = options(spec, &req);
+        Ok(Box::new(request::body(req, &opts)?))
     }
 
     fn errors_arrive_in_stream(&self) -> bool {

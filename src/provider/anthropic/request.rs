@@ -456,6 +456,7 @@ mod tests {
                     messages: h,
                     tools: &tools,
                     stop: &[],
+                    max_output_tokens: None,
                 },
                 &opts,
             )

@@ -73,7 +73,7 @@ impl Wire for Gemini {
     fn body<'a>(&self, spec: &'a Spec, req: Request<'a>) -> serde_json::Result<Body<'a>> {
         let opts = request::Options {
             name: &spec.name,
-            max_output_tokens: spec.max_output_tokens,
+            max_output_tokens: req.output_cap(spec),
             temperature: spec.temperature,
             thinking: thinking_config(req.model, spec.reasoning_effort.as_deref()),
         };

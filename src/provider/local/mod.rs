@@ -52,6 +52,8 @@ use engine::CancelOnDrop;
 pub struct LocalProvider {
     engine: Arc<Engine>,
     spec: Spec,
+    /// Whether the prompt starts with the example exchange (`render::PRIMER`).
+    primer: bool,
 }
 
 impl LocalProvider {
@@ -90,6 +92,7 @@ impl LocalProvider {
         let engine = Engine::spawn(s).map_err(|e| fail(e.to_string()))?;
         Ok(LocalProvider {
             engine: Arc::new(engine),
+            primer: spec.tool_mode.primer,
             spec,
         })
     }
@@ -100,9 +103,11 @@ impl LocalProvider {
         spec.temperature = Some(f64::from(settings.temperature));
         spec.max_output_tokens = Some(u64::from(settings.max_output_tokens));
         let engine = Engine::spawn(settings).map_err(|e| ProviderError::Api(e.to_string()))?;
+        // Tests and benches give the prompt exactly: no primer.
         Ok(LocalProvider {
             engine: Arc::new(engine),
             spec,
+            primer: false,
         })
     }
 
@@ -201,9 +206,13 @@ impl Provider for LocalProvider {
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let prompt = render::chat_prompt(request.system, request.messages, request.tools);
+        let prompt = render::chat_prompt_with(request.system, request.messages, request.tools, self.primer);
         let tools: Arc<[ToolSchema]> = request.tools.into();
-        let (rx, cancel) = self.engine.start(prompt, None);
+        // The configured cap, else the agent's answer reserve, else the settings' default.
+        let cap = request
+            .output_cap(&self.spec)
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+        let (rx, cancel) = self.engine.start(prompt, cap);
         let guard = CancelOnDrop(cancel);
         let events = stream::unfold(
             (rx, guard, VecDeque::new(), false),

@@ -48,6 +48,24 @@ pub fn protocol_prompt(tools: &[ToolSchema]) -> String {
 
 /// Builds the turns from the system prompt and the canonical messages.
 pub fn chat_prompt(system: &str, messages: &[Message], tools: &[ToolSchema]) -> ChatPrompt {
+    chat_prompt_with(system, messages, tools, false)
+}
+
+/// The example exchange small models imitate (issue 22: with it the 0.5B model writes a
+/// correct tag where, without it, it writes none): a question, then an answer that runs a
+/// command, reads its output and answers in one line. Never shown, never stored.
+pub const PRIMER: (&str, &str) = (
+    "What is in README.md?",
+    "<||SYSTEM.EXEC>cat README.md<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n# demo\nA tiny demo project.\n<SYSTEM.OUTPUT||>\nREADME.md says: a tiny demo project.",
+);
+
+/// `chat_prompt`, with `PRIMER` as the first exchange after the system prompt when `primer`.
+pub fn chat_prompt_with(
+    system: &str,
+    messages: &[Message],
+    tools: &[ToolSchema],
+    primer: bool,
+) -> ChatPrompt {
     let mut out = ChatPrompt::default();
     let mut sys = system.trim_end().to_string();
     if !sys.is_empty() {
@@ -55,6 +73,10 @@ pub fn chat_prompt(system: &str, messages: &[Message], tools: &[ToolSchema]) -> 
     }
     sys.push_str(&protocol_prompt(tools));
     out.turns.push(("system".into(), sys));
+    if primer {
+        out.turns.push(("user".into(), PRIMER.0.into()));
+        out.turns.push(("assistant".into(), PRIMER.1.into()));
+    }
     // The assistant turn being assembled, and whether it ends in a tool result.
     let mut assistant = String::new();
     let mut open = false;
@@ -96,11 +118,20 @@ fn call_text(name: &str, arguments: &str) -> String {
 }
 
 /// The text inside the output block: the tool's output and a nonzero exit code, or the
-/// error for a failed call. Falls back to the raw envelope.
+/// error for a failed call, after a note on the arguments (`note: ignored unknown
+/// parameter "pattern"`). Falls back to the raw envelope.
 pub fn result_text(envelope: &str) -> String {
     let Ok(v) = serde_json::from_str::<Value>(envelope) else {
         return envelope.to_string();
     };
+    match v.get("note").and_then(Value::as_str) {
+        Some(note) => format!("note: {note}\n{}", result_body(&v)),
+        None => result_body(&v),
+    }
+}
+
+/// `result_text` without the note on the arguments.
+fn result_body(v: &Value) -> String {
     if v.get("tool_success") == Some(&Value::Bool(false)) {
         let err = v
             .get("error")
@@ -113,7 +144,7 @@ pub fn result_text(envelope: &str) -> String {
             format!("{partial}\nerror: {err}")
         };
     }
-    let result = v.get("result").unwrap_or(&v);
+    let result = v.get("result").unwrap_or(v);
     let mut text = match result.get("output") {
         Some(Value::String(s)) => s.trim_end_matches('\n').to_string(),
         Some(other) => other.to_string(),
@@ -223,5 +254,26 @@ mod tests {
                 "<||SYSTEM.EXEC>file_read(path=\"a.txt\")<SYSTEM.EXEC||><||SYSTEM.OUTPUT>\nhello\n<SYSTEM.OUTPUT||>"
             )
         );
+    }
+
+    #[test]
+    fn the_primer_is_one_exchange_after_the_system_prompt() {
+        let msgs = vec![Message::user("How many lines has a.txt?")];
+        let p = chat_prompt_with("", &msgs, &[], true);
+        assert_eq!(p.turns.len(), 4);
+        assert_eq!(p.turns[0].0, "system");
+        assert_eq!(p.turns[1], ("user".to_string(), PRIMER.0.to_string()));
+        assert_eq!(p.turns[2], ("assistant".to_string(), PRIMER.1.to_string()));
+        assert_eq!(
+            p.turns[3],
+            ("user".to_string(), "How many lines has a.txt?".to_string())
+        );
+        // It writes the tag exactly as the engine reads it.
+        assert!(
+            PRIMER
+                .1
+                .starts_with(&crate::provider::local::tag::exec_block("cat README.md"))
+        );
+        assert_eq!(chat_prompt_with("", &msgs, &[], false).turns.len(), 2);
     }
 }

@@ -21,12 +21,11 @@ pub fn object(err: &Value) -> VendorError {
         Some(Value::Number(n)) => n.to_string(),
         _ => str_of("type"),
     };
-    let count = |k: &str| err.get(k).and_then(Value::as_u64).filter(|n| *n > 0);
     VendorError {
         message,
         code,
         tags: format!("{} {}", str_of("type"), str_of("status")).to_ascii_lowercase(),
-        tokens: (count("n_prompt_tokens"), count("n_ctx")),
+        tokens: status::token_fields(err),
         ..Default::default()
     }
 }

@@ -134,7 +134,7 @@ pub fn rest_for<'a>(spec: &Spec, req: &Request<'a>) -> Rest<'a> {
     if let Some(t) = spec.temperature {
         body.extra.insert("temperature".into(), json!(t));
     }
-    if let Some(n) = spec.max_output_tokens {
+    if let Some(n) = req.output_cap(spec) {
         body.extra.insert("max_completion_tokens".into(), json!(n));
     }
     if let Some(e) = &spec.reasoning_effort {
@@ -285,6 +285,7 @@ mod tests {
             messages: &msgs,
             tools: &tools,
             stop: &[],
+            max_output_tokens: None,
         };
         let b = body_value(&req);
         assert_eq!(b["stream"], true);
@@ -317,6 +318,7 @@ mod tests {
             messages: &msgs,
             tools: &[],
             stop: &[],
+            max_output_tokens: None,
         };
         let b = body_value(&req);
         let args = b["messages"][1]["tool_calls"][0]["function"]["arguments"]
@@ -335,6 +337,7 @@ mod tests {
             messages: &msgs,
             tools: &[],
             stop: &[],
+            max_output_tokens: None,
         };
         let b = body_value(&req);
         assert!(b.get("tool_choice").is_none());

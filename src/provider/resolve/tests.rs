@@ -235,7 +235,8 @@ fn tool_modes_come_from_the_table_and_the_settings() {
         ToolMode {
             text: true,
             continuation: Continuation::Prefill,
-            recover: true
+            recover: true,
+            primer: true
         }
     );
     // The top-level setting is the selected provider's only.
@@ -245,7 +246,8 @@ fn tool_modes_come_from_the_table_and_the_settings() {
         ToolMode {
             text: false,
             continuation: Continuation::Prefill,
-            recover: true
+            recover: true,
+            primer: true
         },
         "a loopback Chat Completions server continues by prefill"
     );
@@ -280,12 +282,14 @@ fn a_gguf_model_or_provider_local_selects_the_in_process_engine() {
         ProviderSection {
             model_path: Some("/m/coder.gguf".into()),
             ctx: Some(4096),
+            primer: Some(false),
             ..Default::default()
         },
     );
     let s = resolve(&c, &env_of(&[])).unwrap().spec;
     assert_eq!((s.model.as_str(), s.context_window), ("/m/coder.gguf", 4096));
     assert_eq!(s.engine.ctx, Some(4096));
+    assert!(!s.tool_mode.primer);
     let err = crate::provider::build(s)
         .err()
         .map(|e| e.to_string())

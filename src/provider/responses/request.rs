@@ -57,7 +57,7 @@ pub fn rest(req: &Request<'_>, spec: &Spec) -> Map<String, Value> {
     if let Some(t) = spec.temperature {
         body.insert("temperature".into(), json!(t));
     }
-    if let Some(n) = spec.max_output_tokens {
+    if let Some(n) = req.output_cap(spec) {
         body.insert("max_output_tokens".into(), json!(n));
     }
     body

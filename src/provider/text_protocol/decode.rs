@@ -34,7 +34,13 @@ pub struct TextDecoder {
 impl TextDecoder {
     pub fn new(tools: Vec<ToolSchema>) -> Self {
         TextDecoder {
-            scanner: Scanner::new(),
+            scanner: Scanner::with_tools(
+                tools
+                    .iter()
+                    .map(|t| t.name.clone())
+                    .filter(|n| n != super::calls::SHELL_TOOL)
+                    .collect(),
+            ),
             tools,
             calls: 0,
             stopped: false,

@@ -1,7 +1,7 @@
 //! Recovery of a native tool call that a small model wrote as text: a whole response that
 //! is a fenced ```json block, a bare JSON object or a `<tool_call>` block holding
-//! `{"name": <a registered tool>, "arguments": {…}}` with arguments valid for that tool.
-//! Anything else stays text. Pure: no IO.
+//! `{"name": <a registered tool>, "arguments": {…}}` with arguments valid for that tool
+//! once read leniently (`tools::lenient`). Anything else stays text. Pure: no IO.
 
 use serde_json::{Map, Value};
 
@@ -31,7 +31,10 @@ pub fn recover(text: &str, tools: &[ToolSchema]) -> Option<Recovered> {
         return None;
     }
     let schema = tools.iter().find(|t| t.name == name)?;
-    if !valid_arguments(&schema.to_json_schema(), &args) {
+    // Judged as the tool will read them (aliases, unknown names dropped, numbers in
+    // strings), but kept as written: the registry eases them again and names what it did.
+    let eased = crate::tools::lenient::normalize(schema, args.clone());
+    if !valid_arguments(&schema.to_json_schema(), &eased.args) {
         return None;
     }
     Some(Recovered {
@@ -163,17 +166,10 @@ mod tests {
             ),
             None
         );
-        // Arguments that fail the schema: missing required, wrong type, unknown key.
+        // Arguments that fail the schema: missing required, wrong type.
         assert_eq!(recover(r#"{"name": "glob", "arguments": {}}"#, &t), None);
         assert_eq!(
             recover(r#"{"name": "glob", "arguments": {"pattern": 3}}"#, &t),
-            None
-        );
-        assert_eq!(
-            recover(
-                r#"{"name": "glob", "arguments": {"pattern": "*", "depth": 2}}"#,
-                &t
-            ),
             None
         );
         // Plain JSON data that is not a call, and another language's block.
@@ -186,6 +182,25 @@ mod tests {
             None
         );
         assert_eq!(recover("not json at all", &t), None);
+    }
+
+    #[test]
+    fn arguments_are_judged_leniently_and_kept_as_written() {
+        let t = tools();
+        // The issue's own example: an extra key the tool does not know.
+        let raw = r#"{"name": "file_read", "arguments": {"path": "/p/notes.txt", "pattern": "**/*.md"}}"#;
+        assert_eq!(
+            recover(raw, &t),
+            Some(Recovered {
+                name: "file_read".into(),
+                arguments: r#"{"path":"/p/notes.txt","pattern":"**/*.md"}"#.into()
+            })
+        );
+        // An alias of a required parameter, and a number written as a string.
+        let raw = r#"{"name": "file_read", "arguments": {"file_path": "a", "limit": "5"}}"#;
+        assert_eq!(recover(raw, &t).map(|r| r.name).as_deref(), Some("file_read"));
+        let raw = r#"{"name": "bash", "arguments": {"cmd": "ls"}}"#;
+        assert_eq!(recover(raw, &t).map(|r| r.name).as_deref(), Some("bash"));
     }
 
     #[test]

@@ -89,21 +89,28 @@ fn join(text: &mut String, block: &str) {
 }
 
 /// What the model reads of a result envelope: a tool's `output` as plain text, an error
-/// as `error: …`, anything else as compact JSON.
+/// as `error: …`, anything else as compact JSON; a `note` on the arguments comes first
+/// (`note: ignored unknown parameter "pattern"`).
 pub fn plain_output(envelope: &str) -> String {
     let Ok(v) = serde_json::from_str::<Value>(envelope) else {
         return envelope.to_string();
     };
+    let note = match v["note"].as_str() {
+        Some(n) => format!("note: {n}\n"),
+        None => String::new(),
+    };
     if v["tool_success"] == Value::Bool(false) {
-        return format!("error: {}", v["error"].as_str().unwrap_or("the tool failed"));
+        let error = v["error"].as_str().unwrap_or("the tool failed");
+        return format!("{note}error: {error}");
     }
     let result = &v["result"];
-    match (&result["output"], &result["error"]) {
+    let text = match (&result["output"], &result["error"]) {
         (Value::String(s), _) => s.clone(),
         (_, Value::String(e)) => format!("error: {e}"),
         _ if result.is_null() => v.to_string(),
         _ => result.to_string(),
-    }
+    };
+    note + &text
 }
 
 #[cfg(test)]

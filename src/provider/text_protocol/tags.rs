@@ -4,8 +4,11 @@
 //! The canonical tags are `<||SYSTEM.EXEC>command<SYSTEM.EXEC||>`. Small models get them
 //! slightly wrong, so a tag is any `<`, then `/` or a run of `|`, then `SYSTEM.EXEC`, then
 //! a run of `|`, then `>`: `<SYSTEM.EXEC>`, `<|SYSTEM.EXEC|>`, `<||SYSTEM.EXEC||>` and
-//! `</SYSTEM.EXEC>` are accepted as well. Nothing that lacks the literal `SYSTEM.EXEC`
-//! inside angle brackets is ever a tag, so prose cannot trigger a command.
+//! `</SYSTEM.EXEC>` are accepted as well, in any letter case (`<||system.exec>`). A tag
+//! that names a known tool directly, `<||file_read(path="x")||>` (any run of `|`, the
+//! name, its arguments in parentheses, a run of `|`, `>`), is that tool's call. Nothing
+//! but `SYSTEM.EXEC` or a known tool's name right after `<` is ever a tag, so prose
+//! cannot trigger a command.
 
 /// The opening tag the prompt teaches.
 pub const EXEC_OPEN: &str = "<||SYSTEM.EXEC>";
@@ -18,6 +21,8 @@ pub const OUTPUT_CLOSE: &str = "<SYSTEM.OUTPUT||>";
 const NAME: &str = "SYSTEM.EXEC";
 /// Longest tag form worth waiting for; a held-back suffix longer than this is text.
 const MAX_TAG: usize = 32;
+/// Longest tool-call tag (`<||name(args)||>`) worth waiting for.
+const MAX_CALL_TAG: usize = 64 * 1024;
 
 /// One thing learned from the text, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,9 +54,81 @@ enum Tag {
         len: usize,
         closing: bool,
     },
+    /// A complete tag naming a tool directly, `<||name(args)||>`, of `len` bytes; `call`
+    /// is `name(args)`.
+    Call {
+        len: usize,
+        call: String,
+    },
     /// Could still become a tag with more text.
     Partial,
+    /// Could still become a tool-call tag with more text (held longer than `Partial`).
+    PartialCall,
     No,
+}
+
+/// `s` (starting at `<`) as an exec tag, else as a tag naming one of `tools`.
+fn match_any(s: &str, tools: &[String]) -> Tag {
+    match match_tag(s) {
+        Tag::No => match_call(s, tools),
+        Tag::Partial => match match_call(s, tools) {
+            Tag::No => Tag::Partial,
+            other => other,
+        },
+        full => full,
+    }
+}
+
+/// `<`, a run of `|`, a known tool's name, `(`, its arguments (quoted strings may hold
+/// anything), `)`, a run of `|`, `>`.
+fn match_call(s: &str, tools: &[String]) -> Tag {
+    let b = s.as_bytes();
+    let pipes = b[1..].iter().take_while(|c| **c == b'|').count();
+    let start = 1 + pipes;
+    let rest = &s[start..];
+    let Some(paren) = rest.find('(') else {
+        // Still a prefix of some tool's name (and nothing else yet)?
+        let prefix = tools.iter().any(|t| t.as_bytes().starts_with(rest.as_bytes()));
+        return if (prefix && !rest.is_empty()) || (rest.is_empty() && !tools.is_empty()) {
+            Tag::PartialCall
+        } else {
+            Tag::No
+        };
+    };
+    let name = &rest[..paren];
+    if !tools.iter().any(|t| t == name) {
+        return Tag::No;
+    }
+    let args_at = start + paren + 1;
+    let (mut in_str, mut escaped) = (false, false);
+    for (k, &c) in b[args_at..].iter().enumerate() {
+        let i = args_at + k;
+        if in_str {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_str = true,
+            b')' => {
+                let after = b[i + 1..].iter().take_while(|c| **c == b'|').count();
+                return match b.get(i + 1 + after) {
+                    None => Tag::PartialCall,
+                    Some(b'>') => Tag::Call {
+                        len: i + 2 + after,
+                        call: s[start..=i].to_string(),
+                    },
+                    Some(_) => Tag::No,
+                };
+            }
+            _ => {}
+        }
+    }
+    Tag::PartialCall
 }
 
 fn match_tag(s: &str) -> Tag {
@@ -70,13 +147,13 @@ fn match_tag(s: &str) -> Tag {
     let rest = &b[i..];
     let name = NAME.as_bytes();
     if rest.len() < name.len() {
-        return if name.starts_with(rest) {
+        return if name[..rest.len()].eq_ignore_ascii_case(rest) {
             Tag::Partial
         } else {
             Tag::No
         };
     }
-    if &rest[..name.len()] != name {
+    if !rest[..name.len()].eq_ignore_ascii_case(name) {
         return Tag::No;
     }
     i += name.len();
@@ -105,6 +182,8 @@ enum State {
 
 /// Feed it the response text as it streams (`push`), then `finish` once it ended.
 pub struct Scanner {
+    /// The tools a tag may name directly (`<||file_read(path="x")||>`).
+    tools: Vec<String>,
     buf: String,
     state: State,
     /// Inside a fenced code block of the text shown so far.
@@ -121,7 +200,13 @@ impl Default for Scanner {
 
 impl Scanner {
     pub fn new() -> Self {
+        Self::with_tools(Vec::new())
+    }
+
+    /// A scanner that also reads a tag naming one of `tools` as that tool's call.
+    pub fn with_tools(tools: Vec<String>) -> Self {
         Scanner {
+            tools,
             buf: String::new(),
             state: State::Text,
             in_fence: false,
@@ -198,9 +283,26 @@ impl Scanner {
             } else {
                 self.text(out, &before);
             }
-            match match_tag(&self.buf) {
+            let tag = if self.in_command() {
+                match_tag(&self.buf)
+            } else {
+                match_any(&self.buf, &self.tools)
+            };
+            match tag {
                 Tag::Partial if !at_end && self.buf.len() <= MAX_TAG => return,
-                Tag::Partial | Tag::No => {
+                Tag::PartialCall if !at_end && self.buf.len() <= MAX_CALL_TAG => return,
+                Tag::Call { len, call } => {
+                    let tag: String = self.buf.drain(..len).collect();
+                    if self.in_fence || self.line.matches('`').count() % 2 == 1 {
+                        self.text(out, &tag);
+                        out.push(Piece::Notice(
+                            "a tool tag inside code was shown, not run".to_string(),
+                        ));
+                    } else {
+                        out.push(Piece::Exec(call));
+                    }
+                }
+                Tag::Partial | Tag::PartialCall | Tag::No => {
                     let lt: String = self.buf.drain(..1).collect();
                     if self.in_command() {
                         self.command_text(&lt);
@@ -444,6 +546,9 @@ mod tests {
             ("<|SYSTEM.EXEC|>", "<|SYSTEM.EXEC|>"),
             ("<||SYSTEM.EXEC||>", "<||SYSTEM.EXEC||>"),
             ("<||SYSTEM.EXEC>", "</SYSTEM.EXEC>"),
+            ("<system.exec>", "</system.exec>"),
+            ("<||system.exec>", "<system.exec||>"),
+            ("<||System.Exec>", "<SYSTEM.EXEC||>"),
         ] {
             let got = run(&[&format!("{open}date{close}")], End::Stop);
             assert_eq!(got, vec![exec("date")], "{open} … {close}");
@@ -452,7 +557,7 @@ mod tests {
             "a <SYSTEM> b",
             "x < y and SYSTEM.EXEC > z",
             "<|im_end|>",
-            "<system.exec>ls</system.exec>",
+            "<system.execute>ls",
         ] {
             assert_eq!(run(&[prose], End::Stop), vec![text(prose)], "{prose}");
         }
@@ -477,3 +582,7 @@ mod tests {
         assert_eq!(block.matches(OUTPUT_OPEN).count(), 1);
     }
 }
+
+#[cfg(test)]
+#[path = "tags_call_tests.rs"]
+mod call_tests;

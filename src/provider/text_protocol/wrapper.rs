@@ -42,7 +42,13 @@ impl ToolProtocol {
 
     async fn stream_text(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
         let system = format!("{}{}", request.system, instructions(request.tools));
-        let messages: Vec<Message> = rewrite(request.messages, self.mode.continuation);
+        let messages: Vec<Message> = if self.mode.primer {
+            let mut all = primer();
+            all.extend_from_slice(request.messages);
+            rewrite(&all, self.mode.continuation)
+        } else {
+            rewrite(request.messages, self.mode.continuation)
+        };
         let stop = [EXEC_CLOSE.to_string()];
         let inner = self
             .inner
@@ -52,11 +58,27 @@ impl ToolProtocol {
                 messages: &messages,
                 tools: &[],
                 stop: &stop,
+                max_output_tokens: request.max_output_tokens,
             })
             .await?;
         let decoder = TextDecoder::new(request.tools.to_vec());
         Ok(text_stream(inner, decoder))
     }
+}
+
+/// The example exchange small models imitate, as canonical messages (rendered like any
+/// history, so in the continuation mode in use): a question, a command, its output, a
+/// one-line answer. Sent before the conversation; never shown, never stored.
+pub fn primer() -> Vec<Message> {
+    let output = crate::tools::Envelope::success(serde_json::json!({
+        "output": "# demo\nA tiny demo project.\n", "exit_code": 0
+    }));
+    vec![
+        Message::user("What is in README.md?"),
+        Message::tool_call("primer-1", "bash", r#"{"command":"cat README.md"}"#),
+        Message::tool_result("primer-1", "bash", "2 lines", output.to_string(), true),
+        Message::assistant("README.md says: a tiny demo project."),
+    ]
 }
 
 /// Whether a rejection says the model cannot take tools (Ollama: "does not support

@@ -1,0 +1,82 @@
+//! A server's window, known before it matters (issue 22): a `--base-url` that is not a
+//! vendor's own endpoint is asked for its window like the local presets, and a window a
+//! 400 names in a field of its own (`n_ctx`, `max_context_length`, …) is learned. The
+//! window shows in the recorded requests' output cap (an eighth of it).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+use std::process::{Output, Stdio};
+
+use crate::common::fake_provider::{FakeProvider, Reply};
+use crate::common::window_vendor::Flavor;
+use serde_json::json;
+
+fn run(fake: &FakeProvider, home: &std::path::Path) -> Output {
+    let cwd = tempfile::tempdir().unwrap();
+    common::ikigai(home)
+        .current_dir(cwd.path())
+        .args(["--base-url", &fake.base_url, "-p", "hi"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_server_at_a_non_vendor_base_url_is_asked_for_its_window() {
+    // The default model (gpt-5-mini, 400k in the family table) at a server of 4096.
+    let fake = FakeProvider::start();
+    fake.answer_gets();
+    fake.push(Reply::status(
+        200,
+        r#"{"default_generation_settings":{"n_ctx":4096}}"#,
+    ));
+    fake.push(Reply::text("hello"));
+    let h = tempfile::tempdir().unwrap();
+    let out = run(&fake, h.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reqs = fake.requests();
+    assert_eq!(
+        reqs.len(),
+        2,
+        "{:?}",
+        reqs.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    assert_eq!(reqs[0].path, "/props");
+    assert_eq!(reqs[1].path, "/v1/chat/completions");
+    assert_eq!(reqs[1].body["max_completion_tokens"], json!(512));
+}
+
+#[test]
+fn a_window_in_a_structured_error_field_is_learned() {
+    let llama = Flavor::LlamaCpp.error_body(5000, 8192);
+    let other = json!({"error": {"message": "the request exceeds the model's context window",
+        "type": "invalid_request_error", "max_context_length": 7000}})
+    .to_string();
+    let top_level =
+        json!({"detail": "the request exceeds the model's context window", "max_model_len": 6000})
+            .to_string();
+    for (body, window) in [(llama, 8192), (other, 7000), (top_level, 6000)] {
+        let fake = FakeProvider::start();
+        fake.push(Reply::status(400, &body));
+        for _ in 0..3 {
+            fake.push(Reply::text("hello"));
+        }
+        let h = tempfile::tempdir().unwrap();
+        let out = run(&fake, h.path());
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(stderr.contains("exceeds its context window"), "{stderr}");
+        // No server answered the window question: the family table's 400k was sent…
+        let reqs = fake.requests();
+        assert_eq!(reqs[0].body["max_completion_tokens"], json!(16384), "{body}");
+        // …then the server's own number is the window (the request, which the server says
+        // exceeded it, is refused as too large for it, never summarised from 400001).
+        let want = format!("the window holds {window} ({} kept for the answer", window / 8);
+        assert!(stderr.contains(&want), "{want}\n{stderr}");
+        assert!(!stderr.contains("400001"), "{stderr}");
+    }
+}

@@ -72,7 +72,12 @@ impl Shadow {
         (!escaped.is_empty()).then(|| format!("/{escaped}/\n"))
     }
 
-    fn git(&self) -> Command {
+    /// The working tree it snapshots.
+    pub(crate) fn work_tree(&self) -> &Path {
+        &self.work_tree
+    }
+
+    pub(super) fn git(&self) -> Command {
         let mut c = Command::new("git");
         for (k, _) in std::env::vars_os() {
             if k.as_bytes().starts_with(b"GIT_") {
@@ -94,7 +99,7 @@ impl Shadow {
         c
     }
 
-    fn run(&self, args: &[&str]) -> Result<Vec<u8>, ShadowError> {
+    pub(super) fn run(&self, args: &[&str]) -> Result<Vec<u8>, ShadowError> {
         let out = self
             .git()
             .args(args)
@@ -170,6 +175,9 @@ impl Shadow {
         // The first snapshot of a project stores every file: streamed into one pack
         // (a file each would be ~5x slower); later ones store only what changed.
         let first = !self.git_dir.join("index").exists();
+        if first && let Some(tree) = super::first::snapshot(self)? {
+            return Ok(tree);
+        }
         // Uncompressed: zlib is most of the rest of that first write (local data only).
         let (threshold, compression) = if first {
             ("core.bigFileThreshold=1", "core.compression=0")
@@ -361,5 +369,62 @@ mod tests {
         let entries: Vec<_> = fs::read_dir(p.join(".git")).unwrap().flatten().collect();
         assert_eq!(entries.len(), 1);
         assert!(matches!(shadow.snapshot(5), Err(ShadowError::TooLarge { .. })));
+    }
+
+    /// The tree `git add --all` makes of `p` in a fresh repository of its own.
+    fn added_tree(p: &Path, git_dir: &Path) -> String {
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .env("GIT_DIR", git_dir)
+                .env("GIT_WORK_TREE", p)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .current_dir(p)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        git(&["init", "-q"]);
+        git(&["add", "--all", "--", "."]);
+        git(&["write-tree"])
+    }
+
+    #[test]
+    fn the_first_snapshot_is_the_tree_git_add_makes_and_later_ones_see_each_change() {
+        use std::os::unix::fs::PermissionsExt;
+        let project = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let p = project.path();
+        fs::write(p.join(".gitignore"), "target/\n*.log\n").unwrap();
+        fs::create_dir_all(p.join("src/deep/er")).unwrap();
+        fs::write(p.join("src/main.rs"), "fn main() {}\n").unwrap();
+        fs::write(p.join("src/deep/er/a file with spaces.txt"), "spaced\n").unwrap();
+        fs::write(p.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+        fs::set_permissions(p.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink("src/main.rs", p.join("link")).unwrap();
+        fs::write(p.join("empty"), "").unwrap();
+        fs::write(p.join("debug.log"), "ignored").unwrap();
+        fs::create_dir_all(p.join("target")).unwrap();
+        fs::write(p.join("target/x"), "ignored").unwrap();
+        let expected = added_tree(p, &data.path().join("reference"));
+        let shadow = Shadow::new(data.path().join("git"), p.to_path_buf());
+        let t0 = shadow.snapshot(1_000_000).unwrap();
+        assert_eq!(t0, expected, "the same tree as git add");
+        assert!(
+            data.path().join("git/refs/ikigai/first").exists(),
+            "taken by fast-import, not git add"
+        );
+        fs::write(p.join("src/main.rs"), "fn main() { changed() }\n").unwrap();
+        let t1 = shadow.snapshot(1_000_000).unwrap();
+        let changed = shadow.diff(&t0, &t1).unwrap();
+        let paths: Vec<_> = changed.iter().map(|c| c.path.to_str().unwrap()).collect();
+        assert_eq!(paths, ["src/main.rs"], "only the change, after a refreshed index");
+        assert_eq!(
+            shadow.snapshot(1_000_000).unwrap(),
+            t1,
+            "nothing changed: same tree"
+        );
     }
 }

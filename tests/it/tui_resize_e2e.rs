@@ -55,7 +55,7 @@ fn resizing_never_erases_or_duplicates_the_history() {
     let first = ["› first question", "FIRST-ANSWER-END"];
     for (w, h) in [(100, 8), (100, 30), (100, 12), (100, 30)] {
         t.resize(w, h);
-        assert_history_intact(&t.capture_all(), &first, &format!("after {w}x{h}"));
+        assert_history_intact(&settled(&t), &first, &format!("after {w}x{h}"));
     }
 
     // A full screen: shrink 30 -> 20 and back, then width changes.
@@ -74,7 +74,7 @@ fn resizing_never_erases_or_duplicates_the_history() {
         "item number 40 of",
         "LONG-END",
     ];
-    assert_history_intact(&t.capture_all(), &all, "before resizing");
+    assert_history_intact(&settled(&t), &all, "before resizing");
     for (w, h) in [
         (100, 20),
         (100, 30),
@@ -85,7 +85,7 @@ fn resizing_never_erases_or_duplicates_the_history() {
         (100, 30),
     ] {
         t.resize(w, h);
-        assert_history_intact(&t.capture_all(), &all, &format!("after {w}x{h}"));
+        assert_history_intact(&settled(&t), &all, &format!("after {w}x{h}"));
     }
     // Still usable: the next answer lands below the rest.
     fake.push(Reply::text("THIRD-ANSWER"));
@@ -177,6 +177,21 @@ fn resizing_while_an_answer_streams_live_loses_and_repeats_nothing() {
     assert_answer_whole(&t, "LIVE", |i| format!("live row {i} here\n"), 60, &when);
 }
 
+/// The whole history once the screen stopped changing (a frame for a late resize
+/// notice can still be on its way; a capture in the middle of it sees half a frame).
+fn settled(t: &Tmux) -> String {
+    let mut last = t.capture_all();
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(300));
+        let now = t.capture_all();
+        if now == last && now.contains("Ask anything") {
+            return now;
+        }
+        last = now;
+    }
+    last
+}
+
 /// Once the answer `{tag}-START … {tag}-END` of `n` rows has ended (and the window is back
 /// at 100x30): the whole history holds the question, both ends and every row once, no
 /// copy of the live viewport, then ikigai exits.
@@ -185,11 +200,12 @@ fn assert_answer_whole(t: &Tmux, tag: &str, row: impl Fn(usize) -> String, n: us
     t.wait_text(&end);
     t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
     t.resize(100, 30);
-    // The redraw after the last resize has come (under load it can lag the resize).
+    // The redraw after the last resize has come (under load it can lag the resize), and
+    // no later one is under way: two captures a moment apart agree.
     t.wait_for("the input box after the resize", |s| {
         s.contains("Ask anything") && s.contains("tools 0/50")
     });
-    let all = t.capture_all();
+    let all = settled(t);
     let rows: Vec<String> = (1..=n).map(row).collect();
     let mut want: Vec<&str> = vec!["› stream please", &start, &end];
     want.extend(rows.iter().map(String::as_str));

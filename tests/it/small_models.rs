@@ -7,24 +7,12 @@
 
 use crate::common;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 
 use crate::common::fake_provider::{FakeProvider, Recorded, Reply};
 use serde_json::{Value, json};
 
-fn run(home: &Path, cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = common::ikigai(home);
-    cmd.current_dir(cwd)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd.output().expect("run ikigai")
-}
-
-fn s(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use common::{run_in as run, text as s};
 
 /// The content of the last `tool` message of a recorded request.
 fn last_tool_content(req: &Recorded) -> String {

@@ -4,24 +4,12 @@
 
 use crate::common;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 
 use crate::common::fake_provider::{FakeProvider, Reply};
 use serde_json::Value;
 
-fn run(home: &Path, cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = common::ikigai(home);
-    cmd.current_dir(cwd)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd.output().expect("run ikigai")
-}
-
-fn s(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use common::{run_in as run, text as s};
 
 fn messages(body: &Value) -> &Vec<Value> {
     body["messages"].as_array().unwrap()

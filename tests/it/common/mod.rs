@@ -42,6 +42,22 @@ pub fn ikigai_at(bin: &Path, home: &Path) -> Command {
     cmd
 }
 
+/// `ikigai ARGS…` run to its end in `cwd`, with stdin closed and its output kept.
+pub fn run_in(home: &Path, cwd: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = ikigai(home);
+    cmd.current_dir(cwd)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd.output().expect("run ikigai")
+}
+
+/// Bytes a process printed, as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
 /// Waits (30 s at most) until `p` holds a whole line (a process wrote it); its text.
 pub fn wait_for_file(p: &Path) -> String {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

@@ -38,9 +38,15 @@ fn kill_marked_among(marker: &str, since: u64, among: &dyn Fn(u32) -> Vec<u32>) 
     let me = std::process::id();
     let mut killed = Vec::new();
     for _ in 0..16 {
-        let found = marked(needle.as_bytes(), me, since, among(me));
+        let (found, unread) = marked(needle.as_bytes(), me, since, among(me));
         if found.is_empty() {
-            break;
+            if unread == 0 {
+                break;
+            }
+            // A process caught inside execve shows an empty environment for a moment:
+            // look again rather than miss it.
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            continue;
         }
         for pid in found {
             let _ = kill(pid, Signal::SIGKILL);
@@ -52,9 +58,11 @@ fn kill_marked_among(marker: &str, since: u64, among: &dyn Fn(u32) -> Vec<u32>) 
     killed
 }
 
-/// Live processes (zombies have no environment) with the exact entry `needle`.
-fn marked(needle: &[u8], me: u32, since: u64, candidates: Vec<u32>) -> Vec<Pid> {
+/// Live processes (zombies have no environment) with the exact entry `needle`, and how
+/// many candidates showed an empty environment (between the two halves of an execve).
+fn marked(needle: &[u8], me: u32, since: u64, candidates: Vec<u32>) -> (Vec<Pid>, usize) {
     let mut found = Vec::new();
+    let mut unread = 0;
     for pid in candidates {
         if pid == me {
             continue;
@@ -65,11 +73,18 @@ fn marked(needle: &[u8], me: u32, since: u64, candidates: Vec<u32>) -> Vec<Pid> 
         let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
             continue;
         };
+        if environ.is_empty() {
+            // A zombie has none for good; a live process only while it executes.
+            if state_and_parent(Pid::from_raw(pid as i32)).is_some_and(|(s, _)| s != 'Z') {
+                unread += 1;
+            }
+            continue;
+        }
         if environ.split(|&b| b == 0).any(|v| v == needle) {
             found.push(Pid::from_raw(pid as i32));
         }
     }
-    found
+    (found, unread)
 }
 
 /// The processes a call may have left behind. As a child subreaper, every one of them is

@@ -391,3 +391,77 @@ fn the_text_protocol_prompt_does_not_call_results_json() {
     assert!(system.contains("<||SYSTEM.OUTPUT>"), "{system}");
     assert!(!system.contains("results are JSON"), "{system}");
 }
+
+/// llama-server starts its answer to a prefilled assistant message with a copy of that
+/// message (recorded: the command tag and its output block, the first new word glued on).
+/// Read as new text, the copy ran the command again and showed the output block as the
+/// model's words, on every task of `make eval`; it is dropped.
+#[test]
+fn a_servers_echo_of_the_prefill_is_not_run_again_or_shown() {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("<||SYSTEM.EXEC>echo ikigai-echo-42"));
+    fake.push(Reply::fixture("local-05-llamacpp-server-echoes-the-prefill.sse"));
+    let (h, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &[
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &fake.base_url,
+            "--tool-protocol",
+            "text",
+            "--json",
+            "-p",
+            "What does echo ikigai-echo-42 print?",
+        ],
+    );
+    let stdout = s(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", s(&out.stderr));
+    let events: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
+    assert_eq!(of("tool_call_started").len(), 1, "{stdout}");
+    let text: String = of("text_delta")
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "This line prints \"ikigai-echo-42\".");
+    let ended = of("turn_ended");
+    assert_eq!(ended[0]["reason"], "done");
+    assert_eq!(ended[0]["text"], "This line prints \"ikigai-echo-42\".");
+    // The request the recording answers: it ends with exactly the prefill it echoes.
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2, "no third request: nothing ran again");
+    let last = messages(&reqs[1].body).last().unwrap().clone();
+    assert_eq!(last["role"], "assistant");
+    assert_eq!(
+        last["content"],
+        "<||SYSTEM.EXEC>echo ikigai-echo-42<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nikigai-echo-42\n<SYSTEM.OUTPUT||>\n"
+    );
+    // Stored once: a later turn sends the answer after the block, not a second copy.
+    fake.push(Reply::text("ok"));
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &[
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &fake.base_url,
+            "--tool-protocol",
+            "text",
+            "-c",
+            "-p",
+            "thanks",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let reqs = fake.requests();
+    let msgs = messages(&reqs[2].body);
+    let tagged = msgs[msgs.len() - 2]["content"].as_str().unwrap();
+    assert_eq!(
+        tagged,
+        "<||SYSTEM.EXEC>echo ikigai-echo-42<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nikigai-echo-42\n<SYSTEM.OUTPUT||>\nThis line prints \"ikigai-echo-42\"."
+    );
+}

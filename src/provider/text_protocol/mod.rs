@@ -4,6 +4,7 @@
 
 pub mod calls;
 pub mod decode;
+pub mod echo;
 pub mod recover;
 pub mod render;
 pub mod tags;

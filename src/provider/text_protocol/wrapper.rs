@@ -14,9 +14,10 @@ use async_trait::async_trait;
 use futures_util::StreamExt;
 
 use super::decode::{RecoveryDecoder, TextDecoder};
+use super::echo::EchoStrip;
 use super::render::{instructions, rewrite};
 use super::tags::EXEC_CLOSE;
-use crate::message::Message;
+use crate::message::{Kind, Message};
 pub use crate::provider::ToolMode;
 use crate::provider::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
 
@@ -62,7 +63,11 @@ impl ToolProtocol {
             })
             .await?;
         let decoder = TextDecoder::new(request.tools.to_vec());
-        Ok(text_stream(inner, decoder))
+        let prefill = match messages.last() {
+            Some(m) if m.kind == Kind::Assistant => m.content.clone(),
+            _ => String::new(),
+        };
+        Ok(text_stream(inner, EchoStrip::new(prefill), decoder))
     }
 }
 
@@ -144,16 +149,19 @@ impl Provider for ToolProtocol {
     }
 }
 
-/// The inner stream through a `TextDecoder`; it stops reading once a command completed.
-fn text_stream(inner: EventStream, decoder: TextDecoder) -> EventStream {
+/// The inner stream through an `EchoStrip` and a `TextDecoder`; it stops reading once a
+/// command completed.
+fn text_stream(inner: EventStream, echo: EchoStrip, decoder: TextDecoder) -> EventStream {
     struct St {
         inner: Option<EventStream>,
+        echo: EchoStrip,
         d: TextDecoder,
         out: VecDeque<Result<StreamEvent, ProviderError>>,
         finished: bool,
     }
     let st = St {
         inner: Some(inner),
+        echo,
         d: decoder,
         out: VecDeque::new(),
         finished: false,
@@ -173,6 +181,17 @@ fn text_stream(inner: EventStream, decoder: TextDecoder) -> EventStream {
             match next {
                 Some(Ok(ev)) => {
                     let is_end = matches!(ev, StreamEvent::Finished { .. });
+                    let ev = match ev {
+                        StreamEvent::TextDelta(t) => StreamEvent::TextDelta(st.echo.push(&t)),
+                        StreamEvent::Finished { .. } => {
+                            st.echo.finish();
+                            ev
+                        }
+                        other => other,
+                    };
+                    if matches!(&ev, StreamEvent::TextDelta(t) if t.is_empty()) {
+                        continue;
+                    }
                     st.out.extend(st.d.push(ev).into_iter().map(Ok));
                     st.finished = is_end;
                 }

@@ -217,3 +217,98 @@ fn assert_answer_whole(t: &Tmux, tag: &str, row: impl Fn(usize) -> String, n: us
     t.keys(&["C-d"]);
     wait_exit(t);
 }
+
+/// Issue 25: narrowed from 120 to 80 columns while a long answer streams (30 lines of ~150
+/// characters, one word per chunk). The terminal re-flows what is on its screen when it
+/// narrows; whatever part of the answer sat in the live viewport then came back as a
+/// 120-column copy above the final answer. Every line is in the history once, with its end.
+#[test]
+fn narrowing_while_a_long_answer_streams_leaves_no_stale_copy() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let para = |i: usize| {
+        format!(
+            "Paragraph {i}: this line of the streamed answer is long enough to wrap on a narrow \
+             terminal, and it keeps going a little longer until its own end p{i}-end"
+        )
+    };
+    let text: Vec<String> = (1..=30).map(para).collect();
+    let answer = format!("WIDE-START\n{}\nWIDE-END", text.join("\n"));
+    fake.push(Reply::text(&answer).paced(Duration::from_millis(5)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.resize(120, 30);
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_for("paragraph 12 on screen", |_| {
+        t.capture_screen().contains("Paragraph 12:")
+    });
+    t.resize_window(80, 30);
+    t.wait_text("WIDE-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    let all = settled(&t);
+    for i in 1..=30 {
+        for part in [format!("Paragraph {i}:"), format!("p{i}-end")] {
+            assert_eq!(all.matches(&part).count(), 1, "{part:?} once:\n{all}");
+        }
+    }
+    assert_history_intact(
+        &all,
+        &["› stream please", "WIDE-START", "WIDE-END"],
+        "after narrowing",
+    );
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+/// A fenced code block streaming across the same narrowing: its lines go into the history
+/// as they are finished (highlighted as code, not as text), each once, and the text after
+/// the block follows it.
+#[test]
+fn narrowing_while_a_code_block_streams_keeps_every_code_line_once() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let code: Vec<String> = (1..=40)
+        .map(|i| format!("    let code_line_{i:02} = compute(\"a value wide enough to wrap at eighty\", {i}); // c{i:02}-end"))
+        .collect();
+    let answer = format!(
+        "CODE-START\nHere is the program:\n\n```rust\nfn main() {{\n{}\n}}\n```\n\nAfter the block: CODE-END",
+        code.join("\n")
+    );
+    fake.push(Reply::text(&answer).paced(Duration::from_millis(5)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.resize(120, 30);
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_for("code line 12 on screen", |_| {
+        t.capture_screen().contains("code_line_12")
+    });
+    t.resize_window(80, 30);
+    t.wait_text("CODE-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    let all = settled(&t);
+    for i in 1..=40 {
+        for part in [format!("code_line_{i:02} "), format!("c{i:02}-end")] {
+            assert_eq!(all.matches(&part).count(), 1, "{part:?} once:\n{all}");
+        }
+    }
+    assert!(!all.contains("```"), "the fence is rendered, not shown:\n{all}");
+    let order: Vec<usize> = [
+        "Here is the program:",
+        "fn main() {",
+        "c40-end",
+        "After the block",
+    ]
+    .iter()
+    .map(|x| all.find(x).unwrap_or_else(|| panic!("{x}:\n{all}")))
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "in order:\n{all}");
+    assert_history_intact(
+        &all,
+        &["› stream please", "CODE-START", "CODE-END"],
+        "after narrowing",
+    );
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}

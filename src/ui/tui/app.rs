@@ -82,7 +82,8 @@ pub struct App {
     pub context_pct: Option<u32>,
     pub tool_calls: u32,
     pub turn: Option<Turn>,
-    pub live_text: String,
+    /// The answer streaming now (its finished lines go to the scrollback as they finish).
+    pub(crate) answer: super::answer::Answer,
     pub live_reasoning: String,
     pub tools: Vec<ToolCell>,
     pub queued: VecDeque<String>,
@@ -127,7 +128,7 @@ impl App {
             context_pct: None,
             tool_calls: 0,
             turn: None,
-            live_text: String::new(),
+            answer: Default::default(),
             live_reasoning: String::new(),
             tools: Vec::new(),
             queued: VecDeque::new(),
@@ -212,10 +213,12 @@ impl App {
             result_lines: self.ctx.config.tool_result_lines,
             spinner: "● ",
         };
+        if let Some(cell) = self.answer.commit_cell(width, &self.theme) {
+            self.inserts.push(cell);
+        }
         let mut out = Vec::new();
         for cell in std::mem::take(&mut self.inserts) {
-            // An attachment line sits right under its message.
-            if self.inserted_any && !matches!(cell, Cell::Attached(_)) {
+            if self.inserted_any && !cell.continues() {
                 out.push(Line::default());
             }
             self.inserted_any = true;
@@ -243,9 +246,8 @@ impl App {
         if !reasoning.trim().is_empty() {
             self.push(Cell::Reasoning(reasoning));
         }
-        let text = std::mem::take(&mut self.live_text);
-        if !text.trim().is_empty() {
-            self.push(Cell::Assistant(text.trim_end().to_string()));
+        if let Some(cell) = self.answer.finish() {
+            self.push(cell);
         }
     }
 
@@ -327,7 +329,7 @@ impl App {
                         self.push(Cell::Reasoning(r));
                     }
                 }
-                self.live_text.push_str(&text);
+                self.answer.push(&text);
                 self.phase(Phase::Streaming, now);
             }
             Event::ReasoningDelta { text } => {

@@ -132,6 +132,16 @@ pub(crate) enum Cell {
         rows: Vec<(String, String)>,
         notes: Vec<String>,
     },
+    /// Rows of the answer still streaming, finished and rendered at the width: they continue
+    /// the cell above (no blank line between).
+    Streamed {
+        rows: Vec<Line<'static>>,
+        /// Not the answer's first rows: no blank line before them.
+        continued: bool,
+    },
+    /// The last part of an answer whose first rows were `Streamed`: rendered when shown,
+    /// continuing them.
+    AnswerRest(Box<super::answer::Answer>),
 }
 
 /// How cells are drawn besides the width.
@@ -145,6 +155,15 @@ pub(crate) struct Look<'a> {
 }
 
 impl Cell {
+    /// Shown right under the cell above, with no blank line between: an attachment under
+    /// its message, the later parts of an answer under its first.
+    pub(crate) fn continues(&self) -> bool {
+        matches!(
+            self,
+            Cell::Attached(_) | Cell::Streamed { continued: true, .. } | Cell::AnswerRest(_)
+        )
+    }
+
     pub(crate) fn lines(&self, width: usize, look: &Look<'_>) -> Vec<Line<'static>> {
         let t = look.theme;
         match self {
@@ -192,6 +211,8 @@ impl Cell {
                 Mode::Chars,
             ),
             Cell::Columns { title, rows, notes } => columns(title, rows, notes, width, t),
+            Cell::Streamed { rows, .. } => rows.clone(),
+            Cell::AnswerRest(answer) => answer.rest(width, t),
             Cell::Lines(lines) => lines
                 .iter()
                 .flat_map(|l| {

@@ -2,6 +2,7 @@
 //! own scrollback above a small inline viewport (live message, input box, status line).
 //! Talks to the agent only through `Op`s and `Event`s.
 
+pub(crate) mod answer;
 pub mod app;
 pub mod approval;
 pub(crate) mod backend;

@@ -12,16 +12,15 @@ use ratatui::widgets::Paragraph;
 
 use super::app::{App, Phase};
 use super::cells::{Cell, Look};
-use super::markdown;
 use super::wrap::{self, str_width};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
-/// The rendered streaming prefix, reused while only the tail changes.
+/// The rendered live part of the answer, reused while it has not changed (the spinner
+/// redraws the viewport ten times a second).
 #[derive(Debug, Default)]
 pub(crate) struct LiveCache {
-    width: usize,
-    prefix: String,
+    key: Option<(u64, usize, usize, usize)>,
     lines: Vec<Line<'static>>,
 }
 
@@ -64,7 +63,7 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
     if !app.live_reasoning.trim().is_empty() {
         live.extend(Cell::Reasoning(app.live_reasoning.clone()).lines(width, &look));
     }
-    if !app.live_text.is_empty() {
+    if app.answer.has_live() {
         if !live.is_empty() {
             live.push(Line::default());
         }
@@ -76,7 +75,10 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
         }
         live.extend(Cell::Tool(tool.clone()).lines(width, &look));
     }
-    if !live.is_empty() && app.inserted_any() {
+    // The gap under the scrollback; the rest of an answer already there continues it
+    // (with its own blank line when a new paragraph starts).
+    let continues = app.live_reasoning.trim().is_empty() && app.answer.has_live() && app.answer.continued();
+    if !live.is_empty() && app.inserted_any() && !continues {
         live.insert(0, Line::default());
     }
     if live.len() > max_live {
@@ -163,29 +165,14 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
 }
 
 fn live_markdown(app: &App, cache: &mut LiveCache, width: usize, max: usize) -> Vec<Line<'static>> {
-    let text = &app.live_text;
-    let stable = markdown::stable_prefix_len(text);
-    if cache.width != width || cache.prefix != text[..stable] {
-        cache.width = width;
-        cache.prefix = text[..stable].to_string();
-        cache.lines = markdown::render(&cache.prefix, width, &app.theme);
+    let key = app.answer.key(width);
+    if cache.key != Some(key) {
+        cache.key = Some(key);
+        cache.lines = app.answer.live(width, &app.theme);
     }
-    let tail = &text[stable..];
-    let mut tail_lines = Vec::new();
-    if !tail.trim().is_empty() {
-        if !cache.lines.is_empty() {
-            tail_lines.push(Line::default());
-        }
-        tail_lines.extend(markdown::render(tail, width, &app.theme));
-    }
-    // Only the lines the screen can show are copied from the cached prefix.
-    let from = cache
-        .lines
-        .len()
-        .saturating_sub(max.saturating_sub(tail_lines.len()));
-    let mut out = cache.lines[from..].to_vec();
-    out.extend(tail_lines);
-    out
+    // Only the lines the screen can show are copied.
+    let from = cache.lines.len().saturating_sub(max);
+    cache.lines[from..].to_vec()
 }
 
 /// `provider/model · session · cwd · tokens · cost · tools n/max`, dropping the least useful

@@ -312,3 +312,65 @@ fn narrowing_while_a_code_block_streams_keeps_every_code_line_once() {
     t.keys(&["C-d"]);
     wait_exit(&t);
 }
+
+/// The same narrowing while the model's reasoning streams (30 long lines), then its answer:
+/// every reasoning line once, marked `∴` once, and the answer below it.
+#[test]
+fn narrowing_while_reasoning_streams_leaves_no_stale_copy() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let line = |i: usize| {
+        format!(
+            "Thought {i}: this line of the model's reasoning is long enough to wrap on a narrow \
+             terminal, and it keeps going a little longer until its own end t{i}-end"
+        )
+    };
+    let thinking: Vec<String> = (1..=30).map(line).collect();
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        serde_json::json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        .to_string()
+    };
+    let mut payloads = vec![chunk(
+        serde_json::json!({"role": "assistant"}),
+        serde_json::Value::Null,
+    )];
+    for word in thinking.join("\n").split_inclusive(' ') {
+        payloads.push(chunk(
+            serde_json::json!({"reasoning_content": word}),
+            serde_json::Value::Null,
+        ));
+    }
+    payloads.push(chunk(
+        serde_json::json!({"content": "The answer: THINK-END"}),
+        serde_json::Value::Null,
+    ));
+    payloads.push(chunk(serde_json::json!({}), serde_json::json!("stop")));
+    payloads.push("[DONE]".into());
+    fake.push(Reply::payloads(&payloads).paced(Duration::from_millis(5)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.resize(120, 30);
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_for("thought 12 on screen", |_| {
+        t.capture_screen().contains("Thought 12:")
+    });
+    t.resize_window(80, 30);
+    t.wait_text("THINK-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    let all = settled(&t);
+    for i in 1..=30 {
+        for part in [format!("Thought {i}:"), format!("t{i}-end")] {
+            assert_eq!(all.matches(&part).count(), 1, "{part:?} once:\n{all}");
+        }
+    }
+    assert_eq!(all.matches("∴ Thought 1:").count(), 1, "marked once:\n{all}");
+    assert!(
+        all.find("t30-end") < all.find("THINK-END"),
+        "the answer below:\n{all}"
+    );
+    assert_history_intact(&all, &["› stream please", "THINK-END"], "after narrowing");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}

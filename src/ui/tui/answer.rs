@@ -37,6 +37,8 @@ pub(crate) struct Answer {
     any: bool,
     /// Counts finished answers (the view's cache key).
     generation: u64,
+    /// Reasoning text (plain lines after `∴ `) rather than a Markdown answer.
+    reasoning: bool,
 }
 
 /// What a line of the answer is.
@@ -170,6 +172,14 @@ fn context_at(text: &str, at: usize) -> (String, bool) {
 }
 
 impl Answer {
+    /// The model's reasoning, streaming: plain lines, each finished at its newline.
+    pub(crate) fn reasoning() -> Self {
+        Answer {
+            reasoning: true,
+            ..Answer::default()
+        }
+    }
+
     /// Takes more of the answer.
     pub(crate) fn push(&mut self, text: &str) {
         self.text.push_str(text);
@@ -191,13 +201,20 @@ impl Answer {
     }
 
     fn render(&self, end: usize, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+        if self.reasoning {
+            let first = self.text[..self.base].trim().is_empty();
+            return super::cells::reasoning_lines(&self.text[self.base..end], width, theme, first);
+        }
         let src = format!("{}{}", self.ctx, &self.text[self.base..end]);
         markdown::render(&src, width, theme)
     }
 
     /// Starts the group over at the committed end.
     fn regroup(&mut self) {
-        let (ctx, sep) = context_at(&self.text, self.done);
+        let (ctx, sep) = match self.reasoning {
+            true => (String::new(), self.text[..self.done].ends_with("\n\n")),
+            false => context_at(&self.text, self.done),
+        };
         self.base = self.done;
         self.ctx = ctx;
         self.sep = sep;
@@ -228,7 +245,12 @@ impl Answer {
 
     /// The finished rows not yet in the scrollback, at `width`.
     pub(crate) fn commit(&mut self, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-        let (ready, starts) = scan(&self.text, self.done);
+        let (ready, starts) = if self.reasoning {
+            let end = self.text.rfind('\n').map_or(0, |i| i + 1);
+            (end.max(self.done), Vec::new())
+        } else {
+            scan(&self.text, self.done)
+        };
         let mut out = Vec::new();
         for at in starts {
             out.extend(self.commit_to(at, width, theme));
@@ -280,17 +302,20 @@ impl Answer {
     /// Ends the answer: what is left of it as a cell for the scrollback (the whole answer
     /// when nothing of it was committed), and a fresh answer in its place.
     pub(crate) fn finish(&mut self) -> Option<Cell> {
-        let generation = self.generation + 1;
         let done = std::mem::replace(
             self,
             Answer {
-                generation,
+                generation: self.generation + 1,
+                reasoning: self.reasoning,
                 ..Answer::default()
             },
         );
         if !done.any {
             let text = done.text.trim_end();
-            return (!text.is_empty()).then(|| Cell::Assistant(text.to_string()));
+            return (!text.is_empty()).then(|| match done.reasoning {
+                true => Cell::Reasoning(text.to_string()),
+                false => Cell::Assistant(text.to_string()),
+            });
         }
         done.has_live().then(|| Cell::AnswerRest(Box::new(done)))
     }
@@ -319,8 +344,16 @@ mod tests {
     /// Streams `md` in pieces of `step` bytes, committing after each at the width
     /// `width(i)`; returns the scrollback rows and the last live rows seen.
     fn stream(md: &str, step: usize, width: impl Fn(usize) -> usize) -> (Vec<String>, Vec<String>) {
+        stream_into(Answer::default(), md, step, width)
+    }
+
+    fn stream_into(
+        mut a: Answer,
+        md: &str,
+        step: usize,
+        width: impl Fn(usize) -> usize,
+    ) -> (Vec<String>, Vec<String>) {
         let theme = Theme::new(false);
-        let mut a = Answer::default();
         let mut out = Vec::new();
         let mut live = Vec::new();
         let mut i = 0;
@@ -340,6 +373,9 @@ mod tests {
         match a.finish() {
             Some(Cell::AnswerRest(rest)) => out.extend(texts(&rest.rest(last, &theme))),
             Some(Cell::Assistant(text)) => out.extend(texts(&markdown::render(&text, last, &theme))),
+            Some(Cell::Reasoning(text)) => out.extend(texts(&super::super::cells::reasoning_lines(
+                &text, last, &theme, true,
+            ))),
             other => assert!(other.is_none(), "{other:?}"),
         }
         (out, live)
@@ -452,5 +488,24 @@ mod tests {
         a.push("short answer\n\n");
         assert_eq!(a.finish(), Some(Cell::Assistant("short answer".into())));
         assert!(!a.has_live() && a.finish().is_none());
+    }
+
+    #[test]
+    fn reasoning_lines_go_up_as_they_end_and_look_as_the_whole() {
+        let theme = Theme::new(false);
+        let md = "First, read the code.\nThen think about why it fails,\n\nand what a fix looks like.";
+        let whole = texts(&super::super::cells::reasoning_lines(md, 24, &theme, true));
+        for step in [1, 4, 100] {
+            let (out, _) = stream_into(Answer::reasoning(), md, step, |_| 24);
+            assert_eq!(out, whole, "in pieces of {step}");
+        }
+        let mut a = Answer::reasoning();
+        a.push("First line\nsecond li");
+        assert_eq!(texts(&a.commit(40, &theme)), ["∴ First line"]);
+        assert_eq!(texts(&a.live(40, &theme)), ["  second li"]);
+        // Narrower: what follows goes on, indented under the mark, nothing repeated.
+        a.push("ne\nthird");
+        assert_eq!(texts(&a.commit(12, &theme)), ["  second", "  line"]);
+        assert_eq!(texts(&a.live(12, &theme)), ["  third"]);
     }
 }

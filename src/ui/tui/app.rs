@@ -84,7 +84,8 @@ pub struct App {
     pub turn: Option<Turn>,
     /// The answer streaming now (its finished lines go to the scrollback as they finish).
     pub(crate) answer: super::answer::Answer,
-    pub live_reasoning: String,
+    /// The reasoning streaming now (finished lines go up as they finish, as the answer's).
+    pub(crate) reasoning: super::answer::Answer,
     pub tools: Vec<ToolCell>,
     pub queued: VecDeque<String>,
     pub editor: Editor,
@@ -129,7 +130,7 @@ impl App {
             tool_calls: 0,
             turn: None,
             answer: Default::default(),
-            live_reasoning: String::new(),
+            reasoning: super::answer::Answer::reasoning(),
             tools: Vec::new(),
             queued: VecDeque::new(),
             editor: Editor::new(),
@@ -213,8 +214,10 @@ impl App {
             result_lines: self.ctx.config.tool_result_lines,
             spinner: "● ",
         };
-        if let Some(cell) = self.answer.commit_cell(width, &self.theme) {
-            self.inserts.push(cell);
+        for live in [&mut self.reasoning, &mut self.answer] {
+            if let Some(cell) = live.commit_cell(width, &self.theme) {
+                self.inserts.push(cell);
+            }
         }
         let mut out = Vec::new();
         for cell in std::mem::take(&mut self.inserts) {
@@ -242,9 +245,8 @@ impl App {
     }
 
     fn flush_live(&mut self) {
-        let reasoning = std::mem::take(&mut self.live_reasoning);
-        if !reasoning.trim().is_empty() {
-            self.push(Cell::Reasoning(reasoning));
+        if let Some(cell) = self.reasoning.finish() {
+            self.push(cell);
         }
         if let Some(cell) = self.answer.finish() {
             self.push(cell);
@@ -323,17 +325,14 @@ impl App {
                 self.tool_calls = 0;
             }
             Event::TextDelta { text } => {
-                if !self.live_reasoning.is_empty() {
-                    let r = std::mem::take(&mut self.live_reasoning);
-                    if !r.trim().is_empty() {
-                        self.push(Cell::Reasoning(r));
-                    }
+                if let Some(cell) = self.reasoning.finish() {
+                    self.push(cell);
                 }
                 self.answer.push(&text);
                 self.phase(Phase::Streaming, now);
             }
             Event::ReasoningDelta { text } => {
-                self.live_reasoning.push_str(&text);
+                self.reasoning.push(&text);
                 self.phase(Phase::Streaming, now);
             }
             Event::ToolCallStarted { id, name, arguments } => {

@@ -144,6 +144,23 @@ pub(crate) enum Cell {
     AnswerRest(Box<super::answer::Answer>),
 }
 
+/// Reasoning text, dimmed in italics; the first line after `∴ ` when `first`.
+pub(crate) fn reasoning_lines(text: &str, width: usize, t: &Theme, first: bool) -> Vec<Line<'static>> {
+    let mark = if first {
+        Span::styled("∴ ", t.dim)
+    } else {
+        Span::raw("  ")
+    };
+    wrap::wrap_text(
+        text.trim(),
+        t.dim.italic(),
+        width,
+        &[mark],
+        &[Span::raw("  ")],
+        Mode::Words,
+    )
+}
+
 /// How cells are drawn besides the width.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Look<'a> {
@@ -176,14 +193,7 @@ impl Cell {
                 Mode::Words,
             ),
             Cell::Assistant(text) => markdown::render(text, width, t),
-            Cell::Reasoning(text) => wrap::wrap_text(
-                text.trim(),
-                t.dim.italic(),
-                width,
-                &[Span::styled("∴ ", t.dim)],
-                &[Span::raw("  ")],
-                Mode::Words,
-            ),
+            Cell::Reasoning(text) => reasoning_lines(text, width, t, true),
             Cell::Tool(tool) => tool_lines(tool, width, look),
             Cell::Plan(steps) => super::live::plan_lines(steps, width, t, None),
             Cell::Notice(level, text) => {

@@ -60,8 +60,8 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
         spinner: &spin_bullet,
     };
     let mut live: Vec<Line<'static>> = Vec::new();
-    if !app.live_reasoning.trim().is_empty() {
-        live.extend(Cell::Reasoning(app.live_reasoning.clone()).lines(width, &look));
+    if app.reasoning.has_live() {
+        live.extend(app.reasoning.live(width, t));
     }
     if app.answer.has_live() {
         if !live.is_empty() {
@@ -77,7 +77,10 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
     }
     // The gap under the scrollback; the rest of an answer already there continues it
     // (with its own blank line when a new paragraph starts).
-    let continues = app.live_reasoning.trim().is_empty() && app.answer.has_live() && app.answer.continued();
+    let continues = match app.reasoning.has_live() {
+        true => app.reasoning.continued(),
+        false => app.answer.has_live() && app.answer.continued(),
+    };
     if !live.is_empty() && app.inserted_any() && !continues {
         live.insert(0, Line::default());
     }

@@ -374,3 +374,48 @@ fn narrowing_while_reasoning_streams_leaves_no_stale_copy() {
     t.keys(&["C-d"]);
     wait_exit(&t);
 }
+
+/// A paragraph of one line longer than the screen is tall (~3000 characters), narrowed
+/// while it streams: its unfinished rows are live, in a third of the screen at most, so they
+/// still fit on it once the terminal has re-flowed them; every word is in the history once.
+#[test]
+fn narrowing_in_a_paragraph_taller_than_the_screen_leaves_no_stale_copy() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let para = |i: usize| {
+        let words: String = (1..=400).map(|w| format!("w{i}x{w} ")).collect();
+        format!("Para {i}: {words}p{i}-end")
+    };
+    let text: Vec<String> = (1..=3).map(para).collect();
+    let answer = format!("LONG-START\n\n{}\n\nLONG-END", text.join("\n\n"));
+    fake.push(Reply::text(&answer).paced(Duration::from_millis(5)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.resize(120, 30);
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_for("paragraph 2 far along", |_| {
+        t.capture_screen().contains("w2x300 ")
+    });
+    t.resize_window(80, 30);
+    t.wait_text("LONG-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    let all = settled(&t);
+    for i in 1..=3 {
+        for w in 1..=400 {
+            let word = format!("w{i}x{w}");
+            let n = all.split_whitespace().filter(|x| *x == word).count();
+            assert_eq!(n, 1, "{word:?} once:\n{all}");
+        }
+        for part in [format!("Para {i}:"), format!("p{i}-end")] {
+            assert_eq!(all.matches(&part).count(), 1, "{part:?} once:\n{all}");
+        }
+    }
+    assert_history_intact(
+        &all,
+        &["› stream please", "LONG-START", "LONG-END"],
+        "after narrowing",
+    );
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}

@@ -410,7 +410,7 @@ fn a_long_live_message_goes_to_the_scrollback_line_by_line() {
     h.draw();
     // Only the unfinished line is live (after a blank line: a new paragraph).
     assert_eq!(h.screen.viewport_height(), small + 2, "{}", h.text());
-    // An unfinished line taller than the room shows its end, in two thirds of the screen.
+    // An unfinished line taller than the room shows its last rows (in half the room).
     let words: String = (1..=40).map(|i| format!(" word{i}")).collect();
     h.ev(Event::TextDelta { text: words });
     h.draw();

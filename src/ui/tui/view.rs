@@ -60,14 +60,20 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
         spinner: &spin_bullet,
     };
     let mut live: Vec<Line<'static>> = Vec::new();
+    // The unfinished line of the answer (or reasoning) shows its last rows, in half the
+    // room at most: a terminal narrowed mid-line re-flows these rows into more, and they must
+    // still fit on the screen below the viewport's top, or its top rows would be pushed
+    // into the scrollback as a stale copy.
+    let tail_room = (max_live / 2).max(1);
     if app.reasoning.has_live() {
-        live.extend(app.reasoning.live(width, t));
+        let rows = app.reasoning.live(width, t);
+        live.extend_from_slice(&rows[rows.len().saturating_sub(tail_room)..]);
     }
     if app.answer.has_live() {
         if !live.is_empty() {
             live.push(Line::default());
         }
-        live.extend(live_markdown(app, cache, width, max_live));
+        live.extend(live_markdown(app, cache, width, tail_room));
     }
     for tool in &app.tools {
         if !live.is_empty() {

@@ -2,8 +2,8 @@
 //! tool call, Ctrl+C on a slow stream, input history, `/sessions`, `/resume <Tab>` and a
 //! resumed session across runs, signals (exit 128+n, the running tool killed), a long
 //! paste folded and sent whole, a streamed answer that looks as it does resumed whole, the
-//! terminal restored at exit, and (reported, not
-//! asserted) CPU use while idle. Resizes are in `tui_resize_e2e`.
+//! terminal restored at exit, and (reported, not asserted) CPU use while idle. Resizes are
+//! in `tui_resize_e2e`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};

@@ -1,7 +1,8 @@
 //! The real binary's TUI in tmux, resized in both directions (height and width, idle and
 //! while an answer streams, held at chosen points or live with no pause): every finished
 //! message stays in the scrollback exactly once, with no leftover copies of the input box,
-//! status line or separator.
+//! status line or separator; narrowed 120 -> 80 while an answer, a code block, a paragraph
+//! taller than the screen or reasoning streams (issue 25), no stale copy of a live row.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;

@@ -385,13 +385,14 @@ mod tests {
         texts(&markdown::render(md.trim_end(), width, &Theme::new(false)))
     }
 
-    const DOCS: [&str; 7] = [
+    const DOCS: [&str; 8] = [
         "Paragraph 1: one\nParagraph 2: two\nParagraph 3: three\n\nNext paragraph.\n",
         "# Title\n\nIntro line\n\n- item one\n- item two\n  continued\n- item three\n\nAfter the list.",
         "Code:\n\n```rust\nfn main() {\n    let x = 1;\n\n    println!(\"{x}\");\n}\n```\n\nDone.",
         "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\nBelow the table.\n",
         "> quoted line\n> second\n\n1. first\n2. second\n   continued\n3. third\n\nEnd.",
         "Setext title\n============\nText under it.\n\n---\n\nAfter the rule.",
+        "Steps:\n\n1. **Step one**: do it\n\n2. **Step two**: then this\n\n   with details\n\n3. Done\n\nBye.",
         "Nested:\n\n- outer\n  - inner one\n  - inner two\n- outer two\n\n~~~\ncode ``` here\n~~~\nend",
     ];
 

@@ -5,7 +5,8 @@
 //!
 //! A line is finished when nothing after it can change how it renders: a code line once it
 //! ends, a text line once the next line has begun and cannot turn it into a heading or a
-//! table header (`---`, `===`, `|---|`), a table only after the blank line that ends it.
+//! table header (`---`, `===`, `|---|`), a table only after the blank line that ends it,
+//! a paragraph with `**` or `` ` `` open only once they close.
 //! Rows are rendered for a "group" of the text (from a block boundary on) and each commit
 //! sends the rows the group gained; were an earlier row ever to render differently (the
 //! width changed, or markdown reinterpreted it), the group restarts where the committed
@@ -56,8 +57,11 @@ enum Kind {
 struct Blocks {
     /// The open fence: its character, length and opening line.
     fence: Option<(u8, usize, String)>,
-    /// A line with `|` since the last blank line: maybe a table, held whole.
-    pipes: bool,
+    /// The line before had a `|` (a table's header row, if a delimiter row follows).
+    pipe: bool,
+    /// In a table (since its delimiter row, until a blank line): held whole, its columns
+    /// are sized by all its rows.
+    table: bool,
     /// The paragraph so far has an odd number of `*` (and of `` ` ``): emphasis (or code)
     /// may span into the next line, so its lines are held until it closes.
     stars: bool,
@@ -83,18 +87,19 @@ impl Blocks {
                     if n >= 3 && !(c == b'`' && t[n..].contains('`')) {
                         let open = t.trim_end_matches(['\n', '\r']);
                         self.fence = Some((c, n, format!("{open}\n")));
-                        (self.pipes, self.stars, self.ticks) = (false, false, false);
+                        (self.pipe, self.table, self.stars, self.ticks) = (false, false, false, false);
                         return Kind::Fence;
                     }
                 }
                 if line.trim().is_empty() {
-                    self.pipes = false;
-                    (self.stars, self.ticks) = (false, false);
+                    (self.pipe, self.table, self.stars, self.ticks) = (false, false, false, false);
                     return Kind::Blank;
                 }
-                if line.contains('|') {
-                    self.pipes = true;
+                let pipe = line.contains('|');
+                if self.pipe && pipe && t.contains('-') && may_underline(t.trim_end()) {
+                    self.table = true;
                 }
+                self.pipe = pipe;
                 // A list item's `* ` marker is no emphasis.
                 let body = t.strip_prefix("* ").unwrap_or(t);
                 // Runs of the character (`**` opens once).
@@ -145,7 +150,7 @@ fn scan(text: &str, from: usize) -> (usize, Vec<usize>) {
         let next = text[end..].split('\n').next().unwrap_or("");
         let ok = match kind {
             Kind::Fence | Kind::Code => true,
-            _ if blocks.pipes || blocks.stars || blocks.ticks => false,
+            _ if blocks.table || blocks.stars || blocks.ticks => false,
             Kind::Blank => true,
             Kind::Text => !next.is_empty() && !may_underline(next),
         };
@@ -433,9 +438,11 @@ mod tests {
         );
         a.push("x");
         assert_eq!(texts(&a.commit(40, &theme)), ["", "Next"]);
-        // A table is held until the blank line after it.
+        // A table is held until the blank line after it; a `|` in a sentence holds nothing.
+        a.push("\na | b in the shell\nmore");
+        assert_eq!(texts(&a.commit(40, &theme)), ["x", "a | b in the shell"]);
         a.push("\n\n| a | b |\n|---|---|\n| 1 | 2 |\n");
-        assert_eq!(texts(&a.commit(40, &theme)), ["x"]);
+        assert_eq!(texts(&a.commit(40, &theme)), ["more"]);
         a.push("\nafter");
         assert_eq!(texts(&a.commit(40, &theme)), ["", "a │ b", "──┼──", "1 │ 2"]);
         assert_eq!(texts(&a.live(40, &theme)), ["", "after"]);

@@ -19,6 +19,11 @@ use super::cells::Cell;
 use super::markdown;
 use super::theme::Theme;
 
+/// Lines of a code block rendered together at most: a longer block goes on in a new group
+/// from its fence line (each frame renders the group, highlighting included), at the cost
+/// of the highlighter's state across the cut (a string or comment spanning it).
+const CODE_GROUP: usize = 200;
+
 /// The streaming answer and how much of it is in the scrollback.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Answer {
@@ -267,6 +272,10 @@ impl Answer {
         }
         if ready > self.done {
             out.extend(self.commit_to(ready, width, theme));
+            let long = self.text[self.base..self.done].matches('\n').count() > CODE_GROUP;
+            if long && !self.reasoning && !context_at(&self.text, self.done).0.is_empty() {
+                self.regroup();
+            }
         }
         out
     }
@@ -418,6 +427,19 @@ mod tests {
                 assert_eq!(out, whole(md, 40), "{md:?} in pieces of {step}");
             }
         }
+    }
+
+    #[test]
+    fn a_long_code_block_streams_in_groups_and_looks_as_the_whole() {
+        let code: String = (1..=450).map(|i| format!("    line({i});\n")).collect();
+        let md = format!("Code:\n\n```\n{code}```\n\nDone.");
+        let (out, _) = stream(&md, 97, |_| 40);
+        assert_eq!(out, whole(&md, 40));
+        let mut a = Answer::default();
+        a.push(&md[..md.find("line(300)").unwrap()]);
+        a.commit(40, &Theme::new(false));
+        assert_eq!(a.ctx, "```\n", "a new group inside the block, from its fence");
+        assert!(a.rows.is_empty() && a.base == a.done);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The real binary's TUI in tmux against the loopback fake vendor: a streamed answer and a
 //! tool call, Ctrl+C on a slow stream, input history, `/sessions`, `/resume <Tab>` and a
 //! resumed session across runs, signals (exit 128+n, the running tool killed), a long
-//! paste folded and sent whole, the terminal restored at exit, and (reported, not
-//! asserted) CPU use while idle. Resizes are in `tui_resize_e2e`.
+//! paste folded and sent whole, a streamed answer that looks as it does resumed whole, the
+//! terminal restored at exit, and (reported, not asserted) CPU use while idle. Resizes are
+//! in `tui_resize_e2e`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
@@ -360,6 +361,70 @@ fn single_newlines_in_an_answer_stay_line_breaks() {
         pane.lines()
             .any(|l| l.trim_start().starts_with("Paragraph 1: the first")),
         "{pane}"
+    );
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+/// A streamed answer goes into the scrollback line by line as its lines finish; the result
+/// is the same rows the whole answer gives when a resumed session shows it at once:
+/// paragraphs with single newlines, a heading, lists, a fenced code block, a table.
+#[test]
+fn an_answer_streamed_line_by_line_looks_as_when_resumed_whole() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let code: String = (1..=12)
+        .map(|i| format!("    step({i}); // code {i}\n"))
+        .collect();
+    let rows: String = (1..=5).map(|i| format!("| row {i} | {} |\n", i * i)).collect();
+    let items: String = (1..=8).map(|i| format!("- item {i} of the list\n")).collect();
+    let doc = format!(
+        "DOC-START\nFirst line\nSecond line, still the same paragraph\n\n## A heading\n\n{items}\n\
+         1. numbered\n2. **bold** and `code`\n   continued\n\n```rust\nfn main() {{\n{code}}}\n```\n\n\
+         | name | square |\n|------|-------:|\n{rows}\n> a quote\n> over two lines\n\nDOC-END"
+    );
+    fake.push(Reply::text(&doc).paced(Duration::from_millis(3)));
+    let part = |pane: &str| -> Vec<String> {
+        let from = pane.find("› show the doc").unwrap_or_else(|| panic!("{pane}"));
+        let to = pane[from..].find("DOC-END").unwrap_or_else(|| panic!("{pane}")) + from;
+        pane[from..to].lines().map(|l| l.trim_end().to_string()).collect()
+    };
+    let (streamed, hint) = {
+        let t = Tmux::start(home.path(), &fake.base_url, "");
+        t.wait_text("Ask anything");
+        t.type_text("show the doc");
+        t.keys(&["Enter"]);
+        t.wait_text("DOC-END");
+        t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+        t.type_text("/exit");
+        t.keys(&["Enter"]);
+        let pane = t.wait_text("EXITED:0");
+        let all = t.capture_all();
+        let hint = pane
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("resume with: ikigai --resume "))
+            .unwrap_or_else(|| panic!("no resume line:\n{pane}"))
+            .to_string();
+        (part(&all), hint)
+    };
+    let t = Tmux::start(home.path(), &fake.base_url, &format!("--resume {hint}"));
+    t.wait_text("Resumed session");
+    t.wait_text("DOC-END");
+    let resumed = part(&t.capture_all());
+    assert_eq!(
+        streamed,
+        resumed,
+        "streamed:\n{}\n\nresumed:\n{}",
+        streamed.join("\n"),
+        resumed.join("\n")
+    );
+    let shown = streamed.join("\n");
+    for want in ["code 12", "row 5 │", "item 8 of", "│ over two lines", "continued"] {
+        assert_eq!(shown.matches(want).count(), 1, "{want:?} once:\n{shown}");
+    }
+    assert!(
+        !shown.contains("```") && !shown.contains("|---"),
+        "rendered:\n{shown}"
     );
     t.keys(&["C-d"]);
     wait_exit(&t);

@@ -1,7 +1,8 @@
 //! The real binary's TUI in tmux, resized in both directions (height and width, idle and
 //! while an answer streams, held at chosen points or live with no pause): every finished
 //! message stays in the scrollback exactly once, with no leftover copies of the input box,
-//! status line or separator.
+//! status line or separator; narrowed 120 -> 80 while an answer, a code block, a paragraph
+//! taller than the screen or reasoning streams (issue 25), no stale copy of a live row.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
@@ -216,4 +217,206 @@ fn assert_answer_whole(t: &Tmux, tag: &str, row: impl Fn(usize) -> String, n: us
     );
     t.keys(&["C-d"]);
     wait_exit(t);
+}
+
+/// Issue 25: narrowed from 120 to 80 columns while a long answer streams (30 lines of ~150
+/// characters, one word per chunk). The terminal re-flows what is on its screen when it
+/// narrows; whatever part of the answer sat in the live viewport then came back as a
+/// 120-column copy above the final answer. Every line is in the history once, with its end.
+#[test]
+fn narrowing_while_a_long_answer_streams_leaves_no_stale_copy() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let para = |i: usize| {
+        format!(
+            "Paragraph {i}: this line of the streamed answer is long enough to wrap on a narrow \
+             terminal, and it keeps going a little longer until its own end p{i}-end"
+        )
+    };
+    let text: Vec<String> = (1..=30).map(para).collect();
+    let answer = format!("WIDE-START\n{}\nWIDE-END", text.join("\n"));
+    fake.push(Reply::text(&answer).paced(Duration::from_millis(5)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.resize(120, 30);
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_for("paragraph 12 on screen", |_| {
+        t.capture_screen().contains("Paragraph 12:")
+    });
+    t.resize_window(80, 30);
+    t.wait_text("WIDE-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    let all = settled(&t);
+    for i in 1..=30 {
+        for part in [format!("Paragraph {i}:"), format!("p{i}-end")] {
+            assert_eq!(all.matches(&part).count(), 1, "{part:?} once:\n{all}");
+        }
+    }
+    assert_history_intact(
+        &all,
+        &["› stream please", "WIDE-START", "WIDE-END"],
+        "after narrowing",
+    );
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+/// A fenced code block streaming across the same narrowing: its lines go into the history
+/// as they are finished (highlighted as code, not as text), each once, and the text after
+/// the block follows it.
+#[test]
+fn narrowing_while_a_code_block_streams_keeps_every_code_line_once() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let code: Vec<String> = (1..=40)
+        .map(|i| format!("    let code_line_{i:02} = compute(\"a value wide enough to wrap at eighty\", {i}); // c{i:02}-end"))
+        .collect();
+    let answer = format!(
+        "CODE-START\nHere is the program:\n\n```rust\nfn main() {{\n{}\n}}\n```\n\nAfter the block: CODE-END",
+        code.join("\n")
+    );
+    fake.push(Reply::text(&answer).paced(Duration::from_millis(5)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.resize(120, 30);
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_for("code line 12 on screen", |_| {
+        t.capture_screen().contains("code_line_12")
+    });
+    t.resize_window(80, 30);
+    t.wait_text("CODE-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    let all = settled(&t);
+    for i in 1..=40 {
+        for part in [format!("code_line_{i:02} "), format!("c{i:02}-end")] {
+            assert_eq!(all.matches(&part).count(), 1, "{part:?} once:\n{all}");
+        }
+    }
+    assert!(!all.contains("```"), "the fence is rendered, not shown:\n{all}");
+    let order: Vec<usize> = [
+        "Here is the program:",
+        "fn main() {",
+        "c40-end",
+        "After the block",
+    ]
+    .iter()
+    .map(|x| all.find(x).unwrap_or_else(|| panic!("{x}:\n{all}")))
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "in order:\n{all}");
+    assert_history_intact(
+        &all,
+        &["› stream please", "CODE-START", "CODE-END"],
+        "after narrowing",
+    );
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+/// The same narrowing while the model's reasoning streams (30 long lines), then its answer:
+/// every reasoning line once, marked `∴` once, and the answer below it.
+#[test]
+fn narrowing_while_reasoning_streams_leaves_no_stale_copy() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let line = |i: usize| {
+        format!(
+            "Thought {i}: this line of the model's reasoning is long enough to wrap on a narrow \
+             terminal, and it keeps going a little longer until its own end t{i}-end"
+        )
+    };
+    let thinking: Vec<String> = (1..=30).map(line).collect();
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        serde_json::json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        .to_string()
+    };
+    let mut payloads = vec![chunk(
+        serde_json::json!({"role": "assistant"}),
+        serde_json::Value::Null,
+    )];
+    for word in thinking.join("\n").split_inclusive(' ') {
+        payloads.push(chunk(
+            serde_json::json!({"reasoning_content": word}),
+            serde_json::Value::Null,
+        ));
+    }
+    payloads.push(chunk(
+        serde_json::json!({"content": "The answer: THINK-END"}),
+        serde_json::Value::Null,
+    ));
+    payloads.push(chunk(serde_json::json!({}), serde_json::json!("stop")));
+    payloads.push("[DONE]".into());
+    fake.push(Reply::payloads(&payloads).paced(Duration::from_millis(5)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.resize(120, 30);
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_for("thought 12 on screen", |_| {
+        t.capture_screen().contains("Thought 12:")
+    });
+    t.resize_window(80, 30);
+    t.wait_text("THINK-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    let all = settled(&t);
+    for i in 1..=30 {
+        for part in [format!("Thought {i}:"), format!("t{i}-end")] {
+            assert_eq!(all.matches(&part).count(), 1, "{part:?} once:\n{all}");
+        }
+    }
+    assert_eq!(all.matches("∴ Thought 1:").count(), 1, "marked once:\n{all}");
+    assert!(
+        all.find("t30-end") < all.find("THINK-END"),
+        "the answer below:\n{all}"
+    );
+    assert_history_intact(&all, &["› stream please", "THINK-END"], "after narrowing");
+    t.keys(&["C-d"]);
+    wait_exit(&t);
+}
+
+/// A paragraph of one line longer than the screen is tall (~3000 characters), narrowed
+/// while it streams: its unfinished rows are live, in a third of the screen at most, so they
+/// still fit on it once the terminal has re-flowed them; every word is in the history once.
+#[test]
+fn narrowing_in_a_paragraph_taller_than_the_screen_leaves_no_stale_copy() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    let para = |i: usize| {
+        let words: String = (1..=400).map(|w| format!("w{i}x{w} ")).collect();
+        format!("Para {i}: {words}p{i}-end")
+    };
+    let text: Vec<String> = (1..=3).map(para).collect();
+    let answer = format!("LONG-START\n\n{}\n\nLONG-END", text.join("\n\n"));
+    fake.push(Reply::text(&answer).paced(Duration::from_millis(5)));
+    let t = Tmux::start(home.path(), &fake.base_url, "");
+    t.wait_text("Ask anything");
+    t.resize(120, 30);
+    t.type_text("stream please");
+    t.keys(&["Enter"]);
+    t.wait_for("paragraph 2 far along", |_| {
+        t.capture_screen().contains("w2x300 ")
+    });
+    t.resize_window(80, 30);
+    t.wait_text("LONG-END");
+    t.wait_for("the turn to end", |s| !s.contains("Esc to interrupt"));
+    let all = settled(&t);
+    for i in 1..=3 {
+        for w in 1..=400 {
+            let word = format!("w{i}x{w}");
+            let n = all.split_whitespace().filter(|x| *x == word).count();
+            assert_eq!(n, 1, "{word:?} once:\n{all}");
+        }
+        for part in [format!("Para {i}:"), format!("p{i}-end")] {
+            assert_eq!(all.matches(&part).count(), 1, "{part:?} once:\n{all}");
+        }
+    }
+    assert_history_intact(
+        &all,
+        &["› stream please", "LONG-START", "LONG-END"],
+        "after narrowing",
+    );
+    t.keys(&["C-d"]);
+    wait_exit(&t);
 }

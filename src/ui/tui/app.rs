@@ -82,8 +82,10 @@ pub struct App {
     pub context_pct: Option<u32>,
     pub tool_calls: u32,
     pub turn: Option<Turn>,
-    pub live_text: String,
-    pub live_reasoning: String,
+    /// The answer streaming now (its finished lines go to the scrollback as they finish).
+    pub(crate) answer: super::answer::Answer,
+    /// The reasoning streaming now (finished lines go up as they finish, as the answer's).
+    pub(crate) reasoning: super::answer::Answer,
     pub tools: Vec<ToolCell>,
     pub queued: VecDeque<String>,
     pub editor: Editor,
@@ -127,8 +129,8 @@ impl App {
             context_pct: None,
             tool_calls: 0,
             turn: None,
-            live_text: String::new(),
-            live_reasoning: String::new(),
+            answer: Default::default(),
+            reasoning: super::answer::Answer::reasoning(),
             tools: Vec::new(),
             queued: VecDeque::new(),
             editor: Editor::new(),
@@ -212,10 +214,14 @@ impl App {
             result_lines: self.ctx.config.tool_result_lines,
             spinner: "● ",
         };
+        for live in [&mut self.reasoning, &mut self.answer] {
+            if let Some(cell) = live.commit_cell(width, &self.theme) {
+                self.inserts.push(cell);
+            }
+        }
         let mut out = Vec::new();
         for cell in std::mem::take(&mut self.inserts) {
-            // An attachment line sits right under its message.
-            if self.inserted_any && !matches!(cell, Cell::Attached(_)) {
+            if self.inserted_any && !cell.continues() {
                 out.push(Line::default());
             }
             self.inserted_any = true;
@@ -239,13 +245,11 @@ impl App {
     }
 
     fn flush_live(&mut self) {
-        let reasoning = std::mem::take(&mut self.live_reasoning);
-        if !reasoning.trim().is_empty() {
-            self.push(Cell::Reasoning(reasoning));
+        if let Some(cell) = self.reasoning.finish() {
+            self.push(cell);
         }
-        let text = std::mem::take(&mut self.live_text);
-        if !text.trim().is_empty() {
-            self.push(Cell::Assistant(text.trim_end().to_string()));
+        if let Some(cell) = self.answer.finish() {
+            self.push(cell);
         }
     }
 
@@ -321,17 +325,14 @@ impl App {
                 self.tool_calls = 0;
             }
             Event::TextDelta { text } => {
-                if !self.live_reasoning.is_empty() {
-                    let r = std::mem::take(&mut self.live_reasoning);
-                    if !r.trim().is_empty() {
-                        self.push(Cell::Reasoning(r));
-                    }
+                if let Some(cell) = self.reasoning.finish() {
+                    self.push(cell);
                 }
-                self.live_text.push_str(&text);
+                self.answer.push(&text);
                 self.phase(Phase::Streaming, now);
             }
             Event::ReasoningDelta { text } => {
-                self.live_reasoning.push_str(&text);
+                self.reasoning.push(&text);
                 self.phase(Phase::Streaming, now);
             }
             Event::ToolCallStarted { id, name, arguments } => {

@@ -132,6 +132,33 @@ pub(crate) enum Cell {
         rows: Vec<(String, String)>,
         notes: Vec<String>,
     },
+    /// Rows of the answer still streaming, finished and rendered at the width: they continue
+    /// the cell above (no blank line between).
+    Streamed {
+        rows: Vec<Line<'static>>,
+        /// Not the answer's first rows: no blank line before them.
+        continued: bool,
+    },
+    /// The last part of an answer whose first rows were `Streamed`: rendered when shown,
+    /// continuing them.
+    AnswerRest(Box<super::answer::Answer>),
+}
+
+/// Reasoning text, dimmed in italics; the first line after `∴ ` when `first`.
+pub(crate) fn reasoning_lines(text: &str, width: usize, t: &Theme, first: bool) -> Vec<Line<'static>> {
+    let mark = if first {
+        Span::styled("∴ ", t.dim)
+    } else {
+        Span::raw("  ")
+    };
+    wrap::wrap_text(
+        text.trim(),
+        t.dim.italic(),
+        width,
+        &[mark],
+        &[Span::raw("  ")],
+        Mode::Words,
+    )
 }
 
 /// How cells are drawn besides the width.
@@ -145,6 +172,15 @@ pub(crate) struct Look<'a> {
 }
 
 impl Cell {
+    /// Shown right under the cell above, with no blank line between: an attachment under
+    /// its message, the later parts of an answer under its first.
+    pub(crate) fn continues(&self) -> bool {
+        matches!(
+            self,
+            Cell::Attached(_) | Cell::Streamed { continued: true, .. } | Cell::AnswerRest(_)
+        )
+    }
+
     pub(crate) fn lines(&self, width: usize, look: &Look<'_>) -> Vec<Line<'static>> {
         let t = look.theme;
         match self {
@@ -157,14 +193,7 @@ impl Cell {
                 Mode::Words,
             ),
             Cell::Assistant(text) => markdown::render(text, width, t),
-            Cell::Reasoning(text) => wrap::wrap_text(
-                text.trim(),
-                t.dim.italic(),
-                width,
-                &[Span::styled("∴ ", t.dim)],
-                &[Span::raw("  ")],
-                Mode::Words,
-            ),
+            Cell::Reasoning(text) => reasoning_lines(text, width, t, true),
             Cell::Tool(tool) => tool_lines(tool, width, look),
             Cell::Plan(steps) => super::live::plan_lines(steps, width, t, None),
             Cell::Notice(level, text) => {
@@ -192,6 +221,8 @@ impl Cell {
                 Mode::Chars,
             ),
             Cell::Columns { title, rows, notes } => columns(title, rows, notes, width, t),
+            Cell::Streamed { rows, .. } => rows.clone(),
+            Cell::AnswerRest(answer) => answer.rest(width, t),
             Cell::Lines(lines) => lines
                 .iter()
                 .flat_map(|l| {

@@ -33,31 +33,6 @@ pub(crate) fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'stati
     r.out
 }
 
-/// The byte length of the part of a streaming `text` whose rendering can no longer change:
-/// everything up to the last blank line that is outside a code fence.
-pub(crate) fn stable_prefix_len(text: &str) -> usize {
-    let mut in_fence = false;
-    let mut stable = 0;
-    let mut pos = 0;
-    let mut prev_blank = false;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            in_fence = !in_fence;
-        }
-        let blank = line.trim().is_empty() && line.ends_with('\n');
-        pos += line.len();
-        // A blank line closes the block before it; a list continues over blank lines, so only
-        // cut where the next block cannot belong to the previous one (checked by the caller
-        // rendering both halves the same way in practice).
-        if blank && !in_fence && !prev_blank {
-            stable = pos;
-        }
-        prev_blank = blank;
-    }
-    stable
-}
-
 enum Container {
     Quote,
     List { next: Option<u64> },
@@ -546,15 +521,6 @@ mod tests {
         for line in render(md, 10, &Theme::new(false)) {
             assert!(wrap::line_width(&line) <= 10, "{:?}", line_text(&line));
         }
-    }
-
-    #[test]
-    fn stable_prefix_stops_before_open_fence() {
-        let t = "para one\n\n```\ncode\n\nmore";
-        assert_eq!(stable_prefix_len(t), "para one\n\n".len());
-        assert_eq!(stable_prefix_len("no blank yet"), 0);
-        let t = "a\n\n```\nx\n```\n\nb";
-        assert_eq!(stable_prefix_len(t), t.len() - 1);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The interactive terminal UI (ratatui + crossterm): finished items go into the terminal's
-//! own scrollback above a small inline viewport (live message, input box, status line).
+//! own scrollback above a small inline viewport (the unfinished tail of the answer, running
+//! tools, input box, status line); a streaming answer's finished lines go up as they finish.
 //! Talks to the agent only through `Op`s and `Event`s.
 
+pub(crate) mod answer;
 pub mod app;
 pub mod approval;
 pub(crate) mod backend;

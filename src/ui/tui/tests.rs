@@ -389,7 +389,7 @@ fn resumed_history_is_shown() {
 }
 
 #[test]
-fn long_live_message_shows_its_tail_and_viewport_grows() {
+fn a_long_live_message_goes_to_the_scrollback_line_by_line() {
     let mut h = Harness::new(60, 12, &[]);
     session(&mut h);
     h.typed("count").enter();
@@ -397,30 +397,38 @@ fn long_live_message_shows_its_tail_and_viewport_grows() {
     h.draw();
     let small = h.screen.viewport_height();
     h.ev(Event::TextDelta {
-        text: "line one\n\n".into(),
+        text: "line one\nline t".into(),
     });
     h.draw();
-    assert!(h.screen.viewport_height() > small);
-    let text: String = (1..=30).map(|i| format!("para {i}\n\n")).collect();
-    h.ev(Event::TextDelta { text });
+    // The viewport holds `line t` (right under `line one`, finished and in the scrollback).
+    assert_eq!(h.screen.viewport_height(), small + 1, "{}", h.text());
+    assert!(h.text().contains("line one\nline t\n"), "{}", h.text());
+    let text: String = (1..=29).map(|i| format!("para {i}\n\n")).collect();
+    h.ev(Event::TextDelta {
+        text: format!("wo\n\n{text}para 30"),
+    });
     h.draw();
-    // Two thirds of the screen at most: rows of the conversation stay above it.
+    // Only the unfinished line is live (after a blank line: a new paragraph).
+    assert_eq!(h.screen.viewport_height(), small + 2, "{}", h.text());
+    // An unfinished line taller than the room shows its last rows (in half the room).
+    let words: String = (1..=40).map(|i| format!(" word{i}")).collect();
+    h.ev(Event::TextDelta { text: words });
+    h.draw();
     assert_eq!(h.screen.viewport_height(), 8);
     assert_eq!(super::screen::viewport_room(12), 8);
     let screen = h.text();
     let visible = screen.split("═══ screen ═══").nth(1).unwrap();
-    assert!(visible.contains("para 30"), "{visible}");
-    assert!(!visible.contains("para 1\n"), "{visible}");
+    assert!(visible.contains("word40"), "{visible}");
+    assert!(!visible.contains("word1 "), "{visible}");
     h.ev(Event::TurnEnded {
         reason: TurnEndReason::Done,
     });
     h.draw();
     assert!(h.screen.viewport_height() < 8);
     let all = h.text();
-    assert!(
-        all.contains("para 1\n") && all.contains("para 30"),
-        "nothing lost: {all}"
-    );
+    for part in ["line two", "para 1\n", "para 29\n", "word1 ", "word40"] {
+        assert_eq!(all.matches(part).count(), 1, "{part:?} once: {all}");
+    }
 }
 
 #[test]

@@ -12,16 +12,15 @@ use ratatui::widgets::Paragraph;
 
 use super::app::{App, Phase};
 use super::cells::{Cell, Look};
-use super::markdown;
 use super::wrap::{self, str_width};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
-/// The rendered streaming prefix, reused while only the tail changes.
+/// The rendered live part of the answer, reused while it has not changed (the spinner
+/// redraws the viewport ten times a second).
 #[derive(Debug, Default)]
 pub(crate) struct LiveCache {
-    width: usize,
-    prefix: String,
+    key: Option<(u64, usize, usize, usize)>,
     lines: Vec<Line<'static>>,
 }
 
@@ -61,14 +60,20 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
         spinner: &spin_bullet,
     };
     let mut live: Vec<Line<'static>> = Vec::new();
-    if !app.live_reasoning.trim().is_empty() {
-        live.extend(Cell::Reasoning(app.live_reasoning.clone()).lines(width, &look));
+    // The unfinished line of the answer (or reasoning) shows its last rows, in half the
+    // room at most: a terminal narrowed mid-line re-flows these rows into more, and they must
+    // still fit on the screen below the viewport's top, or its top rows would be pushed
+    // into the scrollback as a stale copy.
+    let tail_room = (max_live / 2).max(1);
+    if app.reasoning.has_live() {
+        let rows = app.reasoning.live(width, t);
+        live.extend_from_slice(&rows[rows.len().saturating_sub(tail_room)..]);
     }
-    if !app.live_text.is_empty() {
+    if app.answer.has_live() {
         if !live.is_empty() {
             live.push(Line::default());
         }
-        live.extend(live_markdown(app, cache, width, max_live));
+        live.extend(live_markdown(app, cache, width, tail_room));
     }
     for tool in &app.tools {
         if !live.is_empty() {
@@ -76,7 +81,13 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
         }
         live.extend(Cell::Tool(tool.clone()).lines(width, &look));
     }
-    if !live.is_empty() && app.inserted_any() {
+    // The gap under the scrollback; the rest of an answer already there continues it
+    // (with its own blank line when a new paragraph starts).
+    let continues = match app.reasoning.has_live() {
+        true => app.reasoning.continued(),
+        false => app.answer.has_live() && app.answer.continued(),
+    };
+    if !live.is_empty() && app.inserted_any() && !continues {
         live.insert(0, Line::default());
     }
     if live.len() > max_live {
@@ -163,29 +174,14 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
 }
 
 fn live_markdown(app: &App, cache: &mut LiveCache, width: usize, max: usize) -> Vec<Line<'static>> {
-    let text = &app.live_text;
-    let stable = markdown::stable_prefix_len(text);
-    if cache.width != width || cache.prefix != text[..stable] {
-        cache.width = width;
-        cache.prefix = text[..stable].to_string();
-        cache.lines = markdown::render(&cache.prefix, width, &app.theme);
+    let key = app.answer.key(width);
+    if cache.key != Some(key) {
+        cache.key = Some(key);
+        cache.lines = app.answer.live(width, &app.theme);
     }
-    let tail = &text[stable..];
-    let mut tail_lines = Vec::new();
-    if !tail.trim().is_empty() {
-        if !cache.lines.is_empty() {
-            tail_lines.push(Line::default());
-        }
-        tail_lines.extend(markdown::render(tail, width, &app.theme));
-    }
-    // Only the lines the screen can show are copied from the cached prefix.
-    let from = cache
-        .lines
-        .len()
-        .saturating_sub(max.saturating_sub(tail_lines.len()));
-    let mut out = cache.lines[from..].to_vec();
-    out.extend(tail_lines);
-    out
+    // Only the lines the screen can show are copied.
+    let from = cache.lines.len().saturating_sub(max);
+    cache.lines[from..].to_vec()
 }
 
 /// `provider/model · session · cwd · tokens · cost · tools n/max`, dropping the least useful

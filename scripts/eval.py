@@ -76,7 +76,7 @@ def modes_from(args):
     return [(m, table[m]) for m in args.modes.split(",")]
 
 
-def run_task(binary, task, extra, timeout, keep):
+def run_task(binary, task, extra, timeout, keep, config_text=""):
     work = Path(tempfile.mkdtemp(prefix=f"ikigai-eval-{task['name']}-"))
     project = work / "project"
     home = work / "home"
@@ -89,7 +89,7 @@ def run_task(binary, task, extra, timeout, keep):
     for rel in task.get("executable", []):
         (project / rel).chmod(0o755)
     config = home / "config.toml"
-    config.write_text("")
+    config.write_text(config_text)
     env = {
         k: v
         for k, v in os.environ.items()
@@ -209,6 +209,7 @@ def main():
     ap.add_argument("--only", action="append", default=[], help="run tasks whose name contains this")
     ap.add_argument("--json-out", help="also write every result to this JSON file")
     ap.add_argument("--keep", action="store_true", help="keep each task's folder and output")
+    ap.add_argument("--config", type=Path, help="a config.toml for every run (default: empty)")
     args = ap.parse_args()
 
     binary = Path(args.bin)
@@ -221,11 +222,12 @@ def main():
     if any(m == "engine" for m, _ in modes) and not Path(args.gguf).is_file():
         sys.exit(f"eval: no model at {args.gguf} (bash scripts/fetch-test-model.sh, or --gguf FILE)")
 
+    config_text = args.config.read_text() if args.config else ""
     results = {}
     for mode, extra in modes:
         rows = results.setdefault(mode, [])
         for task in tasks:
-            r = run_task(binary, task, extra, args.timeout, args.keep)
+            r = run_task(binary, task, extra, args.timeout, args.keep, config_text)
             rows.append(r)
             note = "" if r["passed"] else "  " + "; ".join(r["failed_checks"])
             if r["outcome"] not in ("pass", "fail"):

@@ -215,7 +215,7 @@ pub fn spec_for(
         key_required,
         headers: sec.headers.into_iter().collect(),
         query: sec.query.into_iter().collect(),
-        temperature: sec.temperature,
+        temperature: sec.temperature.or(local_server.then_some(LOCAL_TEMPERATURE)),
         reasoning_effort: sec.reasoning_effort,
         max_output_tokens: sec.max_output_tokens,
         connect_timeout: Duration::from_secs(config.connect_timeout_secs),
@@ -224,6 +224,12 @@ pub fn spec_for(
         response_timeout: Duration::from_secs(config.response_timeout_secs),
     })
 }
+
+/// The sampling temperature for local servers unless configured: small models call tools
+/// far more reliably when sampling is nearly greedy (`make eval`, text protocol, 0.5B
+/// model: 6/14 at the server's default 0.8, 10/14 at 0.2). The in-process engine uses the
+/// same default.
+pub const LOCAL_TEMPERATURE: f64 = 0.2;
 
 /// Whether `base_url` is a server on this machine.
 fn loopback(base_url: &str) -> bool {

@@ -511,21 +511,24 @@ fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turn
         let p = |r: &str, c: &str| (r.to_string(), c.to_string());
         let expected = match want {
             Some("prefill") => vec![
-                p("user", "What is in README.md?"),
+                p("user", "Which file defines load_config?"),
                 p(
                     "assistant",
-                    "<||SYSTEM.EXEC>cat README.md<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n# demo\nA tiny demo project.\n<SYSTEM.OUTPUT||>\nREADME.md says: a tiny demo project.",
+                    "<||SYSTEM.EXEC>grep -rn \"def load_config\" .<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n./app/settings.py:12:def load_config(path):\n<SYSTEM.OUTPUT||>\napp/settings.py defines load_config, on line 12.",
                 ),
                 p("user", "code?"),
             ],
             Some(_) => vec![
-                p("user", "What is in README.md?"),
-                p("assistant", "<||SYSTEM.EXEC>cat README.md<SYSTEM.EXEC||>"),
+                p("user", "Which file defines load_config?"),
+                p(
+                    "assistant",
+                    "<||SYSTEM.EXEC>grep -rn \"def load_config\" .<SYSTEM.EXEC||>",
+                ),
                 p(
                     "user",
-                    "<||SYSTEM.OUTPUT>\n# demo\nA tiny demo project.\n<SYSTEM.OUTPUT||>",
+                    "<||SYSTEM.OUTPUT>\n./app/settings.py:12:def load_config(path):\n<SYSTEM.OUTPUT||>",
                 ),
-                p("assistant", "README.md says: a tiny demo project."),
+                p("assistant", "app/settings.py defines load_config, on line 12."),
                 p("user", "code?"),
             ],
             None => vec![p("user", "code?")],

@@ -62,7 +62,13 @@ fn prefill_mode_runs_the_tagged_command_and_continues_the_assistant_message() {
         first.get("tools").is_none(),
         "no native tools in text mode: {first}"
     );
-    assert_eq!(first["stop"], serde_json::json!(["<SYSTEM.EXEC||>"]));
+    // The closing tag ends a command; an output block is never the model's to write.
+    assert_eq!(
+        first["stop"],
+        serde_json::json!(["<SYSTEM.EXEC||>", "<||SYSTEM.OUTPUT>"])
+    );
+    // A server on this machine samples at the low default for tool use.
+    assert_eq!(first["temperature"], 0.2);
     let system = messages(first)[0]["content"].as_str().unwrap();
     assert!(
         system.contains("<||SYSTEM.EXEC>command<SYSTEM.EXEC||>"),
@@ -110,10 +116,10 @@ fn prefill_mode_runs_the_tagged_command_and_continues_the_assistant_message() {
         ["system", "user", "assistant", "user", "assistant", "user"],
         "{msgs:?}"
     );
-    assert_eq!(msgs[1]["content"], "What is in README.md?");
+    assert_eq!(msgs[1]["content"], "Which file defines load_config?");
     assert_eq!(
         msgs[2]["content"],
-        "<||SYSTEM.EXEC>cat README.md<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n# demo\nA tiny demo project.\n<SYSTEM.OUTPUT||>\nREADME.md says: a tiny demo project."
+        "<||SYSTEM.EXEC>grep -rn \"def load_config\" .<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n./app/settings.py:12:def load_config(path):\n<SYSTEM.OUTPUT||>\napp/settings.py defines load_config, on line 12."
     );
     let tagged = msgs[4]["content"].as_str().unwrap();
     assert!(

@@ -343,3 +343,35 @@ fn images_default_to_yes_for_vendors_and_no_for_local_servers() {
     assert!(!images(&c, "here") && images(&c, "claude"));
     assert!(images(&c, "vision") && !images(&c, "blind"));
 }
+
+#[test]
+fn local_servers_sample_at_a_low_temperature_unless_configured() {
+    let none = env_of(&[]);
+    let temp = |c: &Config, name: &str| spec_for(c, name, None, &none).unwrap().temperature;
+    let c = Config::default();
+    for vendor in ["openai", "anthropic", "google", "xai", "openrouter"] {
+        assert_eq!(temp(&c, vendor), None, "{vendor}: the vendor's own default");
+    }
+    for local in ["ollama", "llamacpp", "vllm", "lmstudio"] {
+        assert_eq!(temp(&c, local), Some(LOCAL_TEMPERATURE), "{local}");
+    }
+    let section = |base_url: &str, temperature| ProviderSection {
+        kind: Some(WireKind::OpenAiChat),
+        base_url: given(base_url),
+        model: given("m"),
+        temperature,
+        ..Default::default()
+    };
+    let c = Config {
+        providers: [
+            ("here".to_string(), section("http://127.0.0.1:9/v1", None)),
+            ("hot".to_string(), section("http://127.0.0.1:9/v1", Some(0.9))),
+            ("far".to_string(), section("https://llm.example.com/v1", None)),
+        ]
+        .into(),
+        ..Config::default()
+    };
+    assert_eq!(temp(&c, "here"), Some(0.2));
+    assert_eq!(temp(&c, "hot"), Some(0.9));
+    assert_eq!(temp(&c, "far"), None);
+}

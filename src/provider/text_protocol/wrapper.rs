@@ -16,7 +16,7 @@ use futures_util::StreamExt;
 use super::decode::{RecoveryDecoder, TextDecoder};
 use super::echo::EchoStrip;
 use super::render::{instructions, rewrite};
-use super::tags::EXEC_CLOSE;
+use super::tags::{EXEC_CLOSE, OUTPUT_OPEN};
 use crate::message::{Kind, Message};
 pub use crate::provider::ToolMode;
 use crate::provider::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
@@ -50,7 +50,9 @@ impl ToolProtocol {
         } else {
             rewrite(request.messages, self.mode.continuation)
         };
-        let stop = [EXEC_CLOSE.to_string()];
+        // An output block is never the model's to write: a small model that starts one is
+        // inventing a command's output, so the answer ends where the block would begin.
+        let stop = [EXEC_CLOSE.to_string(), OUTPUT_OPEN.to_string()];
         let inner = self
             .inner
             .stream(Request {
@@ -76,13 +78,17 @@ impl ToolProtocol {
 /// one-line answer. Sent before the conversation; never shown, never stored.
 pub fn primer() -> Vec<Message> {
     let output = crate::tools::Envelope::success(serde_json::json!({
-        "output": "# demo\nA tiny demo project.\n", "exit_code": 0
+        "output": "./app/settings.py:12:def load_config(path):\n", "exit_code": 0
     }));
     vec![
-        Message::user("What is in README.md?"),
-        Message::tool_call("primer-1", "bash", r#"{"command":"cat README.md"}"#),
-        Message::tool_result("primer-1", "bash", "2 lines", output.to_string(), true),
-        Message::assistant("README.md says: a tiny demo project."),
+        Message::user("Which file defines load_config?"),
+        Message::tool_call(
+            "primer-1",
+            "bash",
+            r#"{"command":"grep -rn \"def load_config\" ."}"#,
+        ),
+        Message::tool_result("primer-1", "bash", "1 line", output.to_string(), true),
+        Message::assistant("app/settings.py defines load_config, on line 12."),
     ]
 }
 

@@ -322,6 +322,15 @@ fn expectations() -> Vec<Expect> {
             usage: None,
             error: None,
         },
+        Expect {
+            // The raw wire: the echo of the prefill is the text protocol's to drop.
+            file: "local-05-llamacpp-server-echoes-the-prefill.sse",
+            text: "<||SYSTEM.EXEC>echo ikigai-echo-42<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nikigai-echo-42\n<SYSTEM.OUTPUT||>\nThis line prints \"ikigai-echo-42\".",
+            reasoning: false,
+            calls: vec![],
+            usage: Some((167, 14)),
+            error: None,
+        },
     ]
 }
 

@@ -79,3 +79,40 @@ fn a_failed_edit_shows_no_diff() {
     assert!(!stdout.contains("calc: +"), "no diff header:\n{stdout}");
     assert!(!stdout.contains("    -a\n"), "no diff:\n{stdout}");
 }
+
+/// An error result is printed once in plain mode, for a terminal reader and a pipe alike
+/// (stdout and stderr together), natively and through the text protocol.
+#[test]
+fn an_error_result_is_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("calc.py"), "print(1)\n").unwrap();
+    let read = serde_json::json!({"path": "calc.py", "offset": 1000000});
+    for text in [false, true] {
+        let fake = FakeProvider::start();
+        if text {
+            fake.push(Reply::text(
+                "<||SYSTEM.EXEC>file_read(path=\"calc.py\", offset=1000000)",
+            ));
+        } else {
+            fake.push(Reply::tool_calls(&[("call_1", "file_read", &read.to_string())]));
+        }
+        fake.push(Reply::text("It is short."));
+        let mut cmd = common::ikigai(dir.path());
+        cmd.args(["-p", "read calc", "--base-url", &fake.base_url]);
+        if text {
+            cmd.args(["--tool-protocol", "text"]);
+        }
+        let out = cmd
+            .env("OPENAI_API_KEY", "k")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "{all}");
+        assert_eq!(all.matches("past the end").count(), 1, "text={text}:\n{all}");
+    }
+}

@@ -1,4 +1,5 @@
-//! Stream decoding throughput of the Anthropic and Gemini providers (`make bench`):
+//! Stream decoding throughput of the Anthropic, Gemini and OpenAI Responses providers
+//! (`make bench`; Chat Completions is `benches/sse.rs`):
 //! large streams in each vendor's exact shape (event lines, padding, CRLF framing and
 //! fields copied from the recorded fixtures), through SSE framing and decoding, as a
 //! network would deliver them (16 KiB reads). Target: ≥ 100 MB/s each.
@@ -9,7 +10,8 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
 use ikigai::provider::http::sse_data_from;
-use ikigai::provider::{EventStream, StreamEvent, anthropic, google};
+use ikigai::provider::responses::stream::ResponsesDecoder;
+use ikigai::provider::{EventStream, StreamEvent, anthropic, decode, google};
 use serde_json::json;
 
 const TEXT_EVENTS: usize = 20_000;
@@ -134,6 +136,64 @@ fn gemini_body() -> Vec<u8> {
     out.into_bytes()
 }
 
+/// A Responses stream in the shape of the fake vendor's (`response.*` events with `event:`
+/// lines): a reasoning summary, a long text, four function calls with fragmented
+/// arguments, `response.completed` with usage.
+fn responses_body() -> Vec<u8> {
+    let mut out = String::new();
+    let mut ev = |v: serde_json::Value| {
+        out.push_str(&format!(
+            "event: {}\ndata: {v}\n\n",
+            v["type"].as_str().unwrap_or("")
+        ))
+    };
+    ev(
+        json!({"type": "response.created", "response": {"id": "resp_68af4c1e5b7c8190a1b2", "status": "in_progress"}}),
+    );
+    for i in 0..TEXT_EVENTS / 10 {
+        ev(
+            json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs_68af4c1f0a3c8190", "output_index": 0, "summary_index": 0, "delta": format!("**Step {i}** I am considering the plan. ")}),
+        );
+    }
+    for i in 0..TEXT_EVENTS {
+        ev(
+            json!({"type": "response.output_text.delta", "item_id": "msg_68af4c2a1d4c8190", "output_index": 1, "content_index": 0, "delta": format!(" token{i} and")}),
+        );
+    }
+    for call in 0..4 {
+        let item = format!("fc_68af4c3b2e5d819{call}");
+        ev(
+            json!({"type": "response.output_item.added", "output_index": call + 2,
+            "item": {"id": item, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": format!("call_{call}"), "name": "file_edit"}}),
+        );
+        let mut args = String::from("{\"text\":\"");
+        for f in 0..ARG_FRAGMENTS {
+            let delta = format!("frag{f} \\\"x\\\" ");
+            args.push_str(&delta);
+            ev(
+                json!({"type": "response.function_call_arguments.delta", "item_id": item, "output_index": call + 2, "delta": delta}),
+            );
+        }
+        args.push_str("\"}");
+        ev(
+            json!({"type": "response.function_call_arguments.done", "item_id": item, "output_index": call + 2, "arguments": args}),
+        );
+        ev(
+            json!({"type": "response.output_item.done", "output_index": call + 2,
+            "item": {"id": item, "type": "function_call", "status": "completed", "arguments": args, "call_id": format!("call_{call}"), "name": "file_edit"}}),
+        );
+    }
+    ev(
+        json!({"type": "response.completed", "response": {"id": "resp_68af4c1e5b7c8190a1b2", "status": "completed",
+        "usage": {"input_tokens": 377, "output_tokens": 52000, "output_tokens_details": {"reasoning_tokens": 2000}}}}),
+    );
+    out.into_bytes()
+}
+
+fn responses(body: &[u8]) -> EventStream {
+    decode::decode(feed(body), ResponsesDecoder::default())
+}
+
 fn feed(body: &[u8]) -> ikigai::provider::http::DataStream {
     let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
         body.chunks(16 * 1024).map(|c| Ok(c.to_vec())).collect();
@@ -167,6 +227,8 @@ fn bench(c: &mut Criterion) {
         4
     );
     assert_eq!(rt.block_on(count_calls(google::decode(feed(&gemini_body)))), 5);
+    let responses_body = responses_body();
+    assert_eq!(rt.block_on(count_calls(responses(&responses_body))), 4);
 
     let mut g = c.benchmark_group("vendor_sse");
     g.measurement_time(Duration::from_secs(8));
@@ -177,6 +239,10 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(gemini_body.len() as u64));
     g.bench_function("gemini_decode_bytes", |b| {
         b.iter(|| rt.block_on(count_calls(google::decode(feed(&gemini_body)))))
+    });
+    g.throughput(Throughput::Bytes(responses_body.len() as u64));
+    g.bench_function("responses_decode_bytes", |b| {
+        b.iter(|| rt.block_on(count_calls(responses(&responses_body))))
     });
     g.finish();
 }

@@ -40,6 +40,6 @@ def main():
           f"(p90 {sorted(turn_w)[int(0.9*len(turn_w))]*1000:.2f} ms), peak RSS {max(turn_r)/1024:.1f} MiB")
     print(f"ratio turn/baseline: wall {ms(turn_w)/ms(base_w):.2f}x, RSS {max(turn_r)/max(base_r):.2f}x")
     print(f"targets: wall <= 30 ms -> {'met' if ms(turn_w) <= 30 else 'NOT met'}; "
-          f"RSS <= 16 MiB -> {'met' if max(turn_r)/1024 <= 16 else 'NOT met'}")
+          f"RSS <= 12 MiB -> {'met' if max(turn_r)/1024 <= 12 else 'NOT met'}")
 
 main()

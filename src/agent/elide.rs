@@ -73,9 +73,16 @@ pub(crate) fn plan(messages: &[Message], budget: &Budget, target: u64, keep: usi
 
 /// The messages as the request carries them.
 pub(crate) fn apply(messages: &[Message], plan: &Plan) -> Vec<Message> {
-    let mut out = messages.to_vec();
-    for &i in &plan.stubbed {
-        out[i] = stub_message(messages, i);
+    // One pass in order (`stubbed` is sorted): a stubbed message is never copied first.
+    let mut stubs = plan.stubbed.iter().copied().peekable();
+    let mut out = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        while stubs.next_if(|&s| s < i).is_some() {}
+        if stubs.next_if_eq(&i).is_some() {
+            out.push(stub_message(messages, i));
+        } else {
+            out.push(m.clone());
+        }
     }
     out
 }
@@ -169,6 +176,32 @@ mod tests {
         assert_eq!(results[0].as_tool_result().unwrap().tool_call_id, "c0");
         // Nothing to do under the target.
         assert!(plan(&msgs, &b, u64::MAX, KEEP_NEWEST).is_empty());
+    }
+
+    #[test]
+    fn apply_replaces_exactly_the_planned_messages_and_copies_the_rest() {
+        let msgs = session(12, 4000);
+        let mut b = Budget::new(16_384, WindowSource::Config, None, 0.85, 0.25);
+        b.sync(&msgs);
+        let p = plan(&msgs, &b, 20_000, KEEP_NEWEST);
+        assert!(p.stubbed.len() > 2, "{p:?}");
+        let wire = apply(&msgs, &p);
+        assert_eq!(wire.len(), msgs.len());
+        for (i, (w, m)) in wire.iter().zip(&msgs).enumerate() {
+            if p.stubbed.contains(&i) {
+                assert_eq!(*w, stub_message(&msgs, i), "message {i}");
+                assert_ne!(w, m, "message {i}");
+            } else {
+                assert_eq!(w, m, "message {i}");
+            }
+        }
+        // A plan naming a message twice stubs it once and still stubs the later ones.
+        let twice = Plan {
+            stubbed: vec![p.stubbed[0], p.stubbed[0], p.stubbed[1]],
+            chars: p.chars,
+        };
+        let wire = apply(&msgs, &twice);
+        assert_eq!(wire[p.stubbed[1]], stub_message(&msgs, p.stubbed[1]));
     }
 
     #[test]

@@ -25,14 +25,12 @@ pub trait Source<'a>: Send + Sync {
     /// A fresh pass over the body.
     fn pass(&self) -> Box<dyn Pass + Send + 'a>;
 
-    /// The exact length in bytes (one pass that only counts: each part is written into
-    /// one scratch buffer and measured).
+    /// The exact length in bytes (one pass that only counts; nothing is written).
     fn byte_count(&self) -> serde_json::Result<u64> {
-        let (mut count, mut part) = (0u64, Vec::new());
+        let (mut count, mut scratch) = (0u64, Vec::new());
         let mut pass = self.pass();
-        while pass.write_next(&mut part)? {
-            count += part.len() as u64;
-            part.clear();
+        while let Some(n) = pass.count_next(&mut scratch)? {
+            count += n;
         }
         Ok(count)
     }
@@ -66,6 +64,27 @@ pub trait Pass {
     /// Appends the next part (the head, one item, or the tail) to `out`; false once all
     /// is written.
     fn write_next(&mut self, out: &mut Vec<u8>) -> serde_json::Result<bool>;
+
+    /// The length of the next part, which is skipped; `None` once all is written. By
+    /// default the part is written into `scratch` and measured.
+    fn count_next(&mut self, scratch: &mut Vec<u8>) -> serde_json::Result<Option<u64>> {
+        scratch.clear();
+        Ok(self.write_next(scratch)?.then_some(scratch.len() as u64))
+    }
+}
+
+/// A writer that only counts the bytes written to it.
+struct Count(u64);
+
+impl std::io::Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Sends `body` in pieces to `tx` as the receiver takes them (at most two ahead);
@@ -166,6 +185,28 @@ where
         }
         Ok(true)
     }
+
+    /// Counts without writing: the counting pass of a large body (`byte_count`) encodes
+    /// every message only to measure it.
+    fn count_next(&mut self, _scratch: &mut Vec<u8>) -> serde_json::Result<Option<u64>> {
+        if let Some(head) = self.head.take() {
+            return Ok(Some(head.len() as u64));
+        }
+        if self.done {
+            return Ok(None);
+        }
+        match self.items.next() {
+            Some(item) => {
+                let mut count = Count(u64::from(!std::mem::take(&mut self.first)));
+                serde_json::to_writer(&mut count, &item)?;
+                Ok(Some(count.0))
+            }
+            None => {
+                self.done = true;
+                Ok(Some(TAIL.len() as u64))
+            }
+        }
+    }
 }
 
 /// The receiving end as an HTTP body of a known, exact length.
@@ -254,5 +295,7 @@ mod tests {
         sent.unwrap();
         assert!(pieces > 8);
         assert_eq!(all, b.to_vec().unwrap());
+        // The counting pass (which writes nothing) agrees with what was sent.
+        assert_eq!(b.byte_count().unwrap(), all.len() as u64);
     }
 }

@@ -196,11 +196,16 @@ impl<'a> Iterator for History<'a> {
                         // (no format lets other content in between them).
                         self.held.extend(images);
                     } else {
-                        self.ready.extend(self.held.drain(..));
+                        // (Checked first: this runs for every message of every request.)
+                        if !self.held.is_empty() {
+                            self.ready.extend(self.held.drain(..));
+                        }
                         if let Item::User(_) = item {
                             // Usually nothing is waiting: the item goes out at once.
                             if self.ready.is_empty() {
-                                self.ready.extend(images);
+                                if !m.images().is_empty() {
+                                    self.ready.extend(images);
+                                }
                                 return Some(item);
                             }
                             self.ready.push_back(item);

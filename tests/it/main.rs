@@ -41,6 +41,7 @@ mod plain_changes;
 mod plan_e2e;
 mod provider_redirects;
 mod reasoning_display;
+mod release_build;
 mod request_body;
 mod responses_provider;
 mod resume_e2e;

@@ -265,6 +265,7 @@ fn tool_mode(
         }),
         recover: sec.recover_text_tool_calls.unwrap_or(local),
         primer: sec.primer.unwrap_or(true),
+        native_primer: sec.primer.unwrap_or(preset.is_some_and(|p| p.local)),
     }
 }
 

@@ -40,6 +40,9 @@ pub struct ToolMode {
     /// Text mode and the in-process engine: one example exchange before the conversation
     /// (`primer`, default on).
     pub primer: bool,
+    /// Native mode: the same exchange as one native tool call and its result (`primer`,
+    /// default on for the local presets only).
+    pub native_primer: bool,
 }
 
 impl Default for ToolMode {
@@ -49,6 +52,7 @@ impl Default for ToolMode {
             continuation: Continuation::User,
             recover: false,
             primer: true,
+            native_primer: false,
         }
     }
 }

@@ -536,3 +536,53 @@ fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turn
         assert_eq!(pairs, expected, "{config}");
     }
 }
+
+#[test]
+fn a_local_preset_gets_the_primer_as_one_native_call_never_stored_and_can_turn_it_off() {
+    let (h, cwd) = project();
+    let cfg = h.path().join("c.toml");
+    let fake = FakeProvider::start();
+    let ask = |provider: &str, config: &str, extra: &[&str], prompt: &str| {
+        std::fs::write(&cfg, config).unwrap();
+        fake.push(Reply::text("hello"));
+        let mut args = vec![
+            "--config",
+            cfg.to_str().unwrap(),
+            "--provider",
+            provider,
+            "--base-url",
+            &fake.base_url,
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-p", prompt]);
+        let out = run(h.path(), cwd.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        fake.requests().last().unwrap().messages().clone()
+    };
+    let msgs = ask("llamacpp", "", &[], "code?");
+    let primer = json!([
+        {"role": "user", "content": "Which file defines load_config?"},
+        {"role": "assistant", "content": null, "tool_calls": [{
+            "id": "primer-1", "type": "function",
+            "function": {"name": "bash", "arguments": "{\"command\":\"grep -rn \\\"def load_config\\\" .\"}"}
+        }]},
+        {"role": "tool", "tool_call_id": "primer-1",
+         "content": "{\"result\":{\"exit_code\":0,\"output\":\"./app/settings.py:12:def load_config(path):\\n\"},\"tool_success\":true}"},
+        {"role": "assistant", "content": "app/settings.py defines load_config, on line 12."},
+    ]);
+    assert_eq!(msgs[0]["role"], "system");
+    assert_eq!(Value::Array(msgs[1..5].to_vec()), primer, "{msgs:#?}");
+    assert_eq!(msgs[5], json!({"role": "user", "content": "code?"}));
+    assert_eq!(msgs.len(), 6);
+    // Never stored: the next turn of the session sends it once, before the stored turn.
+    let msgs = ask("llamacpp", "", &["-c"], "again?");
+    assert_eq!(Value::Array(msgs[1..5].to_vec()), primer);
+    let users: Vec<&Value> = msgs.iter().filter(|m| m["role"] == "user").collect();
+    assert_eq!(users.len(), 3, "{msgs:#?}");
+    assert_eq!(msgs.last().unwrap()["content"], "again?");
+    // Off in the provider's section; none for a vendor's preset.
+    let msgs = ask("llamacpp", "[providers.llamacpp]\nprimer = false\n", &[], "code?");
+    assert_eq!(msgs.len(), 2, "{msgs:#?}");
+    let msgs = ask("openai", "", &[], "code?");
+    assert_eq!(msgs.len(), 2, "{msgs:#?}");
+}

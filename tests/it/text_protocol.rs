@@ -351,9 +351,10 @@ fn a_tool_call_written_as_fenced_json_by_a_local_model_is_recovered_and_marked()
     );
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 2);
+    // The session's own result (after the primer's example call).
     let tool = messages(&reqs[1].body)
         .iter()
-        .find(|m| m["role"] == "tool")
+        .rfind(|m| m["role"] == "tool")
         .unwrap();
     assert!(tool["content"].as_str().unwrap().contains("src/a.rs"), "{tool}");
     // The event log marks the call as recovered.

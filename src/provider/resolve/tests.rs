@@ -236,7 +236,8 @@ fn tool_modes_come_from_the_table_and_the_settings() {
             text: true,
             continuation: Continuation::Prefill,
             recover: true,
-            primer: true
+            primer: true,
+            native_primer: true
         }
     );
     // The top-level setting is the selected provider's only.
@@ -247,7 +248,8 @@ fn tool_modes_come_from_the_table_and_the_settings() {
             text: false,
             continuation: Continuation::Prefill,
             recover: true,
-            primer: true
+            primer: true,
+            native_primer: true
         },
         "a loopback Chat Completions server continues by prefill"
     );

@@ -74,8 +74,9 @@ impl ToolProtocol {
 }
 
 /// The example exchange small models imitate, as canonical messages (rendered like any
-/// history, so in the continuation mode in use): a question, a command, its output, a
-/// one-line answer. Sent before the conversation; never shown, never stored.
+/// history: as tags in the continuation mode in use, or as one native call and its
+/// result): a question, a command, its output, a one-line answer. Sent before the
+/// conversation; never shown, never stored.
 pub fn primer() -> Vec<Message> {
     let output = crate::tools::Envelope::success(serde_json::json!({
         "output": "./app/settings.py:12:def load_config(path):\n", "exit_code": 0
@@ -137,7 +138,19 @@ impl Provider for ToolProtocol {
         if self.is_text() {
             return self.stream_text(request).await;
         }
-        match self.inner.stream(request).await {
+        // Local presets: the example exchange as one native call, when bash is offered.
+        // (A local server's window keeps the history this copies small.)
+        let with_primer: Vec<Message>;
+        let native = if self.mode.native_primer && request.tools.iter().any(|t| t.name == "bash") {
+            with_primer = [primer(), request.messages.to_vec()].concat();
+            Request {
+                messages: &with_primer,
+                ..request
+            }
+        } else {
+            request
+        };
+        match self.inner.stream(native).await {
             Err(e) if !request.tools.is_empty() && is_tools_unsupported(&e) => {
                 self.text.store(true, Ordering::Relaxed);
                 let s = self.stream_text(request).await?;

@@ -20,6 +20,12 @@ pub struct LocalSettings {
     pub seed: u32,
     /// Most tokens one response may generate.
     pub max_output_tokens: u32,
+    /// Constrained decoding: once an exec tag is open, sample under its grammar
+    /// (default on; off only to measure what it costs).
+    pub constrain: bool,
+    /// Replaces the exec-tag grammar built from the tools (tests: a grammar llama.cpp
+    /// rejects, a grammar that allows one command).
+    pub exec_grammar: Option<String>,
 }
 
 pub const DEFAULT_CTX: u32 = 8192;
@@ -36,6 +42,8 @@ impl LocalSettings {
             top_p: 0.95,
             seed: 0,
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            constrain: true,
+            exec_grammar: None,
         }
     }
 }

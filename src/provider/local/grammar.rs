@@ -1,7 +1,7 @@
 //! The GBNF grammar the engine samples under once the model has opened an exec tag
 //! (constrained decoding, issue 22): what follows `<||SYSTEM.EXEC>` is either a known tool's
 //! `name(key=value, …)` with that tool's parameter names and typed values, or a shell
-//! command on one line, and then the closing tag `<SYSTEM.EXEC||>`. Pure text: builds the
+//! command on one line, and then the closing tag `<SYSTEM.EXEC||>` (or the line's end). Pure text: builds the
 //! grammar from the offered tools; it never loads it (the worker does, and runs
 //! unconstrained when llama.cpp rejects it) and knows nothing of text outside tags.
 //!
@@ -32,8 +32,13 @@ pub(crate) fn exec_body(tools: &[ToolSchema]) -> String {
         g.push_str(&format!("root ::= cmd | {}\n", calls.join(" | ")));
     }
     g.push_str(&format!("close ::= {}\n", literal(EXEC_CLOSE)));
-    // The rest of a one-line command, then the closing tag.
-    g.push_str("line ::= [^\\n]* close\n");
+    // A tag ends with its closing tag, or with the end of its line: a model kept from
+    // writing the newline it wants would ramble on inside the tag. After a newline only
+    // the end of the response may follow, and the scanner runs a one-line command the
+    // model left open.
+    g.push_str("end ::= close | \"\\n\"\n");
+    // The rest of a one-line command, then its end.
+    g.push_str("line ::= [^\\n]* end\n");
     g.push_str("string ::= \"\\\"\" ( [^\"\\\\] | \"\\\\\" [^\\n] )* \"\\\"\"\n");
     g.push_str("number ::= \"-\"? [0-9]+ ( \".\" [0-9]+ )?\n");
     g.push_str("bool ::= \"true\" | \"false\"\n");
@@ -60,7 +65,7 @@ pub(crate) fn exec_body(tools: &[ToolSchema]) -> String {
         };
         g.push_str(&format!("arg-{i} ::= {arg}\n"));
         g.push_str(&format!(
-            "call-{i} ::= {} ( arg-{i} ( sep arg-{i} )* )? \")\" close\n",
+            "call-{i} ::= {} ( arg-{i} ( sep arg-{i} )* )? \")\" end\n",
             literal(&format!("{}(", t.name))
         ));
     }
@@ -105,7 +110,7 @@ fn trie(g: &mut String, names: &[&str]) {
         let class: String = banned.iter().map(|c| class_char(*c)).collect();
         alts.push(format!("[^{class}] line"));
         if !p.is_empty() {
-            alts.push("close".into());
+            alts.push("end".into());
         }
         g.push_str(&format!("node-{} ::= {}\n", id(p), alts.join(" | ")));
     }
@@ -171,7 +176,8 @@ mod tests {
         let g = exec_body(&[tool("bash", &[("command", "string")])]);
         assert_eq!(rule(&g, "root"), "cmd");
         assert_eq!(rule(&g, "close"), "\"<SYSTEM.EXEC||>\"");
-        assert_eq!(rule(&g, "line"), "[^\\n]* close");
+        assert_eq!(rule(&g, "end"), "close | \"\\n\"");
+        assert_eq!(rule(&g, "line"), "[^\\n]* end");
         assert_eq!(rule(&g, "cmd"), "node-0");
         // A command is never empty and never starts with a blank.
         assert_eq!(rule(&g, "node-0"), "[^\\t\\n ] line");
@@ -190,7 +196,7 @@ mod tests {
         );
         assert_eq!(
             rule(&g, "call-0"),
-            "\"file_read(\" ( arg-0 ( sep arg-0 )* )? \")\" close"
+            "\"file_read(\" ( arg-0 ( sep arg-0 )* )? \")\" end"
         );
     }
 
@@ -201,10 +207,10 @@ mod tests {
         assert_eq!(rule(&g, "node-0"), "\"a\" node-1 | [^\\t\\n a] line");
         assert_eq!(
             rule(&g, "node-1"),
-            "\"b\" node-2 | \"c\" node-3 | [^\\nbc] line | close"
+            "\"b\" node-2 | \"c\" node-3 | [^\\nbc] line | end"
         );
         // At a whole name, `(` is the call's, not a command's.
-        assert_eq!(rule(&g, "node-2"), "[^\\n(] line | close");
+        assert_eq!(rule(&g, "node-2"), "[^\\n(] line | end");
         // No parameters known: any keyword.
         assert!(rule(&g, "arg-0").starts_with("[a-zA-Z_]"));
     }

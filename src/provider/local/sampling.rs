@@ -16,6 +16,8 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
 use super::grammar;
 use super::settings::LocalSettings;
@@ -34,7 +36,6 @@ pub(crate) struct Step {
 
 pub(crate) struct Sampling<'m> {
     model: &'m LlamaModel,
-    settings: LocalSettings,
     free: LlamaSampler,
     /// Active while an exec tag is open.
     grammar: Option<LlamaSampler>,
@@ -65,18 +66,22 @@ pub(crate) fn trailing_call(continuation: &str, tools: &[ToolSchema]) -> Option<
     }
 }
 
-fn free_chain(s: &LocalSettings, first: Option<LlamaSampler>) -> LlamaSampler {
-    // The grammar, when there is one, comes first: the token picked is always one it
-    // allows (llama.cpp aborts on accepting one it does not).
-    let mut chain: Vec<LlamaSampler> = first.into_iter().collect();
+fn free_chain(s: &LocalSettings) -> LlamaSampler {
     if s.temperature <= 0.0 {
-        chain.push(LlamaSampler::greedy());
-    } else {
-        chain.push(LlamaSampler::top_p(s.top_p, 1));
-        chain.push(LlamaSampler::temp(s.temperature));
-        chain.push(LlamaSampler::dist(s.seed));
+        return LlamaSampler::greedy();
     }
-    LlamaSampler::chain_simple(chain)
+    LlamaSampler::chain_simple([
+        LlamaSampler::top_p(s.top_p, 1),
+        LlamaSampler::temp(s.temperature),
+        LlamaSampler::dist(s.seed),
+    ])
+}
+
+/// Whether `grammar` allows `token` next (applied to that one candidate alone).
+fn allows(grammar: &mut LlamaSampler, token: LlamaToken) -> bool {
+    let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 0.0, 0.0)], false);
+    one.apply_sampler(grammar);
+    one.data.first().is_some_and(|d| d.logit().is_finite())
 }
 
 impl<'m> Sampling<'m> {
@@ -88,8 +93,7 @@ impl<'m> Sampling<'m> {
             .collect();
         Sampling {
             model,
-            settings: settings.clone(),
-            free: free_chain(settings, None),
+            free: free_chain(settings),
             grammar: None,
             gbnf: settings.constrain.then(|| {
                 settings
@@ -115,13 +119,38 @@ impl<'m> Sampling<'m> {
         }
     }
 
+    /// The next token. Under the grammar, as llama.cpp's own sampler does it: the token
+    /// sampled freely is kept when the grammar allows it (the grammar then checks one
+    /// candidate, not the whole vocabulary); otherwise the grammar filters every candidate
+    /// first and the free chain picks among what is left.
     pub fn sample(&mut self, ctx: &LlamaContext<'_>) -> LlamaToken {
-        match &mut self.grammar {
-            Some(g) => {
-                self.constrained += 1;
-                g.sample(ctx, -1)
+        let token = self.free.sample(ctx, -1);
+        let Some(g) = &mut self.grammar else {
+            return token;
+        };
+        self.constrained += 1;
+        if allows(g, token) {
+            g.accept(token);
+            return token;
+        }
+        let mut all = ctx.token_data_array_ith(-1);
+        all.apply_sampler(g);
+        all.apply_sampler(&mut self.free);
+        match all.selected.and_then(|i| all.data.get(i)) {
+            // llama.cpp aborts on accepting a token its grammar does not allow: only a
+            // token left finite by the grammar is accepted.
+            Some(d) if d.logit().is_finite() => {
+                let token = d.id();
+                g.accept(token);
+                token
             }
-            None => self.free.sample(ctx, -1),
+            // Nothing is allowed (cannot happen with a grammar that always has a way on):
+            // the response ends rather than break the grammar.
+            _ => {
+                self.grammar = None;
+                self.gbnf = None;
+                self.model.vocab().eos()
+            }
         }
     }
 
@@ -174,7 +203,7 @@ impl<'m> Sampling<'m> {
             return;
         };
         match LlamaSampler::grammar(self.model, gbnf, grammar::ROOT) {
-            Ok(g) => self.grammar = Some(free_chain(&self.settings, Some(g))),
+            Ok(g) => self.grammar = Some(g),
             Err(e) => {
                 let why = format!("the exec-tag grammar did not load ({e}); sampling unconstrained");
                 if crate::environ::var_os("IKIGAI_LLAMA_LOG").is_some() {

@@ -21,6 +21,7 @@ use super::messages::{Counters, EngineError, EngineEvent, Finish, Job, Status};
 use super::render::ChatPrompt;
 use super::sampling::{Sampling, trailing_call};
 use super::settings::LocalSettings;
+use super::tag::OutputGuard;
 use crate::provider::text_protocol::tags::{End, Piece};
 
 /// Prompt tokens decoded per llama.cpp call (also the cancel granularity while prefilling).
@@ -377,16 +378,25 @@ impl Worker<'_> {
         let mut first: Option<Instant> = None;
         let mut exec: Option<String> = None;
         let send = |e: EngineEvent| job.events.send(e).is_ok();
-        let send_text = |pieces: Vec<Piece>, exec: &mut Option<String>| {
+        // Text goes out through the guard against made-up output blocks; true when one began.
+        let mut guard = OutputGuard::default();
+        let mut made_up = false;
+        let mut send_text = |pieces: Vec<Piece>, exec: &mut Option<String>| {
+            let mut made_up = false;
             for p in pieces {
                 match p {
-                    Piece::Text(t) if exec.is_none() => {
-                        send(EngineEvent::Text(t));
+                    Piece::Text(t) if exec.is_none() && !made_up => {
+                        let (shown, stop) = guard.push(&t);
+                        if !shown.is_empty() {
+                            send(EngineEvent::Text(shown));
+                        }
+                        made_up = stop;
                     }
-                    Piece::Exec(c) if exec.is_none() => *exec = Some(c),
+                    Piece::Exec(c) if exec.is_none() && !made_up => *exec = Some(c),
                     _ => {}
                 }
             }
+            made_up
         };
         let finish = loop {
             if job.cancel.load(Ordering::Relaxed) || job.events.is_closed() {
@@ -417,7 +427,13 @@ impl Worker<'_> {
             utf8.extend_from_slice(&piece);
             let text = take_utf8(&mut utf8);
             let step = sampling.push(&text);
-            send_text(step.pieces, &mut exec);
+            if send_text(step.pieces, &mut exec) {
+                // The model began writing a command's output itself: its turn ends here.
+                self.decode(&[token], &[piece])?;
+                generated += 1;
+                made_up = true;
+                break Finish::Stop;
+            }
             if let Some(cmd) = &exec {
                 // Announce first, so the command starts while the closing tag is decoded.
                 send(EngineEvent::Exec(cmd.clone()));
@@ -446,13 +462,17 @@ impl Worker<'_> {
         };
         // A one-line command left open when the model stopped still runs.
         let mut late = None;
-        if exec.is_none() {
+        if exec.is_none() && !made_up {
             let mut tail = sampling.scanner.finish(end);
             let rest = take_utf8(&mut utf8);
             if !rest.is_empty() {
                 tail.push(Piece::Text(rest));
             }
             send_text(tail, &mut late);
+            let rest = guard.finish();
+            if !rest.is_empty() {
+                send(EngineEvent::Text(rest));
+            }
         }
         let finish = match late {
             Some(cmd) => {

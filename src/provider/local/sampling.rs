@@ -66,11 +66,15 @@ pub(crate) fn trailing_call(continuation: &str, tools: &[ToolSchema]) -> Option<
     }
 }
 
-fn free_chain(s: &LocalSettings) -> LlamaSampler {
+fn free_chain(s: &LocalSettings, n_vocab: i32) -> LlamaSampler {
+    // A mild penalty on tokens of the last 64: small models otherwise copy a tool's output
+    // on and on after answering.
+    let penalty = LlamaSampler::penalties(n_vocab, 64, 1.1, 0.0, 0.0);
     if s.temperature <= 0.0 {
-        return LlamaSampler::greedy();
+        return LlamaSampler::chain_simple([penalty, LlamaSampler::greedy()]);
     }
     LlamaSampler::chain_simple([
+        penalty,
         LlamaSampler::top_p(s.top_p, 1),
         LlamaSampler::temp(s.temperature),
         LlamaSampler::dist(s.seed),
@@ -93,7 +97,7 @@ impl<'m> Sampling<'m> {
             .collect();
         Sampling {
             model,
-            free: free_chain(settings),
+            free: free_chain(settings, model.n_vocab()),
             grammar: None,
             gbnf: settings.constrain.then(|| {
                 settings
@@ -142,6 +146,7 @@ impl<'m> Sampling<'m> {
             Some(d) if d.logit().is_finite() => {
                 let token = d.id();
                 g.accept(token);
+                self.free.accept(token);
                 token
             }
             // Nothing is allowed (cannot happen with a grammar that always has a way on):

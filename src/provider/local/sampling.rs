@@ -1,4 +1,5 @@
-//! How the engine picks each token: freely (temperature and top-p, or greedy) in text, and
+//! How the engine picks each token: freely (a mild repetition penalty, then temperature and
+//! top-p, or greedy) in text, and
 //! under the exec-tag grammar (`grammar`) from the moment the model opens an exec tag until
 //! the tag is closed. Text outside tags is never constrained. Owns the tag scanner of the
 //! response (the text protocol's one, shared with every other provider); knows nothing of

@@ -231,7 +231,11 @@ async fn an_exec_tag_pauses_and_the_output_is_decoded_straight_into_the_context(
     let out = Bash.call(json!({ "command": command }), &ctx).await.unwrap();
     let printed = out.result["output"].as_str().unwrap().trim().to_string();
     assert!(printed.starts_with("ikigai-"), "{printed}");
-    let block = output_block(&render::result_text(&Envelope::of_output(&out).to_string()));
+    // On lines of its own, as the engine renders it.
+    let block = format!(
+        "\n{}\n",
+        output_block(&render::result_text(&Envelope::of_output(&out).to_string()))
+    );
 
     // 3. The follow-up's only new text is the output block: decoded, then generation goes on.
     p.continuation = Some(format!("{forced}{block}"));

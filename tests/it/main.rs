@@ -22,6 +22,7 @@ mod images_mcp;
 mod install;
 mod interrupts_e2e;
 mod live_output;
+mod local_constrained;
 mod local_e2e;
 mod local_engine;
 mod long_session_memory;

@@ -11,6 +11,7 @@ pub use super::messages::{Counters, EngineError, EngineEvent, Finish, Job, Statu
 use super::render::ChatPrompt;
 use super::settings::LocalSettings;
 use super::worker;
+use crate::tools::ToolSchema;
 
 /// A running engine. Cheap to share (`Arc`); dropping the last handle ends the thread
 /// after the job in progress.
@@ -80,11 +81,23 @@ impl Engine {
         prompt: ChatPrompt,
         max_tokens: Option<u32>,
     ) -> (tmpsc::UnboundedReceiver<EngineEvent>, Arc<AtomicBool>) {
+        self.start_with_tools(prompt, max_tokens, Vec::new())
+    }
+
+    /// `start`, with the offered tools: a tag may name one directly, and inside an open
+    /// exec tag sampling allows their calls besides a shell command.
+    pub fn start_with_tools(
+        &self,
+        prompt: ChatPrompt,
+        max_tokens: Option<u32>,
+        tools: Vec<ToolSchema>,
+    ) -> (tmpsc::UnboundedReceiver<EngineEvent>, Arc<AtomicBool>) {
         let (events, rx) = tmpsc::unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let job = Job {
             prompt,
             max_tokens,
+            tools,
             events: events.clone(),
             cancel: Arc::clone(&cancel),
         };

@@ -9,6 +9,7 @@ use tokio::sync::mpsc as tmpsc;
 
 use super::load::LoadError;
 use super::render::ChatPrompt;
+use crate::tools::ToolSchema;
 
 /// Where the model is in its life.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,6 +86,9 @@ pub struct Job {
     pub prompt: ChatPrompt,
     /// Defaults to the settings' `max_output_tokens`.
     pub max_tokens: Option<u32>,
+    /// The offered tools: a tag may name one, and the grammar inside an open exec tag
+    /// allows their calls (see `grammar`).
+    pub tools: Vec<ToolSchema>,
     pub events: tmpsc::UnboundedSender<EngineEvent>,
     pub cancel: Arc<AtomicBool>,
 }
@@ -102,6 +106,10 @@ pub struct Counters {
     pub reused: u32,
     pub decoded: u32,
     pub generated: u32,
+    /// Of those, sampled under the exec-tag grammar (constrained decoding).
+    pub constrained: u32,
+    /// Why the last job's grammar did not load (it then ran unconstrained).
+    pub grammar_error: Option<String>,
     /// Milliseconds: loading the model and creating the context; prompt processing
     /// (rendering, tokenizing and decoding), decoding alone (what llama-server's prompt
     /// timings count), first token, and generation, of the last job.

@@ -25,9 +25,11 @@
 //! thread: prefix cache, prefill, sampling).
 
 pub mod engine;
+mod grammar;
 pub mod load;
 pub mod messages;
 pub mod render;
+mod sampling;
 pub mod settings;
 pub mod tag;
 mod worker;
@@ -127,6 +129,11 @@ fn provider_error(e: EngineError) -> ProviderError {
     }
 }
 
+/// The call a command inside an exec tag stands for: `(tool name, arguments JSON)`.
+pub fn tool_call(command: &str, tools: &[ToolSchema]) -> (String, String) {
+    super::text_protocol::calls::to_call(command, tools)
+}
+
 /// One engine event as provider stream events.
 /// A command in the exec tag is a shell command for `bash`, or `name(key="value", …)` for
 /// another offered tool.
@@ -135,7 +142,7 @@ fn translate(e: EngineEvent, tools: &[ToolSchema]) -> Vec<Result<StreamEvent, Pr
         EngineEvent::Text(t) => vec![Ok(StreamEvent::TextDelta(t))],
         EngineEvent::Exec(command) => {
             let id = format!("call_{}", uuid::Uuid::new_v4().simple());
-            let (name, arguments) = super::text_protocol::calls::to_call(&command, tools);
+            let (name, arguments) = tool_call(&command, tools);
             vec![Ok(StreamEvent::ToolCall { id, name, arguments })]
         }
         EngineEvent::Finished {
@@ -212,7 +219,7 @@ impl Provider for LocalProvider {
         let cap = request
             .output_cap(&self.spec)
             .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
-        let (rx, cancel) = self.engine.start(prompt, cap);
+        let (rx, cancel) = self.engine.start_with_tools(prompt, cap, request.tools.to_vec());
         let guard = CancelOnDrop(cancel);
         let events = stream::unfold(
             (rx, guard, VecDeque::new(), false),

@@ -93,7 +93,11 @@ pub fn chat_prompt_with(
             assistant.push_str(&call_text(&call.function.name, &call.function.arguments));
             open = false;
         } else if let Some(result) = m.as_tool_result() {
+            // On lines of its own, as in the primer: right after a closing tag with no
+            // newline to go on from, the 0.5B model ended its turn with an empty answer.
+            assistant.push('\n');
             assistant.push_str(&output_block(&result_text(&result.output)));
+            assistant.push('\n');
             open = true;
         }
     }
@@ -194,7 +198,7 @@ mod tests {
         assert_eq!(p.turns[1], ("user".into(), "run it".into()));
         assert_eq!(
             p.continuation.as_deref(),
-            Some("Sure. <||SYSTEM.EXEC>echo hi<SYSTEM.EXEC||><||SYSTEM.OUTPUT>\nhi\n<SYSTEM.OUTPUT||>")
+            Some("Sure. <||SYSTEM.EXEC>echo hi<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nhi\n<SYSTEM.OUTPUT||>\n")
         );
     }
 
@@ -217,7 +221,7 @@ mod tests {
         assert_eq!(p.continuation, None);
         assert_eq!(
             p.turns[2].1,
-            "<||SYSTEM.EXEC>false<SYSTEM.EXEC||><||SYSTEM.OUTPUT>\n\n[exit code 1]\n<SYSTEM.OUTPUT||>It failed."
+            "<||SYSTEM.EXEC>false<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n\n[exit code 1]\n<SYSTEM.OUTPUT||>\nIt failed."
         );
         assert_eq!(p.turns[3], ("user".into(), "ok".into()));
     }
@@ -251,7 +255,7 @@ mod tests {
         assert_eq!(
             p.continuation.as_deref(),
             Some(
-                "<||SYSTEM.EXEC>file_read(path=\"a.txt\")<SYSTEM.EXEC||><||SYSTEM.OUTPUT>\nhello\n<SYSTEM.OUTPUT||>"
+                "<||SYSTEM.EXEC>file_read(path=\"a.txt\")<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nhello\n<SYSTEM.OUTPUT||>\n"
             )
         );
     }

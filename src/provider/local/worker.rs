@@ -13,15 +13,16 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
-use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::watch;
 
 use super::load::{LoadError, backend, load_model};
 use super::messages::{Counters, EngineError, EngineEvent, Finish, Job, Status};
 use super::render::ChatPrompt;
+use super::sampling::{Sampling, trailing_call};
 use super::settings::LocalSettings;
-use super::tag::{EXEC_CLOSE, EXEC_OPEN, ExecMatcher};
+use super::tag::OutputGuard;
+use crate::provider::text_protocol::tags::{End, Piece};
 
 /// Prompt tokens decoded per llama.cpp call (also the cancel granularity while prefilling).
 const BATCH: u32 = 512;
@@ -159,14 +160,6 @@ fn chatml(prompt: &ChatPrompt) -> String {
     s
 }
 
-/// The command of a complete exec tag that ends the text, if any.
-fn trailing_exec(text: &str) -> Option<String> {
-    let body = text.strip_suffix(EXEC_CLOSE)?;
-    let open = body.rfind(EXEC_OPEN)?;
-    let command = &body[open + EXEC_OPEN.len()..];
-    (!command.contains(EXEC_CLOSE)).then(|| command.to_string())
-}
-
 /// Takes the longest valid UTF-8 prefix of `buf` (a token may end inside a character).
 fn take_utf8(buf: &mut Vec<u8>) -> String {
     let valid = match std::str::from_utf8(buf) {
@@ -179,6 +172,24 @@ fn take_utf8(buf: &mut Vec<u8>) -> String {
     let text = String::from_utf8_lossy(buf).into_owned();
     *buf = rest;
     text
+}
+
+/// `text` as tokens, with the text each one ends (for the cache). When the pieces do not
+/// spell the text back, the whole text goes with the first token and all of them end
+/// there, so they are reused all together or not at all.
+fn tokens_of(model: &LlamaModel, text: &str, special: bool) -> (Vec<LlamaToken>, Vec<Vec<u8>>) {
+    let vocab = model.vocab();
+    let tokens = vocab.tokenize(text.as_bytes(), false, special);
+    let pieces: Vec<Vec<u8>> = tokens
+        .iter()
+        .map(|t| vocab.token_to_piece(*t, true, None))
+        .collect();
+    if pieces.concat() == text.as_bytes() || tokens.is_empty() {
+        return (tokens, pieces);
+    }
+    let mut pieces = vec![text.as_bytes().to_vec()];
+    pieces.extend(std::iter::repeat_n(Vec::new(), tokens.len() - 1));
+    (tokens, pieces)
 }
 
 fn llama(e: impl std::fmt::Display) -> EngineError {
@@ -278,19 +289,8 @@ impl Worker<'_> {
             tokens.push(vocab.bos());
             pieces.push(Vec::new());
         }
-        let body = vocab.tokenize(suffix.as_bytes(), false, true);
-        let body_pieces: Vec<Vec<u8>> = body
-            .iter()
-            .map(|t| vocab.token_to_piece(*t, true, None))
-            .collect();
-        if body_pieces.concat() == suffix.as_bytes() {
-            pieces.extend(body_pieces);
-        } else if !body.is_empty() {
-            // The pieces do not spell the text back: the whole suffix goes with its first
-            // token and all of them end there, so they are reused all together or not at all.
-            pieces.push(suffix.as_bytes().to_vec());
-            pieces.extend(std::iter::repeat_n(Vec::new(), body.len() - 1));
-        }
+        let (body, body_pieces) = tokens_of(model, suffix, true);
+        pieces.extend(body_pieces);
         tokens.extend(body);
         if tokens.is_empty() {
             return Err(EngineError::Llama("the prompt rendered to no tokens".into()));
@@ -340,8 +340,14 @@ impl Worker<'_> {
             c.generation_ms = 0.0;
         });
 
-        // 4. A prompt that ends in a complete exec tag pauses at once: its command runs next.
-        if let Some(cmd) = job.prompt.continuation.as_deref().and_then(trailing_exec) {
+        // 4. A prompt that ends in a complete tag pauses at once: its command runs next.
+        let tools = &job.tools;
+        if let Some(cmd) = job
+            .prompt
+            .continuation
+            .as_deref()
+            .and_then(|c| trailing_call(c, tools))
+        {
             let _ = job.events.send(EngineEvent::Exec(cmd));
             return Ok(EngineEvent::Finished {
                 finish: Finish::Exec,
@@ -360,23 +366,38 @@ impl Worker<'_> {
         reused: u32,
         started: Instant,
     ) -> Result<EngineEvent, EngineError> {
-        let s = &self.settings;
-        let mut sampler = if s.temperature <= 0.0 {
-            LlamaSampler::greedy()
-        } else {
-            LlamaSampler::chain_simple([
-                LlamaSampler::top_p(s.top_p, 1),
-                LlamaSampler::temp(s.temperature),
-                LlamaSampler::dist(s.seed),
-            ])
-        };
-        let max = job.max_tokens.unwrap_or(s.max_output_tokens);
+        let mut sampling = Sampling::new(self.model, &self.settings, &job.tools);
+        // A continuation that ends inside an open exec tag is constrained from the start.
+        if let Some(c) = job.prompt.continuation.as_deref() {
+            sampling.resume(c);
+        }
+        let max = job.max_tokens.unwrap_or(self.settings.max_output_tokens);
         let n_ctx = self.ctx.n_ctx();
-        let mut matcher = ExecMatcher::new();
         let mut utf8 = Vec::new();
         let mut generated = 0u32;
         let mut first: Option<Instant> = None;
+        let mut exec: Option<String> = None;
         let send = |e: EngineEvent| job.events.send(e).is_ok();
+        // Text goes out through the guard against made-up output blocks; true when one began.
+        let mut guard = OutputGuard::default();
+        let mut made_up = false;
+        let mut send_text = |pieces: Vec<Piece>, exec: &mut Option<String>| {
+            let mut made_up = false;
+            for p in pieces {
+                match p {
+                    Piece::Text(t) if exec.is_none() && !made_up => {
+                        let (shown, stop) = guard.push(&t);
+                        if !shown.is_empty() {
+                            send(EngineEvent::Text(shown));
+                        }
+                        made_up = stop;
+                    }
+                    Piece::Exec(c) if exec.is_none() && !made_up => *exec = Some(c),
+                    _ => {}
+                }
+            }
+            made_up
+        };
         let finish = loop {
             if job.cancel.load(Ordering::Relaxed) || job.events.is_closed() {
                 break Finish::Cancelled;
@@ -384,7 +405,7 @@ impl Worker<'_> {
             if generated >= max {
                 break Finish::Length;
             }
-            let token = sampler.sample(&self.ctx, -1);
+            let token = sampling.sample(&self.ctx);
             if first.is_none() {
                 first = Some(Instant::now());
                 let ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -394,10 +415,8 @@ impl Worker<'_> {
                 break Finish::Stop;
             }
             if self.cache.len() + 1 >= n_ctx {
-                let rest = matcher.finish(false).text + &take_utf8(&mut utf8);
-                if !rest.is_empty() {
-                    send(EngineEvent::Text(rest));
-                }
+                let mut dropped = None;
+                send_text(sampling.scanner.finish(End::Length), &mut dropped);
                 self.set_counters(|c| c.generated = generated);
                 return Err(EngineError::ContextFull {
                     needed: n_ctx + 1,
@@ -406,26 +425,56 @@ impl Worker<'_> {
             }
             let piece = self.model.vocab().token_to_piece(token, true, None);
             utf8.extend_from_slice(&piece);
-            let scan = matcher.push(&take_utf8(&mut utf8));
-            if !scan.text.is_empty() {
-                send(EngineEvent::Text(scan.text));
-            }
-            if let Some(cmd) = scan.command {
-                // Announce first, so the command starts while the closing tag is decoded.
-                send(EngineEvent::Exec(cmd));
+            let text = take_utf8(&mut utf8);
+            let step = sampling.push(&text);
+            if send_text(step.pieces, &mut exec) {
+                // The model began writing a command's output itself: its turn ends here.
                 self.decode(&[token], &[piece])?;
                 generated += 1;
+                made_up = true;
+                break Finish::Stop;
+            }
+            if let Some(cmd) = &exec {
+                // Announce first, so the command starts while the closing tag is decoded.
+                send(EngineEvent::Exec(cmd.clone()));
+            }
+            match step.head {
+                // The token opened a tag and went on into its body: only its text up to the
+                // tag's end is kept; the body is sampled again, under the grammar.
+                Some(head) => {
+                    utf8.clear();
+                    let (tokens, pieces) = tokens_of(self.model, &head, false);
+                    if !tokens.is_empty() {
+                        self.decode(&tokens, &pieces)?;
+                    }
+                }
+                None => self.decode(&[token], &[piece])?,
+            }
+            generated += 1;
+            if exec.is_some() {
                 break Finish::Exec;
             }
-            self.decode(&[token], &[piece])?;
-            generated += 1;
         };
-        let rest = matcher.finish(finish == Finish::Stop);
-        let tail = rest.text + &take_utf8(&mut utf8);
-        if !tail.is_empty() {
-            send(EngineEvent::Text(tail));
+        let end = if finish == Finish::Stop {
+            End::Stop
+        } else {
+            End::Length
+        };
+        // A one-line command left open when the model stopped still runs.
+        let mut late = None;
+        if exec.is_none() && !made_up {
+            let mut tail = sampling.scanner.finish(end);
+            let rest = take_utf8(&mut utf8);
+            if !rest.is_empty() {
+                tail.push(Piece::Text(rest));
+            }
+            send_text(tail, &mut late);
+            let rest = guard.finish();
+            if !rest.is_empty() {
+                send(EngineEvent::Text(rest));
+            }
         }
-        let finish = match rest.command {
+        let finish = match late {
             Some(cmd) => {
                 send(EngineEvent::Exec(cmd));
                 Finish::Exec
@@ -433,9 +482,12 @@ impl Worker<'_> {
             None => finish,
         };
         let gen_ms = first.map_or(0.0, |f| f.elapsed().as_secs_f64() * 1000.0);
+        let (constrained, grammar_error) = (sampling.constrained, sampling.grammar_error.clone());
         self.set_counters(|c| {
             c.generated = generated;
             c.generation_ms = gen_ms;
+            c.constrained = constrained;
+            c.grammar_error = grammar_error;
         });
         Ok(EngineEvent::Finished {
             finish,
@@ -449,16 +501,6 @@ impl Worker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_prompt_ending_in_a_complete_tag_names_its_command() {
-        assert_eq!(
-            trailing_exec("ok <||SYSTEM.EXEC>echo hi<SYSTEM.EXEC||>").as_deref(),
-            Some("echo hi")
-        );
-        assert_eq!(trailing_exec("<||SYSTEM.EXEC>a<SYSTEM.EXEC||> done"), None);
-        assert_eq!(trailing_exec("stray <SYSTEM.EXEC||>"), None);
-    }
 
     #[test]
     fn utf8_split_inside_a_character_waits_for_the_rest() {

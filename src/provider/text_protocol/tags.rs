@@ -169,6 +169,7 @@ fn match_tag(s: &str) -> Tag {
     }
 }
 
+#[derive(Clone)]
 enum State {
     Text,
     /// Inside an opened tag; `literal` when the tag is quoted (a code block) and must be
@@ -181,6 +182,7 @@ enum State {
 }
 
 /// Feed it the response text as it streams (`push`), then `finish` once it ended.
+#[derive(Clone)]
 pub struct Scanner {
     /// The tools a tag may name directly (`<||file_read(path="x")||>`).
     tools: Vec<String>,
@@ -217,6 +219,17 @@ impl Scanner {
     /// True while a command tag is open (text is being held as a command).
     pub fn in_command(&self) -> bool {
         matches!(self.state, State::Command { .. })
+    }
+
+    /// The text written so far inside an open command tag that will run (not one quoted
+    /// in code); `None` outside a tag.
+    pub fn open_command(&self) -> Option<String> {
+        match &self.state {
+            State::Command {
+                body, literal: false, ..
+            } => Some(format!("{body}{}", self.buf)),
+            _ => None,
+        }
     }
 
     /// Scans a new chunk; returns what is certain so far.

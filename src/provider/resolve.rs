@@ -227,8 +227,8 @@ pub fn spec_for(
 
 /// The sampling temperature for local servers unless configured: small models call tools
 /// far more reliably when sampling is nearly greedy (`make eval`, text protocol, 0.5B
-/// model: 6/14 at the server's default 0.8, 10/14 at 0.2). The in-process engine uses the
-/// same default.
+/// model: 6/14 at the server's default 0.8, 10/14 at 0.2). The in-process engine samples
+/// greedily (its own default, `local::settings`).
 pub const LOCAL_TEMPERATURE: f64 = 0.2;
 
 /// Whether `base_url` is a server on this machine.

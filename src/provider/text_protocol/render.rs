@@ -105,12 +105,29 @@ pub fn plain_output(envelope: &str) -> String {
     }
     let result = &v["result"];
     let text = match (&result["output"], &result["error"]) {
-        (Value::String(s), _) => s.clone(),
+        (Value::String(s), _) => with_exit_code(s, &result["exit_code"]),
         (_, Value::String(e)) => format!("error: {e}"),
         _ if result.is_null() => v.to_string(),
         _ => result.to_string(),
     };
     note + &text
+}
+
+/// A command's output as the model reads it: "(no output)" rather than an empty block
+/// (which small models fill with output of their own), and a nonzero exit code after it.
+fn with_exit_code(output: &str, code: &Value) -> String {
+    let mut text = if output.trim().is_empty() {
+        "(no output)".to_string()
+    } else {
+        output.to_string()
+    };
+    if let Some(code) = code.as_i64().filter(|c| *c != 0) {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("[exit code {code}]"));
+    }
+    text
 }
 
 #[cfg(test)]
@@ -189,6 +206,19 @@ mod tests {
         assert_eq!(
             plain_output(r#"{"tool_success":true,"result":{"error":"no such file"}}"#),
             "error: no such file"
+        );
+        // Nothing printed is said in words; a failing command's exit code follows.
+        assert_eq!(
+            plain_output(r#"{"tool_success":true,"result":{"output":"","exit_code":1}}"#),
+            "(no output)\n[exit code 1]"
+        );
+        assert_eq!(
+            plain_output(r#"{"tool_success":true,"result":{"output":"x\n","exit_code":2}}"#),
+            "x\n[exit code 2]"
+        );
+        assert_eq!(
+            plain_output(r#"{"tool_success":true,"result":{"output":"","exit_code":0}}"#),
+            "(no output)"
         );
     }
 

@@ -95,21 +95,24 @@ impl Budget {
             config.auto_compact_at,
             config.max_tool_result_share,
         );
-        // The servers that answer the question (llama.cpp, Ollama, OpenRouter) speak Chat
-        // Completions.
-        b.ask_server = source != WindowSource::Config
-            && spec.kind == crate::config::WireKind::OpenAiChat
-            && !crate::provider::presets::is_vendor_endpoint(&spec.base_url);
+        b.ask_server = asks_server(source, spec);
         b
     }
 
-    /// `/model PROVIDER/MODEL`: the window of `model` at provider `name`, whose own
-    /// configured window is `window` (0 when unknown).
-    pub fn provider_changed(&mut self, config: &crate::config::Config, name: &str, window: u64, model: &str) {
-        let (window, source) = window_for(config, name, window, model);
+    /// `/model PROVIDER/MODEL`: the window of `model` at the provider of `spec` (named
+    /// `name`), whose own configured window is `window` (0 when unknown). A server that is
+    /// not a vendor's own endpoint is asked, as at start.
+    pub fn provider_changed(
+        &mut self,
+        config: &crate::config::Config,
+        spec: &crate::provider::Spec,
+        window: u64,
+        model: &str,
+    ) {
+        let (window, source) = window_for(config, &spec.name, window, model);
         self.set_window(window, source);
         self.probed = false;
-        self.ask_server = false;
+        self.ask_server = asks_server(source, spec);
     }
 
     /// Context window in tokens.
@@ -277,6 +280,15 @@ impl Budget {
 
 /// The window for `model`: the provider section's `context_window`, else the model
 /// family's, else the provider preset's, else unknown (to be asked of the server).
+/// Whether the provider of `spec` is asked for its window even when the family table
+/// knows the model: not configured, and a Chat Completions server (the ones that answer:
+/// llama.cpp, Ollama, OpenRouter) that is not a vendor's own endpoint.
+fn asks_server(source: WindowSource, spec: &crate::provider::Spec) -> bool {
+    source != WindowSource::Config
+        && spec.kind == crate::config::WireKind::OpenAiChat
+        && !crate::provider::presets::is_vendor_endpoint(&spec.base_url)
+}
+
 fn window_for(
     config: &crate::config::Config,
     provider: &str,

@@ -162,9 +162,8 @@ impl AgentState {
     /// Uses `model` of the current provider (whose own configured window is `window`, 0
     /// when unknown) from the next request on; the budget follows its window.
     pub fn set_model(&mut self, model: String, window: u64) {
-        let provider = self.runtime.provider.name().to_string();
         self.budget
-            .provider_changed(&self.runtime.config, &provider, window, &model);
+            .provider_changed(&self.runtime.config, self.runtime.provider.spec(), window, &model);
         self.runtime.model = model;
     }
 

@@ -80,3 +80,58 @@ fn a_window_in_a_structured_error_field_is_learned() {
         assert!(!stderr.contains("400001"), "{stderr}");
     }
 }
+
+/// `/model` to a server that is not a vendor's own endpoint asks it for its window, as a
+/// start there does: the family table's 400k for `gpt-5-mini` is not what a local server
+/// holds.
+#[test]
+fn a_switch_to_a_non_vendor_server_asks_it_for_its_window() {
+    let vendor = FakeProvider::start();
+    vendor.push(Reply::text("first"));
+    let server = FakeProvider::start();
+    server.answer_gets();
+    server.push(Reply::status(
+        200,
+        r#"{"default_generation_settings":{"n_ctx":4096}}"#,
+    ));
+    server.push(Reply::text("second"));
+    let h = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let config = h.path().join("c.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[providers.vend]\nkind = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"m\"\n\
+             context_window = 100000\n\n[providers.srv]\nkind = \"openai-chat\"\n\
+             base_url = \"{}\"\nmodel = \"gpt-5-mini\"\n",
+            vendor.base_url, server.base_url
+        ),
+    )
+    .unwrap();
+    let mut child = common::ikigai(h.path())
+        .current_dir(cwd.path())
+        .args(["--config", config.to_str().unwrap(), "--provider", "vend"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(b"hello\n/model srv/gpt-5-mini\nhello again\n")
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The configured vendor was never asked; the server was, before its first request.
+    let first = vendor.requests();
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].path, "/v1/chat/completions");
+    let reqs = server.requests();
+    let paths: Vec<&str> = reqs.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["/props", "/v1/chat/completions"], "{stderr}");
+    assert_eq!(reqs[1].body["max_completion_tokens"], json!(512));
+}

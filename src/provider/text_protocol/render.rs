@@ -19,7 +19,8 @@ pub fn instructions(tools: &[ToolSchema]) -> String {
         "\n\n# Running commands\n\
          To run a shell command, write exactly <||SYSTEM.EXEC>command<SYSTEM.EXEC||> and stop.\n\
          Its output comes back as <||SYSTEM.OUTPUT>\\n…\\n<SYSTEM.OUTPUT||>. \
-         Wait for it before you go on; never write the output yourself. One command at a time.\n",
+         Wait for it before you go on; never write the output yourself. One command at a time.\n\
+         Useful commands: cat FILE, ls DIR, wc -l FILE, grep -rn TEXT ., grep -c TEXT FILE.\n",
     );
     let others: Vec<String> = tools.iter().filter(|t| t.name != "bash").map(signature).collect();
     if !others.is_empty() {

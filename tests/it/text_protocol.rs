@@ -21,6 +21,20 @@ fn write_config(dir: &Path, text: &str) -> String {
     p.display().to_string()
 }
 
+/// The real binary against `url` as a llama.cpp server, with the text protocol.
+fn run_text(h: &Path, cwd: &Path, url: &str, args: &[&str]) -> std::process::Output {
+    let mut all = vec![
+        "--provider",
+        "llamacpp",
+        "--base-url",
+        url,
+        "--tool-protocol",
+        "text",
+    ];
+    all.extend_from_slice(args);
+    run(h, cwd, &all)
+}
+
 #[test]
 fn prefill_mode_runs_the_tagged_command_and_continues_the_assistant_message() {
     let fake = FakeProvider::start();
@@ -29,20 +43,7 @@ fn prefill_mode_runs_the_tagged_command_and_continues_the_assistant_message() {
     ));
     fake.push(Reply::text("It printed ikigai-tp-42."));
     let (h, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let out = run(
-        h.path(),
-        cwd.path(),
-        &[
-            "--provider",
-            "llamacpp",
-            "--base-url",
-            &fake.base_url,
-            "--tool-protocol",
-            "text",
-            "-p",
-            "run it",
-        ],
-    );
+    let out = run_text(h.path(), cwd.path(), &fake.base_url, &["-p", "run it"]);
     let (stdout, stderr) = (s(&out.stdout), s(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     // Shown like a native call; the raw tags never reach the user.
@@ -91,21 +92,7 @@ fn prefill_mode_runs_the_tagged_command_and_continues_the_assistant_message() {
     assert!(content.contains("ikigai-tp-42\n<SYSTEM.OUTPUT||>"), "{content}");
     // Resumed later, the stored call and result are sent as the same tagged history.
     fake.push(Reply::text("ok"));
-    let out = run(
-        h.path(),
-        cwd.path(),
-        &[
-            "--provider",
-            "llamacpp",
-            "--base-url",
-            &fake.base_url,
-            "--tool-protocol",
-            "text",
-            "-c",
-            "-p",
-            "again",
-        ],
-    );
+    let out = run_text(h.path(), cwd.path(), &fake.base_url, &["-c", "-p", "again"]);
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     let reqs = fake.requests();
     let msgs = messages(&reqs[2].body);
@@ -409,20 +396,11 @@ fn a_servers_echo_of_the_prefill_is_not_run_again_or_shown() {
     fake.push(Reply::text("<||SYSTEM.EXEC>echo ikigai-echo-42"));
     fake.push(Reply::fixture("local-05-llamacpp-server-echoes-the-prefill.sse"));
     let (h, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let out = run(
+    let out = run_text(
         h.path(),
         cwd.path(),
-        &[
-            "--provider",
-            "llamacpp",
-            "--base-url",
-            &fake.base_url,
-            "--tool-protocol",
-            "text",
-            "--json",
-            "-p",
-            "What does echo ikigai-echo-42 print?",
-        ],
+        &fake.base_url,
+        &["--json", "-p", "What does echo ikigai-echo-42 print?"],
     );
     let stdout = s(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", s(&out.stderr));
@@ -448,21 +426,7 @@ fn a_servers_echo_of_the_prefill_is_not_run_again_or_shown() {
     );
     // Stored once: a later turn sends the answer after the block, not a second copy.
     fake.push(Reply::text("ok"));
-    let out = run(
-        h.path(),
-        cwd.path(),
-        &[
-            "--provider",
-            "llamacpp",
-            "--base-url",
-            &fake.base_url,
-            "--tool-protocol",
-            "text",
-            "-c",
-            "-p",
-            "thanks",
-        ],
-    );
+    let out = run_text(h.path(), cwd.path(), &fake.base_url, &["-c", "-p", "thanks"]);
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     let reqs = fake.requests();
     let msgs = messages(&reqs[2].body);

@@ -55,7 +55,7 @@ async fn run_bash() -> String {
         .call(json!({ "command": COMMAND }), &ctx)
         .await
         .expect("bash");
-    output_block(&render::result_text(&Envelope::of_output(&out).to_string()))
+    output_block(&render::plain_output(&Envelope::of_output(&out).to_string()))
 }
 
 /// Runs a job; returns (events, time of the first text event).

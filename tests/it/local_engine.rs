@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use ikigai::message::Message;
 use ikigai::provider::local::engine::{Engine, EngineError, EngineEvent, Finish, Status};
 use ikigai::provider::local::load::LoadError;
-use ikigai::provider::local::render;
+use ikigai::provider::local::render::plain_output;
 use ikigai::provider::local::tag::output_block;
 use ikigai::provider::local::{LocalProvider, LocalSettings};
 use ikigai::provider::{Provider, ProviderError, Request, StreamEvent};
@@ -234,7 +234,7 @@ async fn an_exec_tag_pauses_and_the_output_is_decoded_straight_into_the_context(
     // On lines of its own, as the engine renders it.
     let block = format!(
         "\n{}\n",
-        output_block(&render::result_text(&Envelope::of_output(&out).to_string()))
+        output_block(&plain_output(&Envelope::of_output(&out).to_string()))
     );
 
     // 3. The follow-up's only new text is the output block: decoded, then generation goes on.

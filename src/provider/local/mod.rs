@@ -54,7 +54,7 @@ use engine::CancelOnDrop;
 pub struct LocalProvider {
     engine: Arc<Engine>,
     spec: Spec,
-    /// Whether the prompt starts with the example exchange (`render::PRIMER`).
+    /// Whether the prompt starts with the example exchange (`text_protocol::wrapper::primer`).
     primer: bool,
 }
 

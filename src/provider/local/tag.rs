@@ -4,39 +4,40 @@
 //! quoted in code shown, not run). This module only names the blocks the prompt renders.
 
 pub use crate::provider::text_protocol::tags::{
-    EXEC_CLOSE, EXEC_OPEN, OUTPUT_CLOSE, OUTPUT_OPEN, exec_block,
+    EXEC_CLOSE, EXEC_OPEN, OUTPUT_CLOSE, OUTPUT_OPEN, exec_block, output_block,
 };
 
-/// The block injected after a command: `<||SYSTEM.OUTPUT>\n…\n<SYSTEM.OUTPUT||>`, the
-/// output's own tags defused as the text protocol does.
-pub fn output_block(output: &str) -> String {
-    let body = crate::provider::text_protocol::tags::escape_output(output);
-    format!("{OUTPUT_OPEN}\n{body}\n{OUTPUT_CLOSE}")
-}
-
-/// Watches the text the model writes for an output block of its own (`<||SYSTEM.OUTPUT>`,
-/// any letter case): a model that writes one is making up a command's output, so the
-/// engine ends the response there, and the block is never shown. Holds back any suffix
-/// that could still become it.
+/// Watches the text the model writes for an output block of its own: its opening tag
+/// (`<||SYSTEM.OUTPUT>`) or its closing one (`<SYSTEM.OUTPUT||>`, also as the escaped
+/// `<\SYSTEM.OUTPUT||>` an output shows), any letter case. A model that writes one is
+/// making up or echoing a command's output, so the engine ends the response there, and
+/// the tag is never shown. Holds back any suffix that could still become one.
 #[derive(Debug, Default)]
 pub struct OutputGuard {
     held: String,
 }
 
+/// The forms that end the answer, lowercase.
+const MADE_UP: [&str; 3] = ["<||system.output>", "<system.output||>", "<\\system.output||>"];
+
 impl OutputGuard {
-    /// Adds text; returns what may be shown, and whether the made-up block began.
+    /// Adds text; returns what may be shown, and whether a made-up block began.
     pub fn push(&mut self, text: &str) -> (String, bool) {
         self.held.push_str(text);
         let lower = self.held.to_ascii_lowercase();
-        let open = OUTPUT_OPEN.to_ascii_lowercase();
-        if let Some(at) = lower.find(&open) {
+        if let Some(at) = MADE_UP.iter().filter_map(|p| lower.find(p)).min() {
             let shown = self.held[..at].to_string();
             self.held.clear();
             return (shown, true);
         }
-        let keep = (1..open.len().min(lower.len() + 1))
-            .rev()
-            .find(|&n| lower.is_char_boundary(lower.len() - n) && open.starts_with(&lower[lower.len() - n..]))
+        let keep = MADE_UP
+            .iter()
+            .filter_map(|p| {
+                (1..p.len().min(lower.len() + 1)).rev().find(|&n| {
+                    lower.is_char_boundary(lower.len() - n) && p.starts_with(&lower[lower.len() - n..])
+                })
+            })
+            .max()
             .unwrap_or(0);
         let cut = self.held.len() - keep;
         let shown = self.held[..cut].to_string();
@@ -59,6 +60,10 @@ mod tests {
         for whole in [
             "It says:\n<||SYSTEM.OUTPUT>\n42\n",
             "It says:\n<||system.output>\n42",
+            // Seen: after a failed command the 0.5B model echoed its output and closing tag
+            // over and over until the time ran out.
+            "It says:\n<SYSTEM.OUTPUT||>\nbash: x\n<SYSTEM.OUTPUT||>",
+            "It says:\n<\\SYSTEM.OUTPUT||>\n",
         ] {
             for i in 0..=whole.len() {
                 let mut g = OutputGuard::default();

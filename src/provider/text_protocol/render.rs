@@ -102,15 +102,22 @@ pub fn plain_output(envelope: &str) -> String {
     };
     if v["tool_success"] == Value::Bool(false) {
         let error = v["error"].as_str().unwrap_or("the tool failed");
-        return format!("{note}error: {error}");
+        return match v["partial_output"].as_str().filter(|p| !p.is_empty()) {
+            Some(partial) => format!("{note}{}\nerror: {error}", partial.trim_end_matches('\n')),
+            None => format!("{note}error: {error}"),
+        };
     }
     let result = &v["result"];
-    let text = match (&result["output"], &result["error"]) {
+    let mut text = match (&result["output"], &result["error"]) {
         (Value::String(s), _) => with_exit_code(s, &result["exit_code"]),
         (_, Value::String(e)) => format!("error: {e}"),
         _ if result.is_null() => v.to_string(),
         _ => result.to_string(),
     };
+    // The call-limit warning the agent adds to a result ("3 tool calls left").
+    if let Some(limit) = v["limit_message"].as_str() {
+        text = format!("{}\n[{limit}]", text.trim_end_matches('\n'));
+    }
     note + &text
 }
 

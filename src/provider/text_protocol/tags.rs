@@ -19,6 +19,8 @@ pub const OUTPUT_OPEN: &str = "<||SYSTEM.OUTPUT>";
 pub const OUTPUT_CLOSE: &str = "<SYSTEM.OUTPUT||>";
 
 const NAME: &str = "SYSTEM.EXEC";
+/// The output block's tag name.
+const OUTPUT_NAME: &str = "SYSTEM.OUTPUT";
 /// Longest tag form worth waiting for; a held-back suffix longer than this is text.
 const MAX_TAG: usize = 32;
 /// Longest tool-call tag (`<||name(args)||>`) worth waiting for.
@@ -132,6 +134,25 @@ fn match_call(s: &str, tools: &[String]) -> Tag {
 }
 
 fn match_tag(s: &str) -> Tag {
+    match_named(s, NAME)
+}
+
+/// Inside an open command: its closing tag, or an opening output tag, which a small model
+/// writes where the closing tag belongs (`<||SYSTEM.EXEC>./run.sh <SYSTEM.OUTPUT>`, any
+/// letter case): it closes the command. The output's closing tag stays part of the
+/// command (`printf 'x<SYSTEM.OUTPUT||>'` runs as written; its output is escaped).
+fn match_close(s: &str) -> Tag {
+    match match_named(s, NAME) {
+        Tag::No => match match_named(s, OUTPUT_NAME) {
+            Tag::Full { len, closing: false } => Tag::Full { len, closing: true },
+            Tag::Full { .. } => Tag::No,
+            other => other,
+        },
+        other => other,
+    }
+}
+
+fn match_named(s: &str, name: &str) -> Tag {
     let b = s.as_bytes();
     debug_assert!(b.first() == Some(&b'<'));
     let mut i = 1;
@@ -145,7 +166,7 @@ fn match_tag(s: &str) -> Tag {
     }
     i += pipes_before;
     let rest = &b[i..];
-    let name = NAME.as_bytes();
+    let name = name.as_bytes();
     if rest.len() < name.len() {
         return if name[..rest.len()].eq_ignore_ascii_case(rest) {
             Tag::Partial
@@ -297,7 +318,7 @@ impl Scanner {
                 self.text(out, &before);
             }
             let tag = if self.in_command() {
-                match_tag(&self.buf)
+                match_close(&self.buf)
             } else {
                 match_any(&self.buf, &self.tools)
             };
@@ -543,6 +564,40 @@ mod tests {
         );
         let execs: Vec<&Piece> = got.iter().filter(|p| matches!(p, Piece::Exec(_))).collect();
         assert_eq!(execs, vec![&exec("pwd")]);
+    }
+
+    #[test]
+    fn an_output_tag_where_the_closing_tag_belongs_closes_the_command() {
+        // Seen from the 0.5B model in the engine: `./compute.sh <SYSTEM.OUTPUT>` ran as a
+        // command and failed with a shell syntax error.
+        for close in [
+            "<SYSTEM.OUTPUT>",
+            "<||SYSTEM.OUTPUT>",
+            "<||system.output||>",
+            "<system.output>",
+        ] {
+            let whole = format!("<||SYSTEM.EXEC>./compute.sh {close}");
+            assert_eq!(run(&[&whole], End::Stop), vec![exec("./compute.sh")], "{close}");
+            // Split anywhere, the same.
+            for cut in 1..whole.len() {
+                let got = merge(run(&[&whole[..cut], &whole[cut..]], End::Stop));
+                assert_eq!(got, vec![exec("./compute.sh")], "{close} cut at {cut}");
+            }
+        }
+        // The output's closing tag is part of a command (what it prints is escaped).
+        assert_eq!(
+            run(
+                &["<||SYSTEM.EXEC>printf 'x<SYSTEM.OUTPUT||>'<SYSTEM.EXEC||>"],
+                End::Stop
+            ),
+            vec![exec("printf 'x<SYSTEM.OUTPUT||>'")]
+        );
+        // Outside a command it is no tag of the scanner's (the engine's guard and the stop
+        // sequence deal with a made-up output block).
+        assert_eq!(
+            run(&["see <SYSTEM.OUTPUT> x"], End::Stop),
+            vec![text("see <SYSTEM.OUTPUT> x")]
+        );
     }
 
     #[test]

@@ -62,7 +62,14 @@ impl Tool for FileEdit {
         let new = p.string("new_string")?.to_string();
         let all = p.opt_bool("replace_all")?.unwrap_or(false);
         let path = resolve(ctx, &shown);
-        walk::run_blocking(ctx, move |_| Ok(edit(&path, &shown, &old, &new, all))).await?
+        let sandbox = ctx.clone();
+        walk::run_blocking(ctx, move |_| {
+            if let Err(why) = sandbox.may_write(&path) {
+                return Ok(ToolOutput::sandbox_denied(why));
+            }
+            Ok(edit(&path, &shown, &old, &new, all))
+        })
+        .await?
     }
 }
 

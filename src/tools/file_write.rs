@@ -40,7 +40,11 @@ impl Tool for FileWrite {
         let shown = p.non_empty_string("path")?.to_string();
         let content = p.string("content")?.to_string();
         let path = resolve(ctx, &shown);
+        let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {
+            if let Err(why) = sandbox.may_write(&path) {
+                return Ok(ToolOutput::sandbox_denied(why));
+            }
             let n = content.len();
             Ok(match atomic_write(&path, &shown, content.as_bytes()) {
                 Ok(()) => ToolOutput::new(

@@ -157,4 +157,34 @@ mod tests {
         assert_eq!(find_all(b"xyz", b"q"), Vec::<usize>::new());
         assert_eq!(find_all(b"\xffab\xffab", b"ab"), vec![1, 4]);
     }
+
+    #[tokio::test]
+    async fn under_a_read_only_sandbox_the_file_is_left_as_it_was() {
+        use crate::tools::launcher::Confinement;
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (proj, out) = (base.join("proj"), base.join("out"));
+        std::fs::create_dir(&proj).unwrap();
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("x"), "a").unwrap();
+        std::fs::write(proj.join("x"), "a").unwrap();
+        let c = Confinement {
+            mode: "read-only".into(),
+            writable: vec![out.join("private")],
+            ..Confinement::default()
+        };
+        let ctx = ToolContext::new(proj.clone(), 4096, std::time::Duration::from_secs(5))
+            .with_sandbox(Some(std::sync::Arc::new(c)));
+        let args = json!({ "path": "x", "old_string": "a", "new_string": "b" });
+        let denied = FileEdit.call(args.clone(), &ctx).await.unwrap();
+        let why = denied.result["sandbox"].as_str().unwrap();
+        assert!(
+            why.starts_with("sandbox: write denied (read-only sandbox): "),
+            "{why}"
+        );
+        assert_eq!(std::fs::read_to_string(proj.join("x")).unwrap(), "a");
+        let free = FileEdit.call(args, &ctx.with_sandbox(None)).await.unwrap();
+        assert!(free.is_success(), "{:?}", free.result);
+        assert_eq!(std::fs::read_to_string(proj.join("x")).unwrap(), "b");
+    }
 }

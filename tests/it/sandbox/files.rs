@@ -3,7 +3,8 @@
 //! only beneath the working directory, the temporary directory and `writable_roots` (a
 //! path resolved through `..`, symlinks and missing parents); `read-only` denies every
 //! write; `off` changes nothing. A denial reads like a command's, and in a scripted run
-//! the call is not run again outside the sandbox. Folders come from `super::place()`.
+//! the call is not run again outside the sandbox; `ikigai tool file_write` obeys it too.
+//! Folders come from `super::place()`.
 
 use std::path::Path;
 
@@ -212,4 +213,27 @@ fn with_the_sandbox_off_the_file_tools_write_outside_as_before() {
         !events.iter().any(|e| e["type"] == "approval_requested"),
         "{events:?}"
     );
+}
+
+#[test]
+fn ikigai_tool_file_write_obeys_the_sandbox_too() {
+    use std::io::Write;
+    let p = place();
+    p.config("sandbox = \"workspace-write\"\n");
+    let target = p.out.join("from-tool.txt");
+    let mut child = p
+        .ikigai()
+        .args(["tool", "file_write"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let args = write(target.to_str().unwrap(), "x");
+    child.stdin.take().unwrap().write_all(args.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(!target.exists(), "{stdout}{}", text(&out.stderr));
+    let r: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(r["sandbox"].as_str().unwrap().starts_with(OUTSIDE), "{r}");
 }

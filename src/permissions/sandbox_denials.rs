@@ -109,7 +109,7 @@ fn paths(line: &str) -> Vec<PathBuf> {
 }
 
 /// `p` with `.` and `..` resolved as written (the file may not exist).
-fn normalize(p: &Path) -> PathBuf {
+pub(crate) fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

@@ -17,7 +17,7 @@ const MAX_LINKS: usize = 40;
 /// Whether `c` lets ikigai write `path` (absolute) for a tool: `Err` is what the model
 /// reads, worded like a command's denial (`sandbox: write outside the workspace denied:
 /// …`).
-pub fn check(c: &Confinement, path: &Path) -> Result<(), String> {
+pub(crate) fn check(c: &Confinement, path: &Path) -> Result<(), String> {
     let real = match resolve(path) {
         Some(real) => real,
         None => {
@@ -28,7 +28,7 @@ pub fn check(c: &Confinement, path: &Path) -> Result<(), String> {
     if sandbox_denials::writable(c, &real) {
         return Ok(());
     }
-    let shown = if real == lexical(path) {
+    let shown = if real == sandbox_denials::normalize(path) {
         real.display().to_string()
     } else {
         format!("{} (as {})", real.display(), path.display())
@@ -40,7 +40,7 @@ pub fn check(c: &Confinement, path: &Path) -> Result<(), String> {
 /// through its symbolic links (a dangling link leads to its target, which the write would
 /// create); `..` goes to the real parent; a component that does not exist yet, and what
 /// follows it, is taken as written. `None` past `MAX_LINKS` links (a loop).
-pub fn resolve(path: &Path) -> Option<PathBuf> {
+pub(crate) fn resolve(path: &Path) -> Option<PathBuf> {
     resolve_from(PathBuf::from("/"), path, 0)
 }
 
@@ -72,21 +72,6 @@ fn resolve_from(mut out: PathBuf, path: &Path, links: usize) -> Option<PathBuf> 
         }
     }
     Some(out)
-}
-
-/// `p` with `.` and `..` applied as written, for telling whether links were followed.
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -97,7 +97,7 @@ impl ToolContext {
 
     /// Whether a built-in tool may write `path` (absolute) under the sandbox; `Err` says
     /// what the sandbox denied, worded like a command's denial.
-    pub fn may_write(&self, path: &Path) -> Result<(), String> {
+    pub(crate) fn may_write(&self, path: &Path) -> Result<(), String> {
         match &self.sandbox {
             Some(c) => crate::permissions::sandbox_writes::check(c, path),
             None => Ok(()),
@@ -215,7 +215,7 @@ impl ToolOutput {
     /// A write the sandbox denied (`why`: `sandbox: …`): an error that also carries the
     /// `sandbox` field a command's denied result has, so the call is asked again to run
     /// outside the sandbox like a command would be.
-    pub fn sandbox_denied(why: String) -> Self {
+    pub(crate) fn sandbox_denied(why: String) -> Self {
         ToolOutput {
             summary: "denied by the sandbox".to_string(),
             result: json!({ "error": why, "sandbox": why }),

@@ -15,7 +15,8 @@ use crate::tools::Executed;
 pub const NOT_APPROVED: &str = "NOT_APPROVED";
 
 /// The sandbox calls run under, as recorded with each decision: the configured mode
-/// (`off`, `workspace-write`, `read-only`; it applies to `bash` and external tools).
+/// (`off`, `workspace-write`, `read-only`; it applies to `bash`, external tools and the
+/// writes of the built-in file tools).
 pub fn sandbox_in_force(st: &AgentState) -> String {
     st.config().sandbox.mode.to_string()
 }

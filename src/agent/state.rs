@@ -130,7 +130,9 @@ impl AgentState {
             },
             budget,
             runtime: Runtime {
-                tool_ctx: ToolContext::from_config(setup.cwd, &setup.config, key_vars),
+                // The built-in file tools write under the sandbox tool processes get.
+                tool_ctx: ToolContext::from_config(setup.cwd, &setup.config, key_vars)
+                    .with_sandbox(crate::tools::launcher::sandbox()),
                 config: setup.config,
                 provider: setup.provider,
                 model,

@@ -305,8 +305,8 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     }
 }
 
-/// Runs call `c` (`outside`: with its processes started outside the sandbox, after the
-/// user approved that). What the command prints is kept outside the call: if the turn is
+/// Runs call `c` (`outside`: with its processes started, and its built-in writes made,
+/// outside the sandbox, after the user approved that). What the command prints is kept outside the call: if the turn is
 /// cancelled, `AgentState::interrupt` puts it in the call's result.
 async fn run_call(st: &mut AgentState, c: &Call, outside: bool) -> Executed {
     // What the call is about to change is saved first, for /undo.
@@ -315,15 +315,14 @@ async fn run_call(st: &mut AgentState, c: &Call, outside: bool) -> Executed {
     let partial = st.tool_partial();
     let progress = progress_sink(st, &c.id);
     let live = super::live::LiveOutput::new(st, &c.id);
-    let call =
-        live.sink()
-            .scope(
-                progress.scope(partial.scope(st.registry().execute_with_stderr(
-                    &c.name,
-                    &c.arguments,
-                    st.tool_ctx(),
-                ))),
-            );
+    // Outside the sandbox, the built-in file tools write unconfined too.
+    let mut ctx = st.tool_ctx().clone();
+    if outside {
+        ctx.sandbox = None;
+    }
+    let call = live
+        .sink()
+        .scope(progress.scope(partial.scope(st.registry().execute_with_stderr(&c.name, &c.arguments, &ctx))));
     let (done, stderr) = if outside {
         crate::tools::launcher::unsandboxed(call).await
     } else {

@@ -2,7 +2,8 @@
 //! approval modes (`mode`), rules (`rule`), how a bash line is taken apart (`shell`), the
 //! built-in read-only list (`readonly`), the decision for each call (`decide`), the
 //! remembered "always" answers (`remembered`), the OS sandbox tool processes run in
-//! (`sandbox`) and how its denials read (`sandbox_denials`). Decides and stores; never
+//! (`sandbox`), how its denials read (`sandbox_denials`) and its write rule for the file
+//! tools that run inside ikigai (`sandbox_writes`). Decides and stores; never
 //! prints and never asks (front ends do, through their own means).
 
 pub mod decide;
@@ -15,6 +16,7 @@ pub mod remembered;
 pub mod rule;
 pub mod sandbox;
 pub mod sandbox_denials;
+pub mod sandbox_writes;
 pub mod shell;
 pub mod trust;
 

@@ -1,9 +1,10 @@
 //! The OS sandbox's policy (Linux): the mode the user chose (`sandbox`, `sandbox_network`,
 //! `writable_roots`), checked against what this kernel can enforce at start, and resolved
-//! into the `Confinement` the launcher applies to every tool process. A mode the kernel
-//! cannot enforce is refused here, before anything runs; never downgraded. Owns the
-//! private temporary folder of `read-only`. Never prints, never applies anything to
-//! ikigai itself (the launcher does, in the tool's process).
+//! into the `Confinement` the launcher applies to every tool process (and the built-in
+//! file tools write under, `sandbox_writes`). A mode the kernel cannot enforce is refused
+//! here, before anything runs; never downgraded. Owns the private temporary folder of
+//! `read-only`. Never prints, never applies anything to ikigai itself (the launcher does,
+//! in the tool's process).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -65,18 +65,7 @@ pub fn explain_with(c: &Confinement, output: &str, cwd: &Path) -> Option<String>
             .map(|p| normalize(&cwd.join(p)))
             .find(|p| !writable(c, p))
         {
-            let allowed: Vec<String> = c.writable.iter().map(|w| w.display().to_string()).collect();
-            let what = if c.mode == "read-only" {
-                "write denied (read-only sandbox)".to_string()
-            } else {
-                "write outside the workspace denied".to_string()
-            };
-            return Some(format!(
-                "sandbox: {what}: {} (sandbox = \"{}\" allows writes only in {}); run it outside the sandbox to write there",
-                path.display(),
-                c.mode,
-                allowed.join(", ")
-            ));
+            return Some(denied_write(c, &path.display().to_string()));
         }
     }
     network.then(|| {
@@ -85,6 +74,22 @@ pub fn explain_with(c: &Confinement, output: &str, cwd: &Path) -> Option<String>
             c.mode
         )
     })
+}
+
+/// What the model reads for a write to `path` (as shown) that `c` denies: the same words
+/// for a command's denied write and for a built-in file tool's (`sandbox_writes`).
+pub fn denied_write(c: &Confinement, path: &str) -> String {
+    let allowed: Vec<String> = c.writable.iter().map(|w| w.display().to_string()).collect();
+    let what = if c.mode == "read-only" {
+        "write denied (read-only sandbox)"
+    } else {
+        "write outside the workspace denied"
+    };
+    format!(
+        "sandbox: {what}: {path} (sandbox = \"{}\" allows writes only in {}); run it outside the sandbox to write there",
+        c.mode,
+        allowed.join(", ")
+    )
 }
 
 /// Whether `path` is beneath one of `c`'s writable roots (or is `/dev/null`).
@@ -104,7 +109,7 @@ fn paths(line: &str) -> Vec<PathBuf> {
 }
 
 /// `p` with `.` and `..` resolved as written (the file may not exist).
-fn normalize(p: &Path) -> PathBuf {
+pub(crate) fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

@@ -62,7 +62,14 @@ impl Tool for FileEdit {
         let new = p.string("new_string")?.to_string();
         let all = p.opt_bool("replace_all")?.unwrap_or(false);
         let path = resolve(ctx, &shown);
-        walk::run_blocking(ctx, move |_| Ok(edit(&path, &shown, &old, &new, all))).await?
+        let sandbox = ctx.clone();
+        walk::run_blocking(ctx, move |_| {
+            if let Err(why) = sandbox.may_write(&path) {
+                return Ok(ToolOutput::sandbox_denied(why));
+            }
+            Ok(edit(&path, &shown, &old, &new, all))
+        })
+        .await?
     }
 }
 
@@ -149,5 +156,35 @@ mod tests {
         assert_eq!(find_all(b"aaaa", b"aa"), vec![0, 2]);
         assert_eq!(find_all(b"xyz", b"q"), Vec::<usize>::new());
         assert_eq!(find_all(b"\xffab\xffab", b"ab"), vec![1, 4]);
+    }
+
+    #[tokio::test]
+    async fn under_a_read_only_sandbox_the_file_is_left_as_it_was() {
+        use crate::tools::launcher::Confinement;
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (proj, out) = (base.join("proj"), base.join("out"));
+        std::fs::create_dir(&proj).unwrap();
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("x"), "a").unwrap();
+        std::fs::write(proj.join("x"), "a").unwrap();
+        let c = Confinement {
+            mode: "read-only".into(),
+            writable: vec![out.join("private")],
+            ..Confinement::default()
+        };
+        let ctx = ToolContext::new(proj.clone(), 4096, std::time::Duration::from_secs(5))
+            .with_sandbox(Some(std::sync::Arc::new(c)));
+        let args = json!({ "path": "x", "old_string": "a", "new_string": "b" });
+        let denied = FileEdit.call(args.clone(), &ctx).await.unwrap();
+        let why = denied.result["sandbox"].as_str().unwrap();
+        assert!(
+            why.starts_with("sandbox: write denied (read-only sandbox): "),
+            "{why}"
+        );
+        assert_eq!(std::fs::read_to_string(proj.join("x")).unwrap(), "a");
+        let free = FileEdit.call(args, &ctx.with_sandbox(None)).await.unwrap();
+        assert!(free.is_success(), "{:?}", free.result);
+        assert_eq!(std::fs::read_to_string(proj.join("x")).unwrap(), "b");
     }
 }

@@ -40,7 +40,11 @@ impl Tool for FileWrite {
         let shown = p.non_empty_string("path")?.to_string();
         let content = p.string("content")?.to_string();
         let path = resolve(ctx, &shown);
+        let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {
+            if let Err(why) = sandbox.may_write(&path) {
+                return Ok(ToolOutput::sandbox_denied(why));
+            }
             let n = content.len();
             Ok(match atomic_write(&path, &shown, content.as_bytes()) {
                 Ok(()) => ToolOutput::new(
@@ -51,5 +55,53 @@ impl Tool for FileWrite {
             })
         })
         .await?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::tools::launcher::Confinement;
+
+    #[tokio::test]
+    async fn under_a_sandbox_it_writes_only_beneath_the_writable_roots() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (proj, out) = (base.join("proj"), base.join("out"));
+        std::fs::create_dir(&proj).unwrap();
+        std::fs::create_dir(&out).unwrap();
+        let c = Confinement {
+            mode: "workspace-write".into(),
+            writable: vec![proj.clone()],
+            ..Confinement::default()
+        };
+        let ctx =
+            ToolContext::new(proj.clone(), 4096, Duration::from_secs(5)).with_sandbox(Some(Arc::new(c)));
+        let outside = out.join("x.txt");
+        let args = json!({ "path": outside, "content": "x" });
+        let denied = FileWrite.call(args.clone(), &ctx).await.unwrap();
+        assert!(!denied.is_success(), "{:?}", denied.result);
+        let why = denied.result["sandbox"].as_str().unwrap();
+        assert!(
+            why.starts_with("sandbox: write outside the workspace denied: "),
+            "{why}"
+        );
+        assert_eq!(denied.result["error"], why);
+        assert!(!outside.exists());
+
+        let inside = FileWrite
+            .call(json!({ "path": "in.txt", "content": "in" }), &ctx)
+            .await
+            .unwrap();
+        assert!(inside.is_success(), "{:?}", inside.result);
+        assert_eq!(std::fs::read_to_string(proj.join("in.txt")).unwrap(), "in");
+
+        // Approved to run outside the sandbox: the same call writes.
+        let free = FileWrite.call(args, &ctx.with_sandbox(None)).await.unwrap();
+        assert!(free.is_success(), "{:?}", free.result);
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "x");
     }
 }

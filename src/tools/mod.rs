@@ -30,7 +30,7 @@ pub(crate) mod walk;
 pub(crate) mod web_fetch;
 pub(crate) mod web_page;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,6 +55,10 @@ pub struct ToolContext {
     /// The image types the model takes (none: it takes no images): an MCP tool's images
     /// of these types go to it as images, others are a line.
     pub images: &'static [&'static str],
+    /// The sandbox the built-in file tools obey when they write (its mode and writable
+    /// roots: the very `Confinement` tool processes get); `None`: no sandbox, or a call
+    /// the user approved to run outside it.
+    pub sandbox: Option<Arc<launcher::Confinement>>,
 }
 
 impl ToolContext {
@@ -67,6 +71,7 @@ impl ToolContext {
             timeout,
             env: Arc::new(EnvPolicy::default()),
             images: &[],
+            sandbox: None,
         }
     }
 
@@ -79,6 +84,23 @@ impl ToolContext {
             timeout: Duration::from_secs(config.tool_timeout_secs),
             env: Arc::new(EnvPolicy::from_config(config, key_vars)),
             images: &[],
+            sandbox: None,
+        }
+    }
+
+    /// This context with the built-in file tools' writes held to `sandbox` (the one
+    /// installed for tool processes, `launcher::sandbox()`; `None`: unconfined).
+    pub fn with_sandbox(mut self, sandbox: Option<Arc<launcher::Confinement>>) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// Whether a built-in tool may write `path` (absolute) under the sandbox; `Err` says
+    /// what the sandbox denied, worded like a command's denial.
+    pub(crate) fn may_write(&self, path: &Path) -> Result<(), String> {
+        match &self.sandbox {
+            Some(c) => crate::permissions::sandbox_writes::check(c, path),
+            None => Ok(()),
         }
     }
 }
@@ -185,6 +207,18 @@ impl ToolOutput {
         ToolOutput {
             summary: format!("error: {message}"),
             result: json!({ "error": message }),
+            stderr: None,
+            images: Vec::new(),
+        }
+    }
+
+    /// A write the sandbox denied (`why`: `sandbox: …`): an error that also carries the
+    /// `sandbox` field a command's denied result has, so the call is asked again to run
+    /// outside the sandbox like a command would be.
+    pub(crate) fn sandbox_denied(why: String) -> Self {
+        ToolOutput {
+            summary: "denied by the sandbox".to_string(),
+            result: json!({ "error": why, "sandbox": why }),
             stderr: None,
             images: Vec::new(),
         }

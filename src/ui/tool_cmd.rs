@@ -95,7 +95,8 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
             .read_to_string(&mut input)
             .map_err(|e| ToolCmdError::Usage(format!("cannot read the tool's arguments from stdin: {e}")))?;
     }
-    let ctx = ToolContext::from_config(cwd, config, crate::provider::key_vars(config));
+    let ctx = ToolContext::from_config(cwd, config, crate::provider::key_vars(config))
+        .with_sandbox(crate::tools::launcher::sandbox());
     let outcome = match parse_arguments(&input) {
         Ok(args) => tool.call(args, &ctx).await,
         Err(e) => Err(e),

@@ -3,7 +3,7 @@
 //! model, `a` remembers (across runs, listed and removed by `/permissions`, kept 0600),
 //! several calls are asked one at a time in order, Ctrl+C cancels while asking, and
 //! Shift+Tab cycles the mode shown in the status line; a call the sandbox stopped is asked
-//! again, to run outside it.
+//! again, to run outside it (a command, and a built-in file write).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
@@ -260,5 +260,43 @@ fn a_call_the_sandbox_stopped_is_asked_again_to_run_outside_it() {
             .unwrap()
             .contains("Permission denied"),
         "{r}"
+    );
+}
+
+#[test]
+fn a_file_write_the_sandbox_stopped_writes_outside_once_approved() {
+    let home = tempfile::tempdir().unwrap();
+    let out = outside_folder();
+    let target = out.path().join("server.ini");
+    let fake = FakeProvider::start();
+    let args = json!({ "path": target, "content": "port = 8080\n" }).to_string();
+    fake.push(Reply::tool_calls(&[("c1", "file_write", &args)]));
+    fake.push(Reply::text("Written."));
+    let t = Tmux::start(
+        home.path(),
+        &fake.base_url,
+        "--approval auto --sandbox workspace-write",
+    );
+    send(&t, "go");
+    let pane = t.wait_text("OUTSIDE the sandbox");
+    let joined: String = pane.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    assert!(
+        joined.contains("Run file_write again OUTSIDE the sandbox")
+            && joined.contains("write outside the workspace denied"),
+        "{pane}"
+    );
+    assert!(!target.exists(), "the sandbox stopped the write");
+    t.keys(&["y"]);
+    t.wait_text("Written.");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "port = 8080\n");
+    let results = tool_results(&fake);
+    assert_eq!(results[0]["tool_success"], true, "{results:?}");
+    assert!(results[0]["result"].get("sandbox").is_none(), "{results:?}");
+    assert!(
+        results[0]["result"]["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("Wrote 12 bytes"),
+        "{results:?}"
     );
 }

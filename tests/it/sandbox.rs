@@ -16,6 +16,8 @@ use serde_json::json;
 use crate::common;
 use crate::common::fake_provider::{FakeProvider, Reply};
 
+mod files;
+
 /// A test's folders: `ws` (ikigai's working directory and HOME), `tmp` (its TMPDIR) and
 /// `out` (outside both).
 struct Place {

@@ -11,8 +11,9 @@ Any other provider/model: pass --provider and/or --model (and --base-url,
 --tool-protocol); the suite then runs once, as mode "custom".
 
 Each task runs the real binary in a fresh temporary folder (its files written there),
-scripted (`-p … --json --approval auto`), with its own empty config, data and home
-folders, and is killed after --timeout seconds. A task passes when all its checks hold:
+scripted (`-p … --json --approval auto --sandbox workspace-write`: the model's tools may
+write only in the task's folder and the temporary folder), with its own empty config, data
+and home folders, and is killed after --timeout seconds. A task passes when all its checks hold:
 `answer` (a regex the model's text must match, case-insensitive), `file` with `equals`,
 `contains` or `not_contains` (a regex on the file's content), or `absent` (a file that
 must not exist), and the turn ended by itself (`turn_ended` "done", not a limit).
@@ -210,6 +211,13 @@ def main():
     ap.add_argument("--json-out", help="also write every result to this JSON file")
     ap.add_argument("--keep", action="store_true", help="keep each task's folder and output")
     ap.add_argument("--config", type=Path, help="a config.toml for every run (default: empty)")
+    ap.add_argument(
+        "--sandbox",
+        default="workspace-write",
+        choices=["workspace-write", "read-only", "off"],
+        help="ikigai's sandbox for the model's tools (default workspace-write: a write outside "
+        "the task's folder and the temporary folder is refused; 'off' where the kernel has no Landlock)",
+    )
     args = ap.parse_args()
 
     binary = Path(args.bin)
@@ -225,6 +233,7 @@ def main():
     config_text = args.config.read_text() if args.config else ""
     results = {}
     for mode, extra in modes:
+        extra = extra + ["--sandbox", args.sandbox]
         rows = results.setdefault(mode, [])
         for task in tasks:
             r = run_task(binary, task, extra, args.timeout, args.keep, config_text)

@@ -585,4 +585,10 @@ fn a_local_preset_gets_the_primer_as_one_native_call_never_stored_and_can_turn_i
     assert_eq!(msgs.len(), 2, "{msgs:#?}");
     let msgs = ask("openai", "", &[], "code?");
     assert_eq!(msgs.len(), 2, "{msgs:#?}");
+    // Another server on 127.0.0.1 (the fake is one) gets it only when its section asks.
+    let own = "[providers.mine]\nkind = \"openai-chat\"\nmodel = \"m\"\n";
+    let msgs = ask("mine", own, &[], "code?");
+    assert_eq!(msgs.len(), 2, "{msgs:#?}");
+    let msgs = ask("mine", &format!("{own}primer = true\n"), &[], "code?");
+    assert_eq!(Value::Array(msgs[1..5].to_vec()), primer, "{msgs:#?}");
 }

@@ -321,3 +321,64 @@ fn bad_permission_settings_are_clear_errors() {
         s(&out.stderr)
     );
 }
+
+/// The attacker is the model: it writes the command or the path under an alias the tools
+/// accept (`cmd`, `file_path`, `filename`, `file`, `filepath`). The gate must judge what
+/// will run, so a deny rule, `read-only` and `ask` hold as with the real names.
+#[test]
+fn an_aliased_argument_name_does_not_get_past_the_gate() {
+    let outside = tempfile::tempdir().unwrap();
+    let far = outside.path().join("far.txt");
+    let cases: Vec<(&str, Vec<&str>, &str, String)> = vec![
+        (
+            "[permissions]\ndeny = [\"bash(touch*)\"]\n",
+            vec![],
+            "bash",
+            json!({"cmd": "touch pwned"}).to_string(),
+        ),
+        (
+            "",
+            vec!["--approval", "read-only"],
+            "bash",
+            json!({"cmd": "touch pwned"}).to_string(),
+        ),
+        (
+            "",
+            vec!["--approval", "ask"],
+            "bash",
+            json!({"cmd": "touch pwned"}).to_string(),
+        ),
+        (
+            "",
+            vec!["--approval", "ask"],
+            "file_write",
+            json!({"file_path": far, "content": "out"}).to_string(),
+        ),
+        (
+            "[permissions]\ndeny = [\"file_write(pwned)\"]\n",
+            vec![],
+            "file_write",
+            json!({"filename": "pwned", "content": "x"}).to_string(),
+        ),
+    ];
+    for (cfg, flags, tool, args) in cases {
+        let fake = FakeProvider::start();
+        let h = tempfile::tempdir().unwrap();
+        config(h.path(), cfg);
+        fake.push(Reply::tool_calls(&[("c1", tool, &args)]));
+        fake.push(Reply::text("ok"));
+        let mut argv = vec!["--base-url", fake.base_url.as_str(), "-p", "go"];
+        argv.extend(flags.iter().copied());
+        let out = run(h.path(), &argv);
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        assert!(
+            !h.path().join("pwned").exists() && !far.exists(),
+            "{tool} {args} with {cfg:?} {flags:?} ran past the gate"
+        );
+        assert_eq!(
+            tool_results(&fake)[0]["error_code"],
+            "NOT_APPROVED",
+            "{tool} {args} with {cfg:?} {flags:?}"
+        );
+    }
+}

@@ -343,15 +343,25 @@ impl Policy {
         Subject::Arguments(serde_json::to_string(&args).unwrap_or_default())
     }
 
-    /// A path as the rules see it: relative to the project when inside it (symlinks in
-    /// its existing folders resolved, `..` applied), else absolute.
+    /// A path as the rules see it: relative to the project when inside it, else absolute.
+    /// It is where the tool would reach: `~/` is the home folder (as the file tools and
+    /// the shell read it), and each existing component is followed through its links
+    /// before a `..` after it applies, as the kernel does (`link/../x` is beside the
+    /// link's target, not beside the link).
     pub fn resolve(&self, path: &str) -> Result<PathBuf, PathBuf> {
-        let joined = if Path::new(path).is_absolute() {
-            PathBuf::from(path)
-        } else {
-            self.root.join(path)
+        let home = path
+            .strip_prefix("~/")
+            .zip(crate::environ::var_os("HOME"))
+            .map(|(rest, home)| PathBuf::from(home).join(rest));
+        let joined = match home {
+            Some(p) => p,
+            None if Path::new(path).is_absolute() => PathBuf::from(path),
+            None => self.root.join(path),
         };
-        let abs = real_path(&normalise(&joined));
+        // A link loop reaches nothing the rules could name: judged as outside the project.
+        let Some(abs) = super::sandbox_writes::resolve(&joined) else {
+            return Err(normalise(&joined));
+        };
         match abs.strip_prefix(&self.root) {
             Ok(rel) => Ok(rel.to_path_buf()),
             Err(_) => Err(abs),
@@ -488,29 +498,6 @@ fn normalise(p: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// The path with its longest existing ancestor resolved (symlinks followed), so a link
-/// inside the project that points outside is seen as outside.
-fn real_path(p: &Path) -> PathBuf {
-    let mut existing = p.to_path_buf();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            let mut out = real;
-            for c in rest.iter().rev() {
-                out.push(c);
-            }
-            return out;
-        }
-        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => return p.to_path_buf(),
-        }
-    }
 }
 
 #[cfg(test)]

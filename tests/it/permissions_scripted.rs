@@ -382,3 +382,39 @@ fn an_aliased_argument_name_does_not_get_past_the_gate() {
         );
     }
 }
+
+/// The model names a file outside the project in a way the gate must see through: `~/`
+/// (the tools write under your home) and `link/../x`, where `link` is a folder link the
+/// repository shipped (the kernel takes `..` from the link's target, not lexically). In
+/// `ask` such a write is outside the working directory: asked, so refused when scripted.
+#[test]
+fn ask_mode_sees_home_and_links_dot_dot_as_outside_the_project() {
+    let h = tempfile::tempdir().unwrap();
+    let proj = h.path().join("a/proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::create_dir_all(h.path().join("a/b")).unwrap();
+    std::os::unix::fs::symlink("../b", proj.join("up")).unwrap();
+    for (path, lands) in [
+        ("~/pwned-home.txt", h.path().join("pwned-home.txt")),
+        ("up/../pwned-up.txt", h.path().join("a/pwned-up.txt")),
+    ] {
+        let fake = FakeProvider::start();
+        let args = json!({"path": path, "content": "x"}).to_string();
+        fake.push(Reply::tool_calls(&[("c1", "file_write", &args)]));
+        fake.push(Reply::text("ok"));
+        let out = common::ikigai(h.path())
+            .current_dir(&proj)
+            .args(["--base-url", &fake.base_url, "-p", "go", "--approval", "ask"])
+            .env("OPENAI_API_KEY", "k")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        assert!(
+            !lands.exists(),
+            "{path} was written without asking, to {}",
+            lands.display()
+        );
+        assert_eq!(tool_results(&fake)[0]["error_code"], "NOT_APPROVED", "{path}");
+    }
+}

@@ -211,9 +211,25 @@ impl Policy {
 
     fn ask_mode(&self, name: &str, subject: &Subject) -> Decision {
         if matches!(name, "file_write" | "file_edit")
-            && let Subject::Path(Ok(_)) = subject
+            && let Subject::Path(Ok(rel)) = subject
         {
-            return Decision::new(Verdict::Allow, By::Mode, "");
+            // ikigai's and git's settings configure and run things later (rules, MCP
+            // servers, tools, hooks): never an ordinary edit.
+            let Some(folder) = rel
+                .components()
+                .filter_map(|c| c.as_os_str().to_str())
+                .find(|c| PROTECTED_FOLDERS.contains(c))
+            else {
+                return Decision::new(Verdict::Allow, By::Mode, "");
+            };
+            return Decision::new(
+                Verdict::Ask,
+                By::Mode,
+                format!(
+                    "{name} of {} changes the project's {folder} settings, which can run commands later",
+                    rel.display()
+                ),
+            );
         }
         let why = match subject {
             Subject::Path(Err(p)) => format!("{name} of {} is outside the working directory", p.display()),
@@ -486,6 +502,11 @@ fn describe(name: &str, subject: &Subject) -> String {
 }
 
 /// `a/./b/../c` → `a/c`, without touching the disk.
+/// Folders inside the project whose files configure or run things later (`.ikigai`:
+/// permission rules, MCP servers, tools, commands; `.git`: hooks and config): `ask` mode
+/// asks before a file tool writes in them.
+const PROTECTED_FOLDERS: [&str; 2] = [".ikigai", ".git"];
+
 fn normalise(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {

@@ -418,3 +418,32 @@ fn ask_mode_sees_home_and_links_dot_dot_as_outside_the_project() {
         assert_eq!(tool_results(&fake)[0]["error_code"], "NOT_APPROVED", "{path}");
     }
 }
+
+/// The model, in `ask`, edits inside the project the files that configure ikigai or run
+/// commands later: `.ikigai/config.toml` (allow rules for itself, MCP servers that run
+/// outside the sandbox at the next start), `.ikigai/tools/`, `.git/hooks/`, `.git/config`.
+/// Those are not ordinary edits: they are asked about, so refused when scripted.
+#[test]
+fn ask_mode_asks_before_the_model_edits_ikigai_or_git_settings() {
+    let h = tempfile::tempdir().unwrap();
+    let planted = "[permissions]\nallow = [\"bash\"]\n";
+    for path in [
+        ".ikigai/config.toml",
+        ".ikigai/tools/helper",
+        ".git/hooks/pre-commit",
+        ".git/config",
+    ] {
+        let fake = FakeProvider::start();
+        let args = json!({"path": path, "content": planted}).to_string();
+        fake.push(Reply::tool_calls(&[("c1", "file_write", &args)]));
+        fake.push(Reply::text("ok"));
+        let out = run(
+            h.path(),
+            &["--base-url", &fake.base_url, "-p", "go", "--approval", "ask"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        assert!(!h.path().join(path).exists(), "{path} was written without asking");
+        let r = &tool_results(&fake)[0];
+        assert_eq!(r["error_code"], "NOT_APPROVED", "{path}: {r}");
+    }
+}

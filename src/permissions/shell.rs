@@ -209,7 +209,25 @@ fn walk_simple(s: &ast::SimpleCommand, a: &mut Analysis, depth: usize) {
         words.push(word_text(&name.value, a, depth));
     }
     if words.is_empty() {
-        // Only assignments or redirections (`x=1`, `> file`): nothing runs by name.
+        // Only redirections (`> file`): nothing runs by name. Assignments alone
+        // (`PATH=.evil`, `HOME=.`) change what every later command runs or reads: a part
+        // that is never read-only.
+        if assigns {
+            let set: Vec<String> = s
+                .prefix
+                .iter()
+                .flat_map(|p| p.0.iter())
+                .filter_map(|i| match i {
+                    ast::CommandPrefixOrSuffixItem::AssignmentWord(w, _) => Some(w.to_string()),
+                    _ => None,
+                })
+                .collect();
+            a.parts.push(Part {
+                text: set.join(" "),
+                words: set,
+                assigns,
+            });
+        }
         return;
     }
     if name_dynamic {
@@ -326,7 +344,12 @@ fn redirect(io: &ast::IoRedirect, a: &mut Analysis, depth: usize) {
         R::File(_, kind, target) => match target {
             T::Filename(w) => {
                 let path = word_text(&w.value, a, depth);
-                if matches!(kind, K::Write | K::Append | K::Clobber | K::ReadAndWrite) && path != "/dev/null"
+                // bash opens a connection for `/dev/tcp/HOST/PORT` (and udp) in either
+                // direction: judged like a write outside the project, never read-only.
+                let network = path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/");
+                if network
+                    || (matches!(kind, K::Write | K::Append | K::Clobber | K::ReadAndWrite)
+                        && path != "/dev/null")
                 {
                     a.writes.push(path);
                 }

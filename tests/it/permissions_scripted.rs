@@ -447,3 +447,42 @@ fn ask_mode_asks_before_the_model_edits_ikigai_or_git_settings() {
         assert_eq!(r["error_code"], "NOT_APPROVED", "{path}: {r}");
     }
 }
+
+/// The attacker is a repository (it ships `.evil/ls`, executable) and the model it talked
+/// into running "read-only" commands. In `read-only` (and `ask`) none of these may run
+/// unasked: they run the repository's program, a command hidden in an array subscript,
+/// write a file or open a network connection.
+#[test]
+fn read_only_commands_cannot_smuggle_a_program_a_write_or_a_connection() {
+    use std::os::unix::fs::PermissionsExt;
+    let lines = [
+        "PATH=.evil:$PATH; ls",
+        "printf -v PATH %s .evil; ls",
+        "HOME=.evil; ls",
+        "printf -v 'a[$(touch pwned)]' x",
+        "test -v 'a[$(touch pwned)]'",
+        "tree -xo pwned",
+        "sort -uo pwned /dev/null",
+        "cat < /dev/tcp/127.0.0.1/9",
+    ];
+    for mode in ["read-only", "ask"] {
+        for line in lines {
+            let h = tempfile::tempdir().unwrap();
+            let evil = h.path().join(".evil/ls");
+            std::fs::create_dir_all(evil.parent().unwrap()).unwrap();
+            std::fs::write(&evil, "#!/bin/sh\ntouch pwned\n").unwrap();
+            std::fs::set_permissions(&evil, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let fake = FakeProvider::start();
+            fake.push(Reply::tool_calls(&[("c1", "bash", &bash(line))]));
+            fake.push(Reply::text("ok"));
+            let out = run(
+                h.path(),
+                &["--base-url", &fake.base_url, "-p", "go", "--approval", mode],
+            );
+            assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+            assert!(!h.path().join("pwned").exists(), "{mode}: `{line}` ran");
+            let r = &tool_results(&fake)[0];
+            assert_eq!(r["error_code"], "NOT_APPROVED", "{mode}: `{line}`: {r}");
+        }
+    }
+}

@@ -322,10 +322,12 @@ impl Policy {
                 if r.matches_command(command) {
                     return Some(command.clone());
                 }
+                // A program given by its path is still that program: `/bin/rm -rf x`
+                // meets `bash(rm -rf*)`.
                 analysis
                     .parts
                     .iter()
-                    .find(|p| r.matches_command(&p.text))
+                    .find(|p| r.matches_command(&p.text) || r.matches_command(&p.by_name()))
                     .map(|p| p.text.clone())
             }
             Subject::Path(p) => r.matches_path(p).then(|| match p {

@@ -40,9 +40,28 @@ impl Analysis {
 
 /// Commands that run the rest of their words as a command (`sudo rm x` runs `rm x`): the
 /// inner command is a part too, so rules about it apply.
-const WRAPPERS: [&str; 11] = [
+const WRAPPERS: [&str; 22] = [
     "command", "exec", "builtin", "nice", "nohup", "sudo", "doas", "time", "xargs", "env", "stdbuf",
+    "setsid", "ionice", "chrt", "taskset", "unshare", "busybox", "fakeroot", "unbuffer", "watch", "run0",
+    "pkexec",
 ];
+
+/// Programs whose `-c SCRIPT` is a shell script they run.
+const SHELLS: [&str; 7] = ["bash", "sh", "zsh", "dash", "ksh", "su", "script"];
+
+/// `find` actions that run the words after them, up to `;` or `+`, as a command.
+const FIND_EXEC: [&str; 4] = ["-exec", "-execdir", "-ok", "-okdir"];
+
+/// A wrapper's own argument before the command it runs: an option, an assignment, a
+/// number, a CPU mask or list (`taskset 0x3`, `taskset -c 0-3`).
+fn wrapper_argument(w: &str) -> bool {
+    w.starts_with('-')
+        || w.contains('=')
+        || w.starts_with("0x")
+        || (!w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-')))
+}
 
 /// Takes `command` apart. Never fails: what cannot be parsed is `opaque`.
 pub fn analyse(command: &str) -> Analysis {
@@ -247,7 +266,7 @@ fn walk_simple(s: &ast::SimpleCommand, a: &mut Analysis, depth: usize) {
 /// The commands a part runs through its words: `sudo X`, `bash -c 'X'`, `eval X`.
 fn inner_commands(words: &[String], a: &mut Analysis, depth: usize) {
     let name = base_name(&words[0]);
-    if matches!(name, "bash" | "sh" | "zsh" | "dash" | "ksh")
+    if SHELLS.contains(&name)
         && let Some(i) = words
             .iter()
             .position(|w| w == "-c" || (w.starts_with('-') && !w.starts_with("--") && w.ends_with('c')))
@@ -262,11 +281,40 @@ fn inner_commands(words: &[String], a: &mut Analysis, depth: usize) {
         walk_source(&words[1..].join(" "), a, depth + 1);
         return;
     }
+    // `trap 'CMD' SIGNAL…` runs CMD later, in this shell.
+    if name == "trap"
+        && words.len() > 2
+        && let Some(script) = words.get(1).filter(|w| !w.starts_with('-'))
+    {
+        walk_source(script, a, depth + 1);
+        return;
+    }
+    if name == "find" {
+        let mut rest = words[1..].iter();
+        while rest.any(|w| FIND_EXEC.contains(&w.as_str())) {
+            let inner: Vec<String> = rest
+                .by_ref()
+                .take_while(|w| *w != ";" && *w != "+")
+                .cloned()
+                .collect();
+            if !inner.is_empty() {
+                if depth < MAX_DEPTH {
+                    inner_commands(&inner, a, depth + 1);
+                }
+                a.parts.push(Part {
+                    text: inner.join(" "),
+                    words: inner,
+                    assigns: false,
+                });
+            }
+        }
+        return;
+    }
     if WRAPPERS.contains(&name) {
         // The first word that is not an option, an assignment or a number (`timeout 5`).
         let rest: Vec<String> = words[1..]
             .iter()
-            .skip_while(|w| w.starts_with('-') || w.contains('=') || w.parse::<f64>().is_ok())
+            .skip_while(|w| wrapper_argument(w))
             .cloned()
             .collect();
         if !rest.is_empty() {
@@ -293,6 +341,20 @@ fn inner_commands(words: &[String], a: &mut Analysis, depth: usize) {
                 words: rest,
                 assigns: false,
             });
+        }
+    }
+}
+
+impl Part {
+    /// The text with the program named by its last path component (`/bin/rm -rf x` →
+    /// `rm -rf x`): what deny and ask rules also look at.
+    pub fn by_name(&self) -> String {
+        match self.words.split_first() {
+            Some((first, rest)) if first.contains('/') => std::iter::once(base_name(first))
+                .chain(rest.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => self.text.clone(),
         }
     }
 }

@@ -486,3 +486,38 @@ fn read_only_commands_cannot_smuggle_a_program_a_write_or_a_connection() {
         }
     }
 }
+
+/// The model wants past `deny = ["bash(rm -rf*)"]` in `auto`: the program by its path,
+/// behind a wrapper that runs its arguments as a command, inside `find -exec`, in a `trap`
+/// string run at exit, or in the script of `su -c` / `script -c`. Each says `rm -rf`.
+#[test]
+fn a_deny_rule_holds_through_a_program_path_wrappers_find_exec_and_trap() {
+    let lines = [
+        "/bin/rm -rf victim",
+        "/usr/bin/env rm -rf victim",
+        "setsid rm -rf victim",
+        "ionice -c 3 rm -rf victim",
+        "taskset 0x1 rm -rf victim",
+        "busybox rm -rf victim",
+        "find . -maxdepth 1 -name victim -exec rm -rf {} +",
+        "trap 'rm -rf victim' EXIT",
+        "su -c 'rm -rf victim'",
+        "script -qc 'rm -rf victim' /dev/null",
+    ];
+    for line in lines {
+        let h = tempfile::tempdir().unwrap();
+        std::fs::create_dir(h.path().join("victim")).unwrap();
+        config(h.path(), "[permissions]\ndeny = [\"bash(rm -rf*)\"]\n");
+        let fake = FakeProvider::start();
+        fake.push(Reply::tool_calls(&[("c1", "bash", &bash(line))]));
+        fake.push(Reply::text("ok"));
+        let out = run(h.path(), &["--base-url", &fake.base_url, "-p", "go"]);
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        assert!(
+            h.path().join("victim").exists(),
+            "`{line}` got past the deny rule"
+        );
+        let r = &tool_results(&fake)[0];
+        assert_eq!(r["error_code"], "NOT_APPROVED", "`{line}`: {r}");
+    }
+}

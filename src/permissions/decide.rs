@@ -264,7 +264,7 @@ impl Policy {
                         if !used.iter().any(|u| u.text == r.text) {
                             used.push(r);
                         }
-                    } else if !(read_only_counts && readonly::is_read_only_part(part)) {
+                    } else if !(read_only_counts && self.is_read_only_part(part)) {
                         return None;
                     }
                 }
@@ -361,6 +361,15 @@ impl Policy {
         Subject::Arguments(serde_json::to_string(&args).unwrap_or_default())
     }
 
+    /// Whether one part of a command only reads: on the read-only list, and for `git`,
+    /// in a repository that runs no program of its own (no hook, no command in its
+    /// config: an archive's `.git/config` may set `core.fsmonitor`).
+    fn is_read_only_part(&self, part: &shell::Part) -> bool {
+        readonly::is_read_only_part(part)
+            && !(part.words.first().is_some_and(|w| w == "git")
+                && super::git_repo::runs_own_programs(&self.root).is_some())
+    }
+
     /// A path as the rules see it: relative to the project when inside it, else absolute.
     /// It is where the tool would reach: `~/` is the home folder (as the file tools and
     /// the shell read it), and each existing component is followed through its links
@@ -402,7 +411,7 @@ impl Policy {
                         .allow
                         .iter()
                         .any(|r| r.names("bash") && r.matches_command(&part.text))
-                        || (mode != Mode::Auto && readonly::is_read_only_part(part));
+                        || (mode != Mode::Auto && self.is_read_only_part(part));
                     let rule = format!("bash({})", prefix(&part.words));
                     if !covered && !out.contains(&rule) {
                         out.push(rule);

@@ -40,14 +40,14 @@ impl Analysis {
 
 /// Commands that run the rest of their words as a command (`sudo rm x` runs `rm x`): the
 /// inner command is a part too, so rules about it apply.
-const WRAPPERS: [&str; 22] = [
+const WRAPPERS: [&str; 23] = [
     "command", "exec", "builtin", "nice", "nohup", "sudo", "doas", "time", "xargs", "env", "stdbuf",
     "setsid", "ionice", "chrt", "taskset", "unshare", "busybox", "fakeroot", "unbuffer", "watch", "run0",
-    "pkexec",
+    "pkexec", "parallel",
 ];
 
 /// Programs whose `-c SCRIPT` is a shell script they run.
-const SHELLS: [&str; 7] = ["bash", "sh", "zsh", "dash", "ksh", "su", "script"];
+const SHELLS: [&str; 8] = ["bash", "sh", "zsh", "dash", "ksh", "su", "script", "flock"];
 
 /// `find` actions that run the words after them, up to `;` or `+`, as a command.
 const FIND_EXEC: [&str; 4] = ["-exec", "-execdir", "-ok", "-okdir"];
@@ -328,7 +328,8 @@ fn inner_commands(words: &[String], a: &mut Analysis, depth: usize) {
                 assigns: false,
             });
         }
-    } else if name == "timeout" {
+    } else if name == "timeout" || name == "flock" {
+        // `timeout 5 CMD`, `flock LOCKFILE CMD`: one argument, then the command.
         let rest: Vec<String> = words[1..]
             .iter()
             .skip_while(|w| w.starts_with('-'))

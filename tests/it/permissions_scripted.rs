@@ -503,6 +503,9 @@ fn a_deny_rule_holds_through_a_program_path_wrappers_find_exec_and_trap() {
         "trap 'rm -rf victim' EXIT",
         "su -c 'rm -rf victim'",
         "script -qc 'rm -rf victim' /dev/null",
+        "flock /tmp/lock rm -rf victim",
+        "flock /tmp/lock -c 'rm -rf victim'",
+        "parallel rm -rf ::: victim",
     ];
     for line in lines {
         let h = tempfile::tempdir().unwrap();

@@ -215,6 +215,19 @@ impl Policy {
         {
             // ikigai's and git's settings configure and run things later (rules, MCP
             // servers, tools, hooks): never an ordinary edit.
+            let abs = self.root.join(rel);
+            if own_folders().iter().any(|d| abs.starts_with(d)) {
+                // Run in the home folder, ikigai's own settings, trust list and remembered
+                // answers are inside the working directory too.
+                return Decision::new(
+                    Verdict::Ask,
+                    By::Mode,
+                    format!(
+                        "{name} of {} changes ikigai's own settings or data",
+                        abs.display()
+                    ),
+                );
+            }
             let Some(folder) = rel
                 .components()
                 .filter_map(|c| c.as_os_str().to_str())
@@ -517,6 +530,24 @@ fn describe(name: &str, subject: &Subject) -> String {
 /// permission rules, MCP servers, tools, commands; `.git`: hooks and config): `ask` mode
 /// asks before a file tool writes in them.
 const PROTECTED_FOLDERS: [&str; 2] = [".ikigai", ".git"];
+
+/// ikigai's own folders (its config, its data: trust list, remembered answers, sessions;
+/// `~/.ikigai`: user tools), resolved.
+fn own_folders() -> Vec<PathBuf> {
+    let env = |k: &str| crate::environ::var(k);
+    let home = env("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".ikigai"));
+    [
+        crate::config::xdg_dir(&env, "XDG_CONFIG_HOME", ".config").map(|d| d.join("ikigai")),
+        crate::config::xdg_dir(&env, "XDG_DATA_HOME", ".local/share").map(|d| d.join("ikigai")),
+        home,
+    ]
+    .into_iter()
+    .flatten()
+    .map(|d| d.canonicalize().unwrap_or(d))
+    .collect()
+}
 
 fn normalise(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();

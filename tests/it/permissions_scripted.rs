@@ -427,7 +427,10 @@ fn ask_mode_sees_home_and_links_dot_dot_as_outside_the_project() {
 fn ask_mode_asks_before_the_model_edits_ikigai_or_git_settings() {
     let h = tempfile::tempdir().unwrap();
     let planted = "[permissions]\nallow = [\"bash\"]\n";
+    // Run in the home folder (as here), ikigai's own files are inside it too.
     for path in [
+        ".config/ikigai/config.toml",
+        ".local/share/ikigai/trusted.json",
         ".ikigai/config.toml",
         ".ikigai/tools/helper",
         ".git/hooks/pre-commit",

@@ -43,7 +43,10 @@ Working directory: {}\nOS: {}\nShell: {shell}\nDate: {date}\n",
 /// regular file inside the project (the git root, else `cwd`). Each one skipped adds a
 /// notice naming it.
 pub(crate) fn agents_md(cwd: &Path, notices: &mut Vec<String>) -> Option<(PathBuf, String)> {
-    let root = git_root(cwd);
+    // A home folder that is a git repository (dotfiles) is not the project of every
+    // folder beneath it: there the project is the working directory, so a link to
+    // `~/.aws/credentials` in a folder unpacked under home still leads outside it.
+    let root = git_root(cwd).filter(|r| r == cwd || !is_home(r));
     let project = root.clone().unwrap_or_else(|| cwd.to_path_buf());
     let mut candidates = vec![cwd.join("AGENTS.md")];
     if let Some(root) = root.filter(|r| r != cwd) {
@@ -87,6 +90,15 @@ fn inside(path: &Path, project: &Path) -> Result<PathBuf, String> {
         return Err("it is not a regular file".into());
     }
     Ok(resolved)
+}
+
+/// Whether `dir` is the user's home folder (both resolved).
+fn is_home(dir: &Path) -> bool {
+    let Some(home) = crate::environ::var_os("HOME").filter(|h| !h.is_empty()) else {
+        return false;
+    };
+    let resolved = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    resolved(dir) == resolved(Path::new(&home))
 }
 
 /// The nearest ancestor (or `dir` itself) holding `.git`.

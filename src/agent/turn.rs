@@ -237,7 +237,9 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     done
                 }
                 Action::Execute | Action::ExecuteLast => 'run: {
-                    if let Some(mut done) = super::approval::gate(st, &c.id, &c.name, &c.arguments).await {
+                    // What the tool will get (aliases read as the real names) is what is judged.
+                    let judged = st.registry().judged_arguments(&c.name, &c.arguments);
+                    if let Some(mut done) = super::approval::gate(st, &c.id, &c.name, &judged).await {
                         // A refused call counts against the limit too: loops end.
                         executed += 1;
                         if action == Action::ExecuteLast {
@@ -245,22 +247,16 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                         }
                         break 'run done;
                     }
-                    let mut done = run_call(st, c, false).await;
+                    let mut done = run_call(st, c, &judged, false).await;
                     if let Some(why) = done.envelope.sandbox_denial() {
                         let denied = done;
-                        done = match super::approval::outside_sandbox(
-                            st,
-                            &c.id,
-                            &c.name,
-                            &c.arguments,
-                            denied,
-                            &why,
-                        )
-                        .await
-                        {
-                            None => run_call(st, c, true).await,
-                            Some(refused) => refused,
-                        };
+                        done =
+                            match super::approval::outside_sandbox(st, &c.id, &c.name, &judged, denied, &why)
+                                .await
+                            {
+                                None => run_call(st, c, &judged, true).await,
+                                Some(refused) => refused,
+                            };
                     }
                     executed += 1;
                     if action == Action::ExecuteLast {
@@ -308,9 +304,10 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
 /// Runs call `c` (`outside`: with its processes started, and its built-in writes made,
 /// outside the sandbox, after the user approved that). What the command prints is kept outside the call: if the turn is
 /// cancelled, `AgentState::interrupt` puts it in the call's result.
-async fn run_call(st: &mut AgentState, c: &Call, outside: bool) -> Executed {
-    // What the call is about to change is saved first, for /undo.
-    super::undo::before_call(st, &c.name, &c.arguments).await;
+async fn run_call(st: &mut AgentState, c: &Call, judged: &str, outside: bool) -> Executed {
+    // What the call is about to change (by the arguments as the tool reads them) is saved
+    // first, for /undo.
+    super::undo::before_call(st, &c.name, judged).await;
     st.set_running_call(Some(c.id.clone()));
     let partial = st.tool_partial();
     let progress = progress_sink(st, &c.id);

@@ -211,9 +211,38 @@ impl Policy {
 
     fn ask_mode(&self, name: &str, subject: &Subject) -> Decision {
         if matches!(name, "file_write" | "file_edit")
-            && let Subject::Path(Ok(_)) = subject
+            && let Subject::Path(Ok(rel)) = subject
         {
-            return Decision::new(Verdict::Allow, By::Mode, "");
+            // ikigai's and git's settings configure and run things later (rules, MCP
+            // servers, tools, hooks): never an ordinary edit.
+            let abs = self.root.join(rel);
+            if own_folders().iter().any(|d| abs.starts_with(d)) {
+                // Run in the home folder, ikigai's own settings, trust list and remembered
+                // answers are inside the working directory too.
+                return Decision::new(
+                    Verdict::Ask,
+                    By::Mode,
+                    format!(
+                        "{name} of {} changes ikigai's own settings or data",
+                        abs.display()
+                    ),
+                );
+            }
+            let Some(folder) = rel
+                .components()
+                .filter_map(|c| c.as_os_str().to_str())
+                .find(|c| PROTECTED_FOLDERS.contains(c))
+            else {
+                return Decision::new(Verdict::Allow, By::Mode, "");
+            };
+            return Decision::new(
+                Verdict::Ask,
+                By::Mode,
+                format!(
+                    "{name} of {} changes the project's {folder} settings, which can run commands later",
+                    rel.display()
+                ),
+            );
         }
         let why = match subject {
             Subject::Path(Err(p)) => format!("{name} of {} is outside the working directory", p.display()),
@@ -248,7 +277,7 @@ impl Policy {
                         if !used.iter().any(|u| u.text == r.text) {
                             used.push(r);
                         }
-                    } else if !(read_only_counts && readonly::is_read_only_part(part)) {
+                    } else if !(read_only_counts && self.is_read_only_part(part)) {
                         return None;
                     }
                 }
@@ -306,10 +335,12 @@ impl Policy {
                 if r.matches_command(command) {
                     return Some(command.clone());
                 }
+                // A program given by its path is still that program: `/bin/rm -rf x`
+                // meets `bash(rm -rf*)`.
                 analysis
                     .parts
                     .iter()
-                    .find(|p| r.matches_command(&p.text))
+                    .find(|p| r.matches_command(&p.text) || r.matches_command(&p.by_name()))
                     .map(|p| p.text.clone())
             }
             Subject::Path(p) => r.matches_path(p).then(|| match p {
@@ -343,15 +374,34 @@ impl Policy {
         Subject::Arguments(serde_json::to_string(&args).unwrap_or_default())
     }
 
-    /// A path as the rules see it: relative to the project when inside it (symlinks in
-    /// its existing folders resolved, `..` applied), else absolute.
+    /// Whether one part of a command only reads: on the read-only list, and for `git`,
+    /// in a repository that runs no program of its own (no hook, no command in its
+    /// config: an archive's `.git/config` may set `core.fsmonitor`).
+    fn is_read_only_part(&self, part: &shell::Part) -> bool {
+        readonly::is_read_only_part(part)
+            && !(part.words.first().is_some_and(|w| w == "git")
+                && super::git_repo::runs_own_programs(&self.root).is_some())
+    }
+
+    /// A path as the rules see it: relative to the project when inside it, else absolute.
+    /// It is where the tool would reach: `~/` is the home folder (as the file tools and
+    /// the shell read it), and each existing component is followed through its links
+    /// before a `..` after it applies, as the kernel does (`link/../x` is beside the
+    /// link's target, not beside the link).
     pub fn resolve(&self, path: &str) -> Result<PathBuf, PathBuf> {
-        let joined = if Path::new(path).is_absolute() {
-            PathBuf::from(path)
-        } else {
-            self.root.join(path)
+        let home = path
+            .strip_prefix("~/")
+            .zip(crate::environ::var_os("HOME"))
+            .map(|(rest, home)| PathBuf::from(home).join(rest));
+        let joined = match home {
+            Some(p) => p,
+            None if Path::new(path).is_absolute() => PathBuf::from(path),
+            None => self.root.join(path),
         };
-        let abs = real_path(&normalise(&joined));
+        // A link loop reaches nothing the rules could name: judged as outside the project.
+        let Some(abs) = super::sandbox_writes::resolve(&joined) else {
+            return Err(normalise(&joined));
+        };
         match abs.strip_prefix(&self.root) {
             Ok(rel) => Ok(rel.to_path_buf()),
             Err(_) => Err(abs),
@@ -374,7 +424,7 @@ impl Policy {
                         .allow
                         .iter()
                         .any(|r| r.names("bash") && r.matches_command(&part.text))
-                        || (mode != Mode::Auto && readonly::is_read_only_part(part));
+                        || (mode != Mode::Auto && self.is_read_only_part(part));
                     let rule = format!("bash({})", prefix(&part.words));
                     if !covered && !out.contains(&rule) {
                         out.push(rule);
@@ -476,6 +526,29 @@ fn describe(name: &str, subject: &Subject) -> String {
 }
 
 /// `a/./b/../c` → `a/c`, without touching the disk.
+/// Folders inside the project whose files configure or run things later (`.ikigai`:
+/// permission rules, MCP servers, tools, commands; `.git`: hooks and config): `ask` mode
+/// asks before a file tool writes in them.
+const PROTECTED_FOLDERS: [&str; 2] = [".ikigai", ".git"];
+
+/// ikigai's own folders (its config, its data: trust list, remembered answers, sessions;
+/// `~/.ikigai`: user tools), resolved.
+fn own_folders() -> Vec<PathBuf> {
+    let env = |k: &str| crate::environ::var(k);
+    let home = env("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".ikigai"));
+    [
+        crate::config::xdg_dir(&env, "XDG_CONFIG_HOME", ".config").map(|d| d.join("ikigai")),
+        crate::config::xdg_dir(&env, "XDG_DATA_HOME", ".local/share").map(|d| d.join("ikigai")),
+        home,
+    ]
+    .into_iter()
+    .flatten()
+    .map(|d| d.canonicalize().unwrap_or(d))
+    .collect()
+}
+
 fn normalise(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
@@ -488,29 +561,6 @@ fn normalise(p: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// The path with its longest existing ancestor resolved (symlinks followed), so a link
-/// inside the project that points outside is seen as outside.
-fn real_path(p: &Path) -> PathBuf {
-    let mut existing = p.to_path_buf();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            let mut out = real;
-            for c in rest.iter().rev() {
-                out.push(c);
-            }
-            return out;
-        }
-        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => return p.to_path_buf(),
-        }
-    }
 }
 
 #[cfg(test)]

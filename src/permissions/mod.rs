@@ -7,6 +7,7 @@
 //! prints and never asks (front ends do, through their own means).
 
 pub mod decide;
+mod git_repo;
 pub mod mode;
 pub mod private_file;
 pub mod project;

@@ -57,13 +57,19 @@ fn forbidden(name: &str, word: &str) -> bool {
         opts.iter()
             .any(|o| word == *o || word.starts_with(&format!("{o}=")))
     };
+    // A group of short options holding this letter (`-uo out`, `-xo out`).
+    let short = |letter: char| word.starts_with('-') && !word.starts_with("--") && word.contains(letter);
     match name {
         "find" => has(&[
             "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
         ]),
         "rg" => has(&["--pre"]),
-        "sort" => has(&["-o", "--output"]) || (word.starts_with("-o") && !word.starts_with("--")),
-        "tree" => has(&["-o"]),
+        // sort and tree have no other short option with an `o`.
+        "sort" => has(&["--output"]) || short('o'),
+        "tree" => has(&["--output"]) || short('o'),
+        // `-v VAR` assigns a variable (`PATH`), and an array subscript in it runs
+        // command substitutions (`printf -v 'a[$(cmd)]' x`, `test -v 'a[$(cmd)]'`).
+        "printf" | "test" => short('v'),
         "file" => has(&["-C", "--compile"]),
         "git" => has(&["--output", "--ext-diff", "-c", "--exec-path"]) || word.starts_with("--output"),
         // `uniq IN OUT` writes OUT: only one file argument is read-only.

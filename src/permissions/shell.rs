@@ -40,9 +40,28 @@ impl Analysis {
 
 /// Commands that run the rest of their words as a command (`sudo rm x` runs `rm x`): the
 /// inner command is a part too, so rules about it apply.
-const WRAPPERS: [&str; 11] = [
+const WRAPPERS: [&str; 23] = [
     "command", "exec", "builtin", "nice", "nohup", "sudo", "doas", "time", "xargs", "env", "stdbuf",
+    "setsid", "ionice", "chrt", "taskset", "unshare", "busybox", "fakeroot", "unbuffer", "watch", "run0",
+    "pkexec", "parallel",
 ];
+
+/// Programs whose `-c SCRIPT` is a shell script they run.
+const SHELLS: [&str; 8] = ["bash", "sh", "zsh", "dash", "ksh", "su", "script", "flock"];
+
+/// `find` actions that run the words after them, up to `;` or `+`, as a command.
+const FIND_EXEC: [&str; 4] = ["-exec", "-execdir", "-ok", "-okdir"];
+
+/// A wrapper's own argument before the command it runs: an option, an assignment, a
+/// number, a CPU mask or list (`taskset 0x3`, `taskset -c 0-3`).
+fn wrapper_argument(w: &str) -> bool {
+    w.starts_with('-')
+        || w.contains('=')
+        || w.starts_with("0x")
+        || (!w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-')))
+}
 
 /// Takes `command` apart. Never fails: what cannot be parsed is `opaque`.
 pub fn analyse(command: &str) -> Analysis {
@@ -209,7 +228,25 @@ fn walk_simple(s: &ast::SimpleCommand, a: &mut Analysis, depth: usize) {
         words.push(word_text(&name.value, a, depth));
     }
     if words.is_empty() {
-        // Only assignments or redirections (`x=1`, `> file`): nothing runs by name.
+        // Only redirections (`> file`): nothing runs by name. Assignments alone
+        // (`PATH=.evil`, `HOME=.`) change what every later command runs or reads: a part
+        // that is never read-only.
+        if assigns {
+            let set: Vec<String> = s
+                .prefix
+                .iter()
+                .flat_map(|p| p.0.iter())
+                .filter_map(|i| match i {
+                    ast::CommandPrefixOrSuffixItem::AssignmentWord(w, _) => Some(w.to_string()),
+                    _ => None,
+                })
+                .collect();
+            a.parts.push(Part {
+                text: set.join(" "),
+                words: set,
+                assigns,
+            });
+        }
         return;
     }
     if name_dynamic {
@@ -229,7 +266,7 @@ fn walk_simple(s: &ast::SimpleCommand, a: &mut Analysis, depth: usize) {
 /// The commands a part runs through its words: `sudo X`, `bash -c 'X'`, `eval X`.
 fn inner_commands(words: &[String], a: &mut Analysis, depth: usize) {
     let name = base_name(&words[0]);
-    if matches!(name, "bash" | "sh" | "zsh" | "dash" | "ksh")
+    if SHELLS.contains(&name)
         && let Some(i) = words
             .iter()
             .position(|w| w == "-c" || (w.starts_with('-') && !w.starts_with("--") && w.ends_with('c')))
@@ -244,11 +281,40 @@ fn inner_commands(words: &[String], a: &mut Analysis, depth: usize) {
         walk_source(&words[1..].join(" "), a, depth + 1);
         return;
     }
+    // `trap 'CMD' SIGNAL…` runs CMD later, in this shell.
+    if name == "trap"
+        && words.len() > 2
+        && let Some(script) = words.get(1).filter(|w| !w.starts_with('-'))
+    {
+        walk_source(script, a, depth + 1);
+        return;
+    }
+    if name == "find" {
+        let mut rest = words[1..].iter();
+        while rest.any(|w| FIND_EXEC.contains(&w.as_str())) {
+            let inner: Vec<String> = rest
+                .by_ref()
+                .take_while(|w| *w != ";" && *w != "+")
+                .cloned()
+                .collect();
+            if !inner.is_empty() {
+                if depth < MAX_DEPTH {
+                    inner_commands(&inner, a, depth + 1);
+                }
+                a.parts.push(Part {
+                    text: inner.join(" "),
+                    words: inner,
+                    assigns: false,
+                });
+            }
+        }
+        return;
+    }
     if WRAPPERS.contains(&name) {
         // The first word that is not an option, an assignment or a number (`timeout 5`).
         let rest: Vec<String> = words[1..]
             .iter()
-            .skip_while(|w| w.starts_with('-') || w.contains('=') || w.parse::<f64>().is_ok())
+            .skip_while(|w| wrapper_argument(w))
             .cloned()
             .collect();
         if !rest.is_empty() {
@@ -262,7 +328,8 @@ fn inner_commands(words: &[String], a: &mut Analysis, depth: usize) {
                 assigns: false,
             });
         }
-    } else if name == "timeout" {
+    } else if name == "timeout" || name == "flock" {
+        // `timeout 5 CMD`, `flock LOCKFILE CMD`: one argument, then the command.
         let rest: Vec<String> = words[1..]
             .iter()
             .skip_while(|w| w.starts_with('-'))
@@ -275,6 +342,20 @@ fn inner_commands(words: &[String], a: &mut Analysis, depth: usize) {
                 words: rest,
                 assigns: false,
             });
+        }
+    }
+}
+
+impl Part {
+    /// The text with the program named by its last path component (`/bin/rm -rf x` →
+    /// `rm -rf x`): what deny and ask rules also look at.
+    pub fn by_name(&self) -> String {
+        match self.words.split_first() {
+            Some((first, rest)) if first.contains('/') => std::iter::once(base_name(first))
+                .chain(rest.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => self.text.clone(),
         }
     }
 }
@@ -326,7 +407,12 @@ fn redirect(io: &ast::IoRedirect, a: &mut Analysis, depth: usize) {
         R::File(_, kind, target) => match target {
             T::Filename(w) => {
                 let path = word_text(&w.value, a, depth);
-                if matches!(kind, K::Write | K::Append | K::Clobber | K::ReadAndWrite) && path != "/dev/null"
+                // bash opens a connection for `/dev/tcp/HOST/PORT` (and udp) in either
+                // direction: judged like a write outside the project, never read-only.
+                let network = path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/");
+                if network
+                    || (matches!(kind, K::Write | K::Append | K::Clobber | K::ReadAndWrite)
+                        && path != "/dev/null")
                 {
                     a.writes.push(path);
                 }

@@ -21,6 +21,9 @@ pub struct EnvPolicy {
     pass: Vec<String>,
     /// Extra patterns from `tool_env_exclude`.
     exclude: GlobSet,
+    /// Variables the config names as holding a secret, whatever they are called (an MCP
+    /// server's `bearer_token_env`): removed unless passed, like a secret-looking name.
+    named: Vec<String>,
 }
 
 impl Default for EnvPolicy {
@@ -31,6 +34,7 @@ impl Default for EnvPolicy {
             always_removed: Vec::new(),
             pass: Vec::new(),
             exclude: GlobSet::empty(),
+            named: Vec::new(),
         }
     }
 }
@@ -40,7 +44,16 @@ impl EnvPolicy {
     /// `provider::key_vars`) from every tool. Patterns were validated when the config was
     /// loaded; one that still fails to build removes every variable rather than none.
     pub fn from_config(config: &Config, key_vars: Vec<String>) -> Self {
-        Self::new(key_vars, config.tool_env_pass.clone(), &config.tool_env_exclude)
+        let mut policy = Self::new(key_vars, config.tool_env_pass.clone(), &config.tool_env_exclude);
+        policy.named = config
+            .mcp_servers
+            .iter()
+            .filter_map(|s| match &s.transport {
+                crate::config::mcp::Transport::Http { bearer_token_env, .. } => bearer_token_env.clone(),
+                crate::config::mcp::Transport::Stdio { .. } => None,
+            })
+            .collect();
+        policy
     }
 
     pub fn new(always_removed: Vec<String>, pass: Vec<String>, exclude: &[String]) -> Self {
@@ -58,6 +71,7 @@ impl EnvPolicy {
             always_removed,
             pass,
             exclude: set.build().unwrap_or_else(|_| GlobSet::empty()),
+            named: Vec::new(),
         }
     }
 
@@ -78,9 +92,13 @@ impl EnvPolicy {
 
     /// True when a variable of this name holds a secret, whether or not it is passed to
     /// tools: a provider key, a secret-looking name, an excluded pattern, the database
-    /// URL. ikigai keeps these out of its own environment block (see `environ`).
+    /// URL, a variable the config names as a token. ikigai keeps these out of its own
+    /// environment block (see `environ`).
     pub fn is_secret(&self, name: &str) -> bool {
-        self.always_removed.iter().any(|v| v == name) || looks_secret(name) || self.exclude.is_match(name)
+        self.always_removed.iter().any(|v| v == name)
+            || self.named.iter().any(|v| v == name)
+            || looks_secret(name)
+            || self.exclude.is_match(name)
     }
 
     /// True for a provider key variable, which no tool or server ever gets.

@@ -93,6 +93,11 @@ impl Tool for Grep {
             Ok(m) => m,
             Err(e) => return Ok(ToolOutput::error(describe(&e, "Path", &shown))),
         };
+        // A FIFO, a socket or a device (`/dev/tty`) could block the read forever, past the
+        // timeout (a walk skips them; a path given by name is refused, as file_read does).
+        if !meta.is_dir() && !meta.is_file() {
+            return Ok(ToolOutput::error(format!("Not a regular file: {shown}")));
+        }
 
         let cap = ctx.max_output_size;
         let (found, totals, stopped, text_file) = walk::run_blocking(ctx, move |stop| {

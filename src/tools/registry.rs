@@ -278,6 +278,21 @@ impl Registry {
         self.schemas()
     }
 
+    /// The arguments call `name` will run with, as JSON text: the model's, read leniently
+    /// as `execute` reads them (`cmd` → `command`, `file_path` → `path`…). The permission
+    /// gate, the question and `/undo` judge these, never the raw text, so an alias cannot
+    /// carry a command or a path past a rule. The raw text when the tool is unknown or the
+    /// arguments do not parse (the call then fails without running).
+    pub fn judged_arguments(&self, name: &str, arguments: &str) -> String {
+        match (self.get(name), parse_arguments(arguments)) {
+            (Some(tool), Ok(args)) => {
+                let eased = super::lenient::normalize(&tool.schema(), args);
+                serde_json::to_string(&eased.args).unwrap_or_else(|_| arguments.to_string())
+            }
+            _ => arguments.to_string(),
+        }
+    }
+
     /// Runs `name` with the model's raw `arguments` string. Never fails: every problem
     /// becomes an error envelope the model can read.
     pub async fn execute(&self, name: &str, arguments: &str, ctx: &ToolContext) -> Executed {

@@ -41,6 +41,7 @@ mod piped_discovery;
 mod plain_changes;
 mod plan_e2e;
 mod provider_redirects;
+mod readonly_git;
 mod reasoning_display;
 mod release_build;
 mod request_body;

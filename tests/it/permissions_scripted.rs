@@ -321,3 +321,209 @@ fn bad_permission_settings_are_clear_errors() {
         s(&out.stderr)
     );
 }
+
+/// The attacker is the model: it writes the command or the path under an alias the tools
+/// accept (`cmd`, `file_path`, `filename`, `file`, `filepath`). The gate must judge what
+/// will run, so a deny rule, `read-only` and `ask` hold as with the real names.
+#[test]
+fn an_aliased_argument_name_does_not_get_past_the_gate() {
+    let outside = tempfile::tempdir().unwrap();
+    let far = outside.path().join("far.txt");
+    let cases: Vec<(&str, Vec<&str>, &str, String)> = vec![
+        (
+            "[permissions]\ndeny = [\"bash(touch*)\"]\n",
+            vec![],
+            "bash",
+            json!({"cmd": "touch pwned"}).to_string(),
+        ),
+        (
+            "",
+            vec!["--approval", "read-only"],
+            "bash",
+            json!({"cmd": "touch pwned"}).to_string(),
+        ),
+        (
+            "",
+            vec!["--approval", "ask"],
+            "bash",
+            json!({"cmd": "touch pwned"}).to_string(),
+        ),
+        (
+            "",
+            vec!["--approval", "ask"],
+            "file_write",
+            json!({"file_path": far, "content": "out"}).to_string(),
+        ),
+        (
+            "[permissions]\ndeny = [\"file_write(pwned)\"]\n",
+            vec![],
+            "file_write",
+            json!({"filename": "pwned", "content": "x"}).to_string(),
+        ),
+    ];
+    for (cfg, flags, tool, args) in cases {
+        let fake = FakeProvider::start();
+        let h = tempfile::tempdir().unwrap();
+        config(h.path(), cfg);
+        fake.push(Reply::tool_calls(&[("c1", tool, &args)]));
+        fake.push(Reply::text("ok"));
+        let mut argv = vec!["--base-url", fake.base_url.as_str(), "-p", "go"];
+        argv.extend(flags.iter().copied());
+        let out = run(h.path(), &argv);
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        assert!(
+            !h.path().join("pwned").exists() && !far.exists(),
+            "{tool} {args} with {cfg:?} {flags:?} ran past the gate"
+        );
+        assert_eq!(
+            tool_results(&fake)[0]["error_code"],
+            "NOT_APPROVED",
+            "{tool} {args} with {cfg:?} {flags:?}"
+        );
+    }
+}
+
+/// The model names a file outside the project in a way the gate must see through: `~/`
+/// (the tools write under your home) and `link/../x`, where `link` is a folder link the
+/// repository shipped (the kernel takes `..` from the link's target, not lexically). In
+/// `ask` such a write is outside the working directory: asked, so refused when scripted.
+#[test]
+fn ask_mode_sees_home_and_links_dot_dot_as_outside_the_project() {
+    let h = tempfile::tempdir().unwrap();
+    let proj = h.path().join("a/proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::create_dir_all(h.path().join("a/b")).unwrap();
+    std::os::unix::fs::symlink("../b", proj.join("up")).unwrap();
+    for (path, lands) in [
+        ("~/pwned-home.txt", h.path().join("pwned-home.txt")),
+        ("up/../pwned-up.txt", h.path().join("a/pwned-up.txt")),
+    ] {
+        let fake = FakeProvider::start();
+        let args = json!({"path": path, "content": "x"}).to_string();
+        fake.push(Reply::tool_calls(&[("c1", "file_write", &args)]));
+        fake.push(Reply::text("ok"));
+        let out = common::ikigai(h.path())
+            .current_dir(&proj)
+            .args(["--base-url", &fake.base_url, "-p", "go", "--approval", "ask"])
+            .env("OPENAI_API_KEY", "k")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        assert!(
+            !lands.exists(),
+            "{path} was written without asking, to {}",
+            lands.display()
+        );
+        assert_eq!(tool_results(&fake)[0]["error_code"], "NOT_APPROVED", "{path}");
+    }
+}
+
+/// The model, in `ask`, edits inside the project the files that configure ikigai or run
+/// commands later: `.ikigai/config.toml` (allow rules for itself, MCP servers that run
+/// outside the sandbox at the next start), `.ikigai/tools/`, `.git/hooks/`, `.git/config`.
+/// Those are not ordinary edits: they are asked about, so refused when scripted.
+#[test]
+fn ask_mode_asks_before_the_model_edits_ikigai_or_git_settings() {
+    let h = tempfile::tempdir().unwrap();
+    let planted = "[permissions]\nallow = [\"bash\"]\n";
+    // Run in the home folder (as here), ikigai's own files are inside it too.
+    for path in [
+        ".config/ikigai/config.toml",
+        ".local/share/ikigai/trusted.json",
+        ".ikigai/config.toml",
+        ".ikigai/tools/helper",
+        ".git/hooks/pre-commit",
+        ".git/config",
+    ] {
+        let fake = FakeProvider::start();
+        let args = json!({"path": path, "content": planted}).to_string();
+        fake.push(Reply::tool_calls(&[("c1", "file_write", &args)]));
+        fake.push(Reply::text("ok"));
+        let out = run(
+            h.path(),
+            &["--base-url", &fake.base_url, "-p", "go", "--approval", "ask"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        assert!(!h.path().join(path).exists(), "{path} was written without asking");
+        let r = &tool_results(&fake)[0];
+        assert_eq!(r["error_code"], "NOT_APPROVED", "{path}: {r}");
+    }
+}
+
+/// The attacker is a repository (it ships `.evil/ls`, executable) and the model it talked
+/// into running "read-only" commands. In `read-only` (and `ask`) none of these may run
+/// unasked: they run the repository's program, a command hidden in an array subscript,
+/// write a file or open a network connection.
+#[test]
+fn read_only_commands_cannot_smuggle_a_program_a_write_or_a_connection() {
+    use std::os::unix::fs::PermissionsExt;
+    let lines = [
+        "PATH=.evil:$PATH; ls",
+        "printf -v PATH %s .evil; ls",
+        "HOME=.evil; ls",
+        "printf -v 'a[$(touch pwned)]' x",
+        "test -v 'a[$(touch pwned)]'",
+        "tree -xo pwned",
+        "sort -uo pwned /dev/null",
+        "cat < /dev/tcp/127.0.0.1/9",
+    ];
+    for mode in ["read-only", "ask"] {
+        for line in lines {
+            let h = tempfile::tempdir().unwrap();
+            let evil = h.path().join(".evil/ls");
+            std::fs::create_dir_all(evil.parent().unwrap()).unwrap();
+            std::fs::write(&evil, "#!/bin/sh\ntouch pwned\n").unwrap();
+            std::fs::set_permissions(&evil, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let fake = FakeProvider::start();
+            fake.push(Reply::tool_calls(&[("c1", "bash", &bash(line))]));
+            fake.push(Reply::text("ok"));
+            let out = run(
+                h.path(),
+                &["--base-url", &fake.base_url, "-p", "go", "--approval", mode],
+            );
+            assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+            assert!(!h.path().join("pwned").exists(), "{mode}: `{line}` ran");
+            let r = &tool_results(&fake)[0];
+            assert_eq!(r["error_code"], "NOT_APPROVED", "{mode}: `{line}`: {r}");
+        }
+    }
+}
+
+/// The model wants past `deny = ["bash(rm -rf*)"]` in `auto`: the program by its path,
+/// behind a wrapper that runs its arguments as a command, inside `find -exec`, in a `trap`
+/// string run at exit, or in the script of `su -c` / `script -c`. Each says `rm -rf`.
+#[test]
+fn a_deny_rule_holds_through_a_program_path_wrappers_find_exec_and_trap() {
+    let lines = [
+        "/bin/rm -rf victim",
+        "/usr/bin/env rm -rf victim",
+        "setsid rm -rf victim",
+        "ionice -c 3 rm -rf victim",
+        "taskset 0x1 rm -rf victim",
+        "busybox rm -rf victim",
+        "find . -maxdepth 1 -name victim -exec rm -rf {} +",
+        "trap 'rm -rf victim' EXIT",
+        "su -c 'rm -rf victim'",
+        "script -qc 'rm -rf victim' /dev/null",
+        "flock /tmp/lock rm -rf victim",
+        "flock /tmp/lock -c 'rm -rf victim'",
+        "parallel rm -rf ::: victim",
+    ];
+    for line in lines {
+        let h = tempfile::tempdir().unwrap();
+        std::fs::create_dir(h.path().join("victim")).unwrap();
+        config(h.path(), "[permissions]\ndeny = [\"bash(rm -rf*)\"]\n");
+        let fake = FakeProvider::start();
+        fake.push(Reply::tool_calls(&[("c1", "bash", &bash(line))]));
+        fake.push(Reply::text("ok"));
+        let out = run(h.path(), &["--base-url", &fake.base_url, "-p", "go"]);
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        assert!(
+            h.path().join("victim").exists(),
+            "`{line}` got past the deny rule"
+        );
+        let r = &tool_results(&fake)[0];
+        assert_eq!(r["error_code"], "NOT_APPROVED", "`{line}`: {r}");
+    }
+}

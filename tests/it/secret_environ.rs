@@ -286,3 +286,52 @@ fn without_a_secret_there_is_no_re_execution() {
         "re-executed without a secret: {environ}"
     );
 }
+
+/// An MCP server's bearer token lives in a variable the config names
+/// (`bearer_token_env = "GITHUB_PAT"`, as the README's example): a secret, whatever the
+/// variable is called. The model's `bash` must not find it in its environment, even
+/// base64-encoded past the redactor; the server still gets it.
+#[test]
+fn an_mcp_bearer_token_variable_never_reaches_a_tool() {
+    const PAT: &str = "ghp_BEARERONLY55443322";
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::create_dir_all(h.join(".config/ikigai")).unwrap();
+    std::fs::write(
+        h.join(".config/ikigai/config.toml"),
+        "[mcp_servers.gh]\nurl = \"http://127.0.0.1:1/mcp/\"\nbearer_token_env = \"GITHUB_PAT\"\nstartup_timeout_secs = 1\n",
+    )
+    .unwrap();
+    let fake = FakeProvider::start();
+    let command = "echo B64:$(printf %s \"${GITHUB_PAT:-unset}\" | base64 -w0)";
+    fake.push(Reply::tool_calls(&[(
+        "c1",
+        "bash",
+        &serde_json::json!({ "command": command }).to_string(),
+    )]));
+    fake.push(Reply::text("done"));
+    let mut cmd = Command::new(common::binary());
+    common::env::isolate(&mut cmd, h);
+    let done = cmd
+        .current_dir(h)
+        .args(["-p", "probe", "--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", KEY)
+        .env("GITHUB_PAT", PAT)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(done.status.code(), Some(0), "{}", s(&done.stderr));
+    let reqs = fake.requests();
+    let result = reqs[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .unwrap();
+    // base64 of "unset"
+    assert!(
+        result.contains("B64:dW5zZXQ="),
+        "the tool found the bearer token: {result}"
+    );
+}

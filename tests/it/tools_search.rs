@@ -281,3 +281,39 @@ async fn searches_that_run_out_of_time_are_timeouts() {
     let e = run("grep", json!({"pattern": "TODO"}), &c).await;
     assert!(tool_failure(&e, "TOOL_TIMEOUT").contains("narrow the path or pattern"));
 }
+
+/// A hostile tree holds a FIFO (an archive can carry one) and the model greps it by name:
+/// opening it would block until a writer comes, past any timeout, holding the turn. The
+/// call returns at once with an error instead, as `file_read` does.
+#[tokio::test]
+async fn grep_refuses_a_fifo_instead_of_hanging() {
+    let d = tree();
+    nix::unistd::mkfifo(
+        &d.path().join("pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    let c = ctx(d.path());
+    let e = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        run("grep", json!({"pattern": "x", "path": "pipe"}), &c),
+    )
+    .await;
+    let Ok(e) = e else {
+        // Let the blocked reader go (a writer comes and leaves) so the runtime can end.
+        drop(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(d.path().join("pipe")),
+        );
+        panic!("grep on a FIFO hung past two minutes");
+    };
+    assert!(
+        op_error(&e).contains("Not a regular file: pipe"),
+        "{}",
+        op_error(&e)
+    );
+    // Walking a folder skips it, as before.
+    let e = run("grep", json!({"pattern": "TODO"}), &c).await;
+    assert!(e.success);
+}

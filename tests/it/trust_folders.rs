@@ -471,3 +471,40 @@ fn run_in_the_home_folder_its_tools_are_the_users() {
     );
     assert!(!s(&out.stderr).contains("not trusted"), "{}", s(&out.stderr));
 }
+
+/// The home folder is itself a git repository (dotfiles). A folder unpacked into it, with
+/// no `.git` of its own, ships `AGENTS.md -> ../../.aws/credentials`: inside the home
+/// "project", far outside the folder. Its project is the folder, not the home folder:
+/// the link is skipped and the credentials never reach the model.
+#[test]
+fn agents_md_of_a_folder_under_a_home_repository_does_not_reach_home_files() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::create_dir_all(h.join(".git")).unwrap();
+    std::fs::create_dir_all(h.join(".aws")).unwrap();
+    std::fs::write(
+        h.join(".aws/credentials"),
+        "aws_secret_access_key = AWS-SECRET-4711\n",
+    )
+    .unwrap();
+    let evil = h.join("Downloads/evil");
+    std::fs::create_dir_all(&evil).unwrap();
+    std::os::unix::fs::symlink("../../.aws/credentials", evil.join("AGENTS.md")).unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("ok"));
+    let out = common::ikigai(h)
+        .current_dir(&evil)
+        .args(["--base-url", &fake.base_url, "-p", "hi"])
+        .env("OPENAI_API_KEY", KEY)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = s(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let prompt = system_prompt(&fake, 0);
+    assert!(!prompt.contains("AWS-SECRET-4711"), "{prompt}");
+    assert!(
+        err.contains("AGENTS.md skipped: it leads outside the project"),
+        "{err}"
+    );
+}

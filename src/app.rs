@@ -271,6 +271,9 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
     }
     let mut provider = crate::provider::build(spec.clone())?;
     let (events_tx, events_rx) = unbounded_channel();
+    if crate::permissions::trust::state(&cwd) == crate::permissions::trust::State::Changed {
+        let _ = events_tx.send(Event::notice(NoticeLevel::Warning, settings_changed(&cwd)));
+    }
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
     let which = match (&cli.resume, cli.continue_session) {
         (Some(id), _) => Some(Resume::Id(id.clone())),
@@ -453,6 +456,16 @@ fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
     })?;
     config.mcp_servers = crate::config::mcp::merge(&config.mcp_servers, project);
     Ok(())
+}
+
+/// What a trusted folder whose settings changed since is told.
+fn settings_changed(cwd: &std::path::Path) -> String {
+    format!(
+        "{}'s ikigai settings (.ikigai/config.toml, .ikigai/tools) changed since you trusted it: \
+         they are not used. Look at them (a command may have written them), then run \
+         `ikigai trust` to use them again.",
+        cwd.display()
+    )
 }
 
 /// Whether the folder is trusted (`ikigai trust`, or `y` at the TUI's question).

@@ -9,6 +9,7 @@
 pub mod decide;
 mod git_repo;
 pub mod mode;
+pub mod pin;
 pub mod private_file;
 pub mod project;
 pub mod readonly;

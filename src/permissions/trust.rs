@@ -5,6 +5,7 @@
 //! a file that another user could have written is not believed. Decides and stores only;
 //! asking the user and printing are the front ends' business.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -51,6 +52,19 @@ pub struct Entry {
 #[serde(deny_unknown_fields)]
 struct File {
     folders: Vec<Entry>,
+    /// For each project folder ikigai loaded settings from, the digest of those settings
+    /// as trusted (`pin::fingerprint`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pins: BTreeMap<PathBuf, String>,
+}
+
+/// Whether a folder's project settings may be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Trusted,
+    NotTrusted,
+    /// Trusted, but its settings (`.ikigai/`) changed since: not used until trusted again.
+    Changed,
 }
 
 /// The trust list in one file.
@@ -133,7 +147,10 @@ impl Store {
             Err(TrustError::Unsafe { .. }) => File::default(),
             Err(e) => return Err(e),
         };
+        // Trusting is trusting the settings as they are now.
+        file.pins.insert(dir.clone(), super::pin::fingerprint(&dir));
         if let Some(e) = covering(&file.folders, &dir) {
+            self.write(&file)?;
             return Ok(Trusted::Already(e));
         }
         file.folders.push(Entry {
@@ -142,6 +159,30 @@ impl Store {
         });
         self.write(&file)?;
         Ok(Trusted::Added(dir))
+    }
+
+    /// Whether `dir`'s project settings may be used: trusted (itself or a folder above
+    /// it) and its settings the ones trusted. Settings first seen in a trusted folder
+    /// (one trusted through a folder above it, or before ikigai kept digests) are pinned
+    /// as they are.
+    pub fn state(&self, dir: &Path) -> Result<State, TrustError> {
+        let Ok(dir) = dir.canonicalize() else {
+            return Ok(State::NotTrusted);
+        };
+        let mut file = self.read()?;
+        if covering(&file.folders, &dir).is_none() {
+            return Ok(State::NotTrusted);
+        }
+        let now = super::pin::fingerprint(&dir);
+        match file.pins.get(&dir) {
+            Some(pinned) if *pinned == now => Ok(State::Trusted),
+            Some(_) => Ok(State::Changed),
+            None => {
+                file.pins.insert(dir, now);
+                self.write(&file)?;
+                Ok(State::Trusted)
+            }
+        }
     }
 
     /// Stops trusting `dir` (its own entry). A folder that no longer exists is matched by
@@ -153,6 +194,7 @@ impl Store {
         let mut file = self.read()?;
         let before = file.folders.len();
         file.folders.retain(|e| e.path != dir);
+        file.pins.remove(&dir);
         if file.folders.len() != before {
             self.write(&file)?;
             return Ok(Revoked::Removed(dir));
@@ -205,9 +247,14 @@ fn covering(entries: &[Entry], dir: &Path) -> Option<Entry> {
 /// Whether `dir` is trusted by the user's store. Anything that goes wrong reading it
 /// (no store, an unsafe or broken file) means not trusted.
 pub fn is_trusted(dir: &Path) -> bool {
+    state(dir) == State::Trusted
+}
+
+/// `Store::state` in the user's store; anything that goes wrong means not trusted.
+pub fn state(dir: &Path) -> State {
     Store::default_location()
-        .and_then(|s| s.trusted_by(dir))
-        .is_ok_and(|e| e.is_some())
+        .and_then(|s| s.state(dir))
+        .unwrap_or(State::NotTrusted)
 }
 
 #[cfg(test)]
@@ -244,6 +291,42 @@ mod tests {
         assert!(matches!(store.revoke(&proj).unwrap(), Revoked::Removed(_)));
         assert_eq!(store.list().unwrap(), Vec::new());
         assert!(matches!(store.revoke(&proj).unwrap(), Revoked::NotTrusted(_)));
+    }
+
+    #[test]
+    fn settings_changed_since_trust_are_not_trusted_until_trusted_again() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::in_data_home(&home.path().join("data"));
+        let proj = home.path().join("proj");
+        std::fs::create_dir_all(proj.join("sub/.ikigai")).unwrap();
+        std::fs::create_dir_all(proj.join(".ikigai")).unwrap();
+        std::fs::write(proj.join(".ikigai/config.toml"), "[permissions]\n").unwrap();
+        assert_eq!(store.state(&proj).unwrap(), State::NotTrusted);
+        store.trust(&proj).unwrap();
+        assert_eq!(store.state(&proj).unwrap(), State::Trusted);
+        // A command writes the settings: no longer the ones trusted.
+        std::fs::write(
+            proj.join(".ikigai/config.toml"),
+            "[mcp_servers.x]\ncommand = \"sh\"\n",
+        )
+        .unwrap();
+        assert_eq!(store.state(&proj).unwrap(), State::Changed);
+        assert_eq!(store.state(&proj).unwrap(), State::Changed, "it stays so");
+        // Trusting again trusts them as they are now.
+        assert!(matches!(store.trust(&proj).unwrap(), Trusted::Already(_)));
+        assert_eq!(store.state(&proj).unwrap(), State::Trusted);
+        // A folder trusted through the one above: its settings as first seen are pinned.
+        let sub = proj.join("sub");
+        std::fs::write(sub.join(".ikigai/config.toml"), "").unwrap();
+        assert_eq!(store.state(&sub).unwrap(), State::Trusted);
+        std::fs::create_dir_all(sub.join(".ikigai/tools")).unwrap();
+        std::fs::write(sub.join(".ikigai/tools/t"), "#!/bin/sh\n").unwrap();
+        assert_eq!(store.state(&sub).unwrap(), State::Changed);
+        // Revoked: not trusted, and trusting afresh pins what is there.
+        store.revoke(&proj).unwrap();
+        assert_eq!(store.state(&proj).unwrap(), State::NotTrusted);
+        store.trust(&sub).unwrap();
+        assert_eq!(store.state(&sub).unwrap(), State::Trusted);
     }
 
     #[test]

@@ -289,6 +289,8 @@ fn trusting_a_folder_loads_its_tools_but_never_over_a_builtin() {
             daemon_pid.display()
         ),
     );
+    // A tool added after trust is used once the folder is trusted again.
+    assert_eq!(r.run(&["trust"], "").status.code(), Some(0));
     let out = r.run(&["tool", "--list"], "");
     assert!(
         s(&out.stdout).lines().any(|l| l.starts_with("d ")),
@@ -507,4 +509,53 @@ fn agents_md_of_a_folder_under_a_home_repository_does_not_reach_home_files() {
         err.contains("AGENTS.md skipped: it leads outside the project"),
         "{err}"
     );
+}
+
+#[test]
+fn settings_a_command_changed_after_trust_are_not_used_until_trusted_again() {
+    // A sandboxed command may write in .ikigai/ (the sandbox cannot keep a subfolder of
+    // the workspace out): what it plants there must not run at the next start.
+    let r = Repo::new();
+    let out = r.run(&["trust"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let fake = FakeProvider::start();
+    let names = |i: usize| {
+        fake.push(Reply::text("ok"));
+        let out = r.run(&["-p", "hi", "--base-url", &fake.base_url], "");
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        (offered(&fake, i).0, s(&out.stderr))
+    };
+    let (tools, err) = names(0);
+    assert!(tools.contains(&"x".to_string()), "{tools:?}");
+    assert!(!err.contains("changed since you trusted it"), "{err}");
+
+    let planted = r.home().join("planted-ran");
+    tool(
+        &r.repo().join(".ikigai/tools/planted"),
+        &format!(
+            "touch {}; if [ \"$1\" = --schema ]; then echo '{{\"name\":\"planted\",\"description\":\"P.\",\"parameters\":{{}}}}'; exit 0; fi\necho '{{}}'",
+            planted.display()
+        ),
+    );
+    let (tools, err) = names(1);
+    assert!(
+        !tools.contains(&"planted".to_string()) && !tools.contains(&"x".to_string()),
+        "{tools:?}"
+    );
+    assert!(!planted.exists(), "the planted tool ran");
+    assert!(
+        err.contains("ikigai settings (.ikigai/config.toml, .ikigai/tools) changed since you trusted it: they are not used"),
+        "{err}"
+    );
+    assert!(err.contains("`ikigai trust`"), "{err}");
+
+    // The user looks, and trusts them again: they are used.
+    let out = r.run(&["trust"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let (tools, err) = names(2);
+    assert!(
+        tools.contains(&"planted".to_string()) && tools.contains(&"x".to_string()),
+        "{tools:?}"
+    );
+    assert!(!err.contains("changed since you trusted it"), "{err}");
 }

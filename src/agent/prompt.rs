@@ -62,7 +62,13 @@ pub(crate) fn agents_md(cwd: &Path, notices: &mut Vec<String>) -> Option<(PathBu
                 return None;
             }
         };
-        let bytes = std::fs::read(&resolved).ok()?;
+        // Read no more than is kept: a huge (or sparse) file costs nothing.
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::fs::File::open(&resolved).ok()?, AGENTS_MD_CAP as u64 + 4),
+            &mut bytes,
+        )
+        .ok()?;
         let mut text = String::from_utf8_lossy(&bytes).into_owned();
         if text.len() > AGENTS_MD_CAP {
             let end = crate::text::shorten(&text, AGENTS_MD_CAP).len();
@@ -162,5 +168,21 @@ mod tests {
         std::fs::create_dir(sub.join("AGENTS.md")).unwrap();
         let p = default_prompt(&sub);
         assert!(p.notices[0].contains("not a regular file"), "{:?}", p.notices);
+    }
+
+    #[test]
+    fn a_huge_agents_md_is_read_only_as_far_as_it_is_kept() {
+        // 64 GiB, sparse (no disk used): read whole, it could not even be allocated.
+        let dir = tempfile::tempdir().unwrap();
+        let f = std::fs::File::create(dir.path().join("AGENTS.md")).unwrap();
+        std::io::Write::write_all(&mut &f, b"Rules first.").unwrap();
+        f.set_len(64 << 30).unwrap();
+        let p = default_prompt(dir.path()).text;
+        assert!(
+            p.contains("Rules first.") && p.ends_with("[AGENTS.md truncated]\n"),
+            "{}",
+            &p[p.len() - 60..]
+        );
+        assert!(p.len() < AGENTS_MD_CAP + 4096, "{}", p.len());
     }
 }

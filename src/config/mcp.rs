@@ -267,7 +267,8 @@ fn validate_one(name: &str, s: &ServerSection, file: &Path) -> Result<ServerSpec
 pub fn secrets(specs: &[ServerSpec], env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let secret_name = |n: &str| {
         let up = n.to_ascii_uppercase();
-        up == "AUTHORIZATION" || super::SECRET_WORDS.iter().any(|w| up.contains(w))
+        // `Authorization`, `Proxy-Authorization`, `X-Auth-…`, `Cookie`, `X-Api-Key`…
+        up.contains("AUTH") || up.contains("COOKIE") || super::SECRET_WORDS.iter().any(|w| up.contains(w))
     };
     let mut out = Vec::new();
     for s in specs {
@@ -462,6 +463,27 @@ enabled = false
             assert!(e.message.contains(says), "{text}: {e}");
             assert!(e.to_string().starts_with("/cfg.toml: "), "{e}");
         }
+    }
+
+    #[test]
+    fn header_values_that_carry_credentials_are_secrets_others_are_not() {
+        let specs = parse(
+            "[mcp_servers.w]\nurl = \"https://x/mcp\"\nbearer_token_env = \"PAT\"\n\
+             headers = { Cookie = \"sid=c00kie\", Proxy-Authorization = \"Basic cHJveHk=\", \
+             X-Auth-User = \"auth-user-1\", X-Api-Key = \"k-123\", X-Team = \"platform\" }\n",
+        )
+        .unwrap();
+        let got = secrets(&specs, &|k| (k == "PAT").then(|| "pat-value".to_string()));
+        for s in [
+            "pat-value",
+            "sid=c00kie",
+            "Basic cHJveHk=",
+            "auth-user-1",
+            "k-123",
+        ] {
+            assert!(got.iter().any(|g| g == s), "{s} in {got:?}");
+        }
+        assert!(!got.iter().any(|g| g.contains("platform")), "{got:?}");
     }
 
     #[test]

@@ -263,6 +263,42 @@ fn walk_simple(s: &ast::SimpleCommand, a: &mut Analysis, depth: usize) {
     });
 }
 
+/// git runs an alias that starts with `!` as a shell command: `git -c alias.x='!CMD' x`
+/// runs CMD now, and `git config [--global] alias.x '!CMD'` defines one a later call runs
+/// (where only `git x` shows). Both are judged as CMD here; an alias taken from the
+/// environment (`--config-env=alias.x=VAR`) cannot be seen.
+fn git_aliases(words: &[String], a: &mut Analysis, depth: usize) {
+    let shell_alias = |setting: &str| -> Option<String> {
+        let (key, value) = setting.split_once('=')?;
+        let cmd = value.strip_prefix('!')?;
+        key.to_ascii_lowercase()
+            .starts_with("alias.")
+            .then(|| cmd.to_string())
+    };
+    for (i, w) in words.iter().enumerate().skip(1) {
+        let setting = match w.as_str() {
+            "-c" => words.get(i + 1).map(String::as_str),
+            _ => w.strip_prefix("-c").filter(|v| !v.is_empty()),
+        };
+        if let Some(cmd) = setting.and_then(shell_alias) {
+            walk_source(&cmd, a, depth + 1);
+        }
+        if w.starts_with("--config-env") && w.to_ascii_lowercase().contains("alias.") {
+            a.opaque = Some("a git alias taken from the environment".into());
+        }
+    }
+    if let Some(at) = words.iter().position(|w| w == "config") {
+        let rest = &words[at + 1..];
+        for (j, w) in rest.iter().enumerate() {
+            if w.to_ascii_lowercase().starts_with("alias.")
+                && let Some(cmd) = rest.get(j + 1).and_then(|v| v.strip_prefix('!'))
+            {
+                walk_source(cmd, a, depth + 1);
+            }
+        }
+    }
+}
+
 /// The commands a part runs through its words: `sudo X`, `bash -c 'X'`, `eval X`.
 fn inner_commands(words: &[String], a: &mut Analysis, depth: usize) {
     let name = base_name(&words[0]);
@@ -280,6 +316,9 @@ fn inner_commands(words: &[String], a: &mut Analysis, depth: usize) {
     if name == "eval" {
         walk_source(&words[1..].join(" "), a, depth + 1);
         return;
+    }
+    if name == "git" {
+        git_aliases(words, a, depth);
     }
     // `trap 'CMD' SIGNAL…` runs CMD later, in this shell.
     if name == "trap"
@@ -378,7 +417,12 @@ fn word_text(raw: &str, a: &mut Analysis, depth: usize) -> String {
             Err(e) => a.opaque = Some(format!("a word did not parse ({e})")),
         }
     }
-    brush_parser::unquote_str(raw)
+    // As the shell reads it: inside single quotes everything is literal (`'sh -c "rm x"'`
+    // keeps its double quotes, which brush's `unquote_str` drops).
+    match shlex::split(raw) {
+        Some(mut one) if one.len() == 1 => one.remove(0),
+        _ => brush_parser::unquote_str(raw),
+    }
 }
 
 fn substitutions(raw: &str, pieces: &[WordPieceWithSource], a: &mut Analysis, depth: usize) {
@@ -472,6 +516,41 @@ mod tests {
         );
         assert_eq!(parts("eval rm x"), ["rm x", "eval rm x"]);
         assert_eq!(parts("env A=1 rm x"), ["rm x", "env A=1 rm x"]);
+    }
+
+    #[test]
+    fn quotes_inside_other_quotes_are_kept_as_the_shell_keeps_them() {
+        // Seen: `bash -c 'sh -c "rm -rf victim"'` lost its inner quotes, so the inner
+        // script was `rm` alone and a `bash(rm -rf*)` deny rule did not see it.
+        assert_eq!(
+            parts("bash -c 'sh -c \"rm -rf victim\"'"),
+            [
+                "rm -rf victim",
+                "sh -c rm -rf victim",
+                "bash -c sh -c \"rm -rf victim\""
+            ]
+        );
+        assert_eq!(parts("echo \"it's\" 'a \"b\"' c\\ d"), ["echo it's a \"b\" c d"]);
+    }
+
+    #[test]
+    fn a_git_shell_alias_is_the_command_it_runs() {
+        assert_eq!(
+            parts("git -c alias.x='!rm -rf build' x"),
+            ["rm -rf build", "git -c alias.x=!rm -rf build x"]
+        );
+        assert_eq!(parts("git -calias.x=!rm\\ y x")[0], "rm y");
+        assert_eq!(
+            parts("git config --global alias.c '!rm -rf build'"),
+            ["rm -rf build", "git config --global alias.c !rm -rf build"]
+        );
+        // Not a shell alias, or not an alias: nothing more.
+        assert_eq!(parts("git -c alias.st=status st"), ["git -c alias.st=status st"]);
+        assert_eq!(
+            parts("git -c core.pager=less log"),
+            ["git -c core.pager=less log"]
+        );
+        assert!(analyse("git --config-env=alias.x=EVIL x").opaque.is_some());
     }
 
     #[test]

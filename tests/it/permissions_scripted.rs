@@ -492,7 +492,8 @@ fn read_only_commands_cannot_smuggle_a_program_a_write_or_a_connection() {
 
 /// The model wants past `deny = ["bash(rm -rf*)"]` in `auto`: the program by its path,
 /// behind a wrapper that runs its arguments as a command, inside `find -exec`, in a `trap`
-/// string run at exit, or in the script of `su -c` / `script -c`. Each says `rm -rf`.
+/// string run at exit, in the script of `su -c` / `script -c`, or in a git shell alias.
+/// Each says `rm -rf`.
 #[test]
 fn a_deny_rule_holds_through_a_program_path_wrappers_find_exec_and_trap() {
     let lines = [
@@ -509,6 +510,9 @@ fn a_deny_rule_holds_through_a_program_path_wrappers_find_exec_and_trap() {
         "flock /tmp/lock rm -rf victim",
         "flock /tmp/lock -c 'rm -rf victim'",
         "parallel rm -rf ::: victim",
+        "bash -c 'sh -c \"rm -rf victim\"'",
+        "git -c alias.x='!rm -rf victim' x",
+        "git -c alias.x='!sh -c \"rm -rf victim\"' x",
     ];
     for line in lines {
         let h = tempfile::tempdir().unwrap();

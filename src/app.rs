@@ -247,10 +247,20 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
     // Asked once, before anything runs: the TUI only; scripted runs skip them with a notice.
     if interactive {
         let untrusted = discovery.untrusted_tools();
-        if !untrusted.is_empty() {
-            use crate::ui::tui::trust_ask::{Answer, ask};
+        let settings = match crate::permissions::trust::state(&cwd) {
+            crate::permissions::trust::State::Trusted => Vec::new(),
+            _ => untrusted_settings(&cwd),
+        };
+        if !untrusted.is_empty() || !settings.is_empty() {
+            use crate::ui::tui::trust_ask::{Answer, Question, ask};
             let home = crate::environ::var("HOME");
-            match ask(&cwd, &untrusted, home.as_deref())? {
+            let question = Question {
+                cwd: &cwd,
+                tools: &untrusted,
+                settings: &settings,
+                changed: crate::permissions::trust::state(&cwd) == crate::permissions::trust::State::Changed,
+            };
+            match ask(&question, home.as_deref())? {
                 // Discovery reads the trust list: from now on it says trusted.
                 Answer::Trust => {
                     let store = crate::permissions::trust::Store::default_location()?;
@@ -456,6 +466,31 @@ fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
     })?;
     config.mcp_servers = crate::config::mcp::merge(&config.mcp_servers, project);
     Ok(())
+}
+
+/// What a folder's own settings (`.ikigai/config.toml`) would add once trusted: its MCP
+/// servers (what each runs) and its permission rules, one line each, for the question.
+/// Read only to be shown; nothing is run or applied.
+fn untrusted_settings(cwd: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(servers) = crate::config::mcp::load_project(cwd) {
+        for s in servers {
+            out.push(format!("MCP server {}: {}", s.name, s.transport.target()));
+        }
+    }
+    if let Ok(rules) = crate::permissions::project::load(cwd) {
+        for (kind, list) in [
+            ("allow", &rules.allow),
+            ("ask", &rules.ask),
+            ("deny", &rules.deny),
+        ] {
+            if !list.is_empty() {
+                let texts: Vec<&str> = list.iter().map(|r| r.text.as_str()).collect();
+                out.push(format!("{kind} rules: {}", texts.join(", ")));
+            }
+        }
+    }
+    out
 }
 
 /// What a trusted folder whose settings changed since is told.

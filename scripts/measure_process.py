@@ -22,16 +22,21 @@ def measure(argv, env, cwd, runs):
         rss.append(int(err.strip().splitlines()[-1]))  # KiB
     return walls, rss
 
+def bench_home(home):
+    """Writes the two source files the one-tool turn lists into `home` and returns the
+    environment a measured run gets there (its own HOME and XDG folders, dummy keys)."""
+    for f in ("main.rs", "lib.rs"):
+        open(os.path.join(home, f), "w").write("fn x() {}\n")
+    return {"PATH": os.environ["PATH"], "HOME": home, "OPENAI_API_KEY": "bench",
+            "ANTHROPIC_API_KEY": "bench", "GEMINI_API_KEY": "bench",
+            "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+            "XDG_DATA_HOME": os.path.join(home, ".local/share")}
+
 def main():
     binary, base_url, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
     provider = sys.argv[4] if len(sys.argv) > 4 else "openai"
     with tempfile.TemporaryDirectory() as home:
-        for f in ("main.rs", "lib.rs"):
-            open(os.path.join(home, f), "w").write("fn x() {}\n")
-        env = {"PATH": os.environ["PATH"], "HOME": home, "OPENAI_API_KEY": "bench",
-               "ANTHROPIC_API_KEY": "bench", "GEMINI_API_KEY": "bench",
-               "XDG_CONFIG_HOME": os.path.join(home, ".config"),
-               "XDG_DATA_HOME": os.path.join(home, ".local/share")}
+        env = bench_home(home)
         base_w, base_r = measure([binary, "--version"], env, home, runs)
         turn_w, turn_r = measure([binary, "-p", "what files are here?", "--provider", provider, "--base-url", base_url], env, home, runs)
     ms = lambda xs: statistics.median(xs) * 1000
@@ -42,4 +47,5 @@ def main():
     print(f"targets: wall <= 30 ms -> {'met' if ms(turn_w) <= 30 else 'NOT met'}; "
           f"RSS <= 12 MiB -> {'met' if max(turn_r)/1024 <= 12 else 'NOT met'}")
 
-main()
+if __name__ == "__main__":
+    main()

@@ -9,6 +9,9 @@ usage: memory_breakdown.py BIN BASE_URL [RUNS] [PROVIDER]   (or BIN - RUNS -- AR
 sample any other command, e.g. `BIN - 10 -- sessions`)"""
 import collections, os, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure_process import bench_home  # noqa: E402
+
 
 def mappings(pid):
     try:
@@ -49,12 +52,7 @@ def main():
         argv = ["-p", "what files are here?", "--provider", provider, "--base-url", url]
     best = None
     with tempfile.TemporaryDirectory() as home:
-        for f in ("main.rs", "lib.rs"):
-            open(os.path.join(home, f), "w").write("fn x() {}\n")
-        env = {"PATH": os.environ["PATH"], "HOME": home, "OPENAI_API_KEY": "bench",
-               "ANTHROPIC_API_KEY": "bench", "GEMINI_API_KEY": "bench",
-               "XDG_CONFIG_HOME": os.path.join(home, ".config"),
-               "XDG_DATA_HOME": os.path.join(home, ".local/share")}
+        env = bench_home(home)
         for _ in range(runs):
             p = subprocess.Popen([exe, *argv], env=env, cwd=home, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

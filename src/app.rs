@@ -244,11 +244,14 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         cli.prompt.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let Resolved { spec, key_vars } = resolved;
     let discovery = crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd, key_vars.clone());
+    use crate::permissions::trust::State;
+    // Read once here: each read hashes the project's settings.
+    let mut trust = crate::permissions::trust::state(&cwd);
     // Asked once, before anything runs: the TUI only; scripted runs skip them with a notice.
     if interactive {
         let untrusted = discovery.untrusted_tools();
-        let settings = match crate::permissions::trust::state(&cwd) {
-            crate::permissions::trust::State::Trusted => Vec::new(),
+        let settings = match trust {
+            State::Trusted => Vec::new(),
             _ => untrusted_settings(&cwd),
         };
         if !untrusted.is_empty() || !settings.is_empty() {
@@ -258,13 +261,14 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
                 cwd: &cwd,
                 tools: &untrusted,
                 settings: &settings,
-                changed: crate::permissions::trust::state(&cwd) == crate::permissions::trust::State::Changed,
+                changed: trust == State::Changed,
             };
             match ask(&question, home.as_deref())? {
                 // Discovery reads the trust list: from now on it says trusted.
                 Answer::Trust => {
                     let store = crate::permissions::trust::Store::default_location()?;
                     store.trust(&cwd)?;
+                    trust = State::Trusted;
                     // The project's own MCP servers come with the trust, this run already
                     // (settings read now from the project's file, as at load).
                     add_project_mcp_servers(&mut config)?;
@@ -281,7 +285,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
     }
     let mut provider = crate::provider::build(spec.clone())?;
     let (events_tx, events_rx) = unbounded_channel();
-    if crate::permissions::trust::state(&cwd) == crate::permissions::trust::State::Changed {
+    if trust == State::Changed {
         let _ = events_tx.send(Event::notice(NoticeLevel::Warning, settings_changed(&cwd)));
     }
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());

@@ -2,7 +2,8 @@
 //! array (the conversation) encoded item by item as the connection takes it, so a long
 //! session's request is never held whole in memory. A small body is written once into one
 //! buffer; a large one has its exact length counted first, so it too goes out with a
-//! `Content-Length`, never chunked.
+//! `Content-Length`, never chunked. The items are written by sonic-rs (the bytes
+//! serde_json writes, with vectorised string escaping); the object's head by serde_json.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -25,19 +26,33 @@ pub trait Source<'a>: Send + Sync {
     /// A fresh pass over the body.
     fn pass(&self) -> Box<dyn Pass + Send + 'a>;
 
-    /// The exact length in bytes (one pass that only counts; nothing is written).
+    /// The exact length in bytes: one pass that writes each part aside only to measure it
+    /// (the body is never held). Remembered: a second call is free.
     fn byte_count(&self) -> serde_json::Result<u64> {
+        if let Some(n) = self.counted() {
+            return Ok(n);
+        }
         let (mut count, mut scratch) = (0u64, Vec::new());
         let mut pass = self.pass();
         while let Some(n) = pass.count_next(&mut scratch)? {
             count += n;
         }
+        self.remember(count);
         Ok(count)
     }
 
-    /// The whole body in one buffer.
+    /// The length a `byte_count` found, if one ran.
+    fn counted(&self) -> Option<u64> {
+        None
+    }
+
+    /// Keeps the length `byte_count` found (bodies that can; it never changes).
+    fn remember(&self, _count: u64) {}
+
+    /// The whole body in one buffer (of its exact size when it was counted).
     fn to_vec(&self) -> serde_json::Result<Vec<u8>> {
-        let mut out = Vec::new();
+        let size = self.counted().and_then(|n| usize::try_from(n).ok());
+        let mut out = Vec::with_capacity(size.unwrap_or(0));
         let mut pass = self.pass();
         while pass.write_next(&mut out)? {}
         Ok(out)
@@ -73,20 +88,6 @@ pub trait Pass {
     }
 }
 
-/// A writer that only counts the bytes written to it.
-struct Count(u64);
-
-impl std::io::Write for Count {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len() as u64;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Sends `body` in pieces to `tx` as the receiver takes them (at most two ahead);
 /// returns when all are sent, or early when the receiver is gone.
 pub async fn send_to(body: &dyn Source<'_>, tx: mpsc::Sender<Bytes>) -> serde_json::Result<()> {
@@ -106,6 +107,8 @@ pub struct JsonBody<F> {
     /// `{…rest…,"key":[` (shared by every pass)
     head: Bytes,
     items: F,
+    /// The length, once counted.
+    count: std::sync::OnceLock<u64>,
 }
 
 const TAIL: &[u8] = b"]}";
@@ -130,6 +133,7 @@ where
         Ok(JsonBody {
             head: Bytes::from(head),
             items,
+            count: std::sync::OnceLock::new(),
         })
     }
 }
@@ -148,6 +152,37 @@ where
             done: false,
         })
     }
+
+    fn counted(&self) -> Option<u64> {
+        self.count.get().copied()
+    }
+
+    fn remember(&self, count: u64) {
+        let _ = self.count.set(count);
+    }
+}
+
+/// Appends `item` as compact JSON: with sonic-rs, whose string escaping (most of a long
+/// conversation's bytes) is vectorised, where serde_json's goes a byte at a time. The bytes
+/// are serde_json's own (`tests::items_are_written_as_serde_json_writes_them`).
+fn write_item(out: &mut Vec<u8>, item: &impl Serialize) -> serde_json::Result<()> {
+    sonic_rs::to_writer(out, item).map_err(serde::ser::Error::custom)
+}
+
+/// `item` as a body writes it, read back as a JSON tree (tests and callers that inspect
+/// one part of a body). Parts hold raw JSON that only the body writer writes as it is:
+/// serialising them with serde_json directly would not.
+pub fn item_value(item: &impl Serialize) -> serde_json::Result<serde_json::Value> {
+    let mut out = Vec::new();
+    write_item(&mut out, item)?;
+    serde_json::from_slice(&out)
+}
+
+/// `item` as a body writes it.
+#[cfg(test)]
+pub fn item_bytes(item: &impl Serialize) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_item(&mut out, item).map(|()| out).unwrap_or_default()
 }
 
 /// Where the writing stands.
@@ -176,7 +211,7 @@ where
                 if !std::mem::take(&mut self.first) {
                     out.push(b',');
                 }
-                serde_json::to_writer(&mut *out, &item)?;
+                write_item(out, &item)?;
             }
             None => {
                 out.extend_from_slice(TAIL);
@@ -184,28 +219,6 @@ where
             }
         }
         Ok(true)
-    }
-
-    /// Counts without writing: the counting pass of a large body (`byte_count`) encodes
-    /// every message only to measure it.
-    fn count_next(&mut self, _scratch: &mut Vec<u8>) -> serde_json::Result<Option<u64>> {
-        if let Some(head) = self.head.take() {
-            return Ok(Some(head.len() as u64));
-        }
-        if self.done {
-            return Ok(None);
-        }
-        match self.items.next() {
-            Some(item) => {
-                let mut count = Count(u64::from(!std::mem::take(&mut self.first)));
-                serde_json::to_writer(&mut count, &item)?;
-                Ok(Some(count.0))
-            }
-            None => {
-                self.done = true;
-                Ok(Some(TAIL.len() as u64))
-            }
-        }
     }
 }
 
@@ -239,6 +252,21 @@ impl http_body::Body for Received {
     fn size_hint(&self) -> SizeHint {
         SizeHint::with_exact(self.len)
     }
+}
+
+/// Asserts that every item of `items` is written as serde_json writes it (for parts that
+/// hold no raw JSON: serde_json cannot write sonic-rs's raw values).
+#[cfg(test)]
+pub fn assert_written_as_serde_json<T: Serialize>(items: impl Iterator<Item = T>) {
+    let mut n = 0;
+    for item in items {
+        let mut ours = Vec::new();
+        write_item(&mut ours, &item).unwrap();
+        let theirs = serde_json::to_vec(&item).unwrap();
+        assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs));
+        n += 1;
+    }
+    assert!(n > 5, "only {n} items");
 }
 
 #[cfg(test)]

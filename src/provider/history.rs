@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use serde::{Serialize, Serializer};
 use serde_json::Value;
-use serde_json::value::RawValue;
+use sonic_rs::{JsonValueTrait, LazyValue};
 
 use crate::message::{FunctionCall, Kind, Message, compaction_text};
 
@@ -109,6 +109,7 @@ impl<'a> History<'a> {
     }
 
     /// The item `m` stands for, after closing the exchange it ends.
+    #[inline(always)]
     fn item(&mut self, m: &'a Message) -> Option<Item<'a>> {
         match m.kind {
             Kind::System => Some(Item::System(&m.content)),
@@ -176,6 +177,7 @@ impl<'a> History<'a> {
 impl<'a> Iterator for History<'a> {
     type Item = Item<'a>;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<Item<'a>> {
         loop {
             if let Some(item) = self.ready.pop_front() {
@@ -247,37 +249,34 @@ pub fn system_prompt<'a>(system: &'a str, messages: &'a [Message]) -> Cow<'a, st
 
 /// A tool call's arguments as a JSON object any strict vendor accepts, written as the
 /// model's own text when it is one (`FunctionCall::wire_arguments_value`, without
-/// building a tree).
+/// building a tree): `{}` for none, `{"invalid_arguments": "<the raw text>"}` for text
+/// that is not an object. The text is checked as it is written, by sonic-rs (the body
+/// writer, `provider::body`), which writes it as it is.
 #[derive(Clone, Copy, Debug)]
-pub enum Arguments<'a> {
-    Object(&'a RawValue),
-    /// No arguments: `{}`.
-    Empty,
-    /// Not an object: `{"invalid_arguments": "<the raw text>"}`.
-    Invalid(&'a str),
+pub struct Arguments<'a>(&'a str);
+
+/// `text` as one JSON value (checked whole, as strictly as serde_json checks it), if it is one.
+fn raw(text: &str) -> Option<LazyValue<'_>> {
+    sonic_rs::from_str::<LazyValue<'_>>(text).ok()
 }
 
 impl<'a> Arguments<'a> {
     pub fn of(f: &'a FunctionCall) -> Self {
-        if f.arguments.trim().is_empty() {
-            return Arguments::Empty;
-        }
-        match serde_json::from_str::<&RawValue>(&f.arguments) {
-            Ok(raw) if raw.get().trim_start().starts_with('{') => Arguments::Object(raw),
-            _ => Arguments::Invalid(&f.arguments),
-        }
+        Arguments(&f.arguments)
     }
 }
 
 impl Serialize for Arguments<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        match self {
-            Arguments::Object(raw) => raw.serialize(s),
-            Arguments::Empty => s.serialize_map(Some(0))?.end(),
-            Arguments::Invalid(text) => {
+        if self.0.trim().is_empty() {
+            return s.serialize_map(Some(0))?.end();
+        }
+        match raw(self.0) {
+            Some(raw) if raw.is_object() => raw.serialize(s),
+            _ => {
                 let mut m = s.serialize_map(Some(1))?;
-                m.serialize_entry("invalid_arguments", text)?;
+                m.serialize_entry("invalid_arguments", self.0)?;
                 m.end()
             }
         }
@@ -285,43 +284,122 @@ impl Serialize for Arguments<'_> {
 }
 
 /// A tool result's envelope as a JSON object (Gemini's `functionResponse.response`): the
-/// envelope itself when it is an object, else `{"output": …}` holding it.
+/// envelope itself when it is an object, else `{"output": …}` holding it (as JSON when it
+/// is JSON, else as text). Checked as it is written, like `Arguments`.
 #[derive(Clone, Copy, Debug)]
-pub enum Envelope<'a> {
-    Object(&'a RawValue),
-    /// Valid JSON that is not an object: `{"output": <it>}`.
-    Other(&'a RawValue),
-    /// Not JSON: `{"output": "<the text>"}`.
-    Text(&'a str),
-}
+pub struct Envelope<'a>(&'a str);
 
 impl<'a> Envelope<'a> {
     pub fn of(output: &'a str) -> Self {
-        match serde_json::from_str::<&RawValue>(output) {
-            Ok(raw) if raw.get().trim_start().starts_with('{') => Envelope::Object(raw),
-            Ok(raw) => Envelope::Other(raw),
-            Err(_) => Envelope::Text(output),
-        }
+        Envelope(output)
     }
 }
 
 impl Serialize for Envelope<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        match self {
-            Envelope::Object(raw) => raw.serialize(s),
-            Envelope::Other(raw) => {
+        match raw(self.0) {
+            Some(raw) if raw.is_object() => raw.serialize(s),
+            Some(raw) => {
                 let mut m = s.serialize_map(Some(1))?;
-                m.serialize_entry("output", raw)?;
+                m.serialize_entry("output", &raw)?;
                 m.end()
             }
-            Envelope::Text(text) => {
+            None => {
                 let mut m = s.serialize_map(Some(1))?;
-                m.serialize_entry("output", text)?;
+                m.serialize_entry("output", self.0)?;
                 m.end()
             }
         }
     }
+}
+
+/// Which tool calls' arguments are valid JSON objects, as a body's first whole pass found
+/// them; the next passes (the bytes after the count) reuse it instead of parsing every
+/// call's arguments again. One flag per call, in the order the passes meet them (every
+/// pass over a body yields the same calls).
+#[derive(Default)]
+pub struct ArgumentsSeen(std::sync::OnceLock<Vec<bool>>);
+
+/// One pass's reading of call arguments (`FunctionCall::wire_arguments_text`), through
+/// the body's `ArgumentsSeen`.
+pub struct ArgumentsPass {
+    seen: std::sync::Arc<ArgumentsSeen>,
+    found: Vec<bool>,
+    next: usize,
+}
+
+impl ArgumentsPass {
+    pub fn new(seen: std::sync::Arc<ArgumentsSeen>) -> Self {
+        ArgumentsPass {
+            seen,
+            found: Vec::new(),
+            next: 0,
+        }
+    }
+
+    /// The arguments of the pass's next call as the wire takes them.
+    pub fn text<'a>(&mut self, f: &'a FunctionCall) -> Cow<'a, str> {
+        let i = self.next;
+        self.next += 1;
+        match self.seen.0.get().and_then(|v| v.get(i)) {
+            Some(true) => Cow::Borrowed(&f.arguments),
+            Some(false) => f.wire_arguments_text(),
+            None => {
+                let text = f.wire_arguments_text();
+                self.found.push(matches!(text, Cow::Borrowed(_)));
+                text
+            }
+        }
+    }
+
+    /// The pass met its last call: what it found is kept for the next passes.
+    pub fn finish(&mut self) {
+        if self.seen.0.get().is_none() && self.found.len() == self.next {
+            let _ = self.seen.0.set(std::mem::take(&mut self.found));
+        }
+    }
+}
+
+/// A history with every kind of message and every character class a string can hold
+/// (quotes, backslashes, each control character, non-ASCII, line separators), images,
+/// another provider's reasoning, bad arguments, a lost result: what the formats' tests
+/// write to check that every byte is written as serde_json writes it.
+#[cfg(test)]
+pub fn varied(provider: &str) -> Vec<Message> {
+    let every: String = (0u8..0x80).map(char::from).collect::<String>() + "é\u{2028}\u{2029}😀\u{feff}";
+    let img = crate::message::Image {
+        mime: "image/png".into(),
+        data: "iVBORw0KGgo=".into(),
+    };
+    let env = serde_json::json!({"tool_success": true, "result": {"output": every, "n": 1.5e-7}});
+    vec![
+        Message::system(format!("inline {every}")),
+        Message::user(every.clone()),
+        Message::user_with_images("look", "", vec!["a.png".into()], vec![img.clone()]),
+        Message::reasoning(
+            &every,
+            provider,
+            serde_json::json!({"signature": every, "n": [1, 2.5, -3]}),
+        ),
+        Message::reasoning("theirs", "elsewhere", serde_json::json!({"signature": "t"})),
+        Message::assistant(format!("Let me look. {every}")),
+        Message::tool_call(
+            "call_1",
+            "bash",
+            format!(r#"{{"command": "echo", "x": {}}}"#, serde_json::json!(every)),
+        ),
+        Message::tool_call("call_2", "glob", r#"{"pattern": "*"#),
+        Message::tool_call("call_3", "glob", "  "),
+        Message::tool_result("call_1", "bash", "ok", env.to_string(), true).with_images(vec![img]),
+        Message::tool_result("call_2", "glob", "bad", "not json \u{1}", false),
+        Message::tool_result("zz", "bash", "", "[1,2]", true),
+        Message::compaction(every.clone(), 3, 1),
+        Message::assistant(""),
+        Message::tool_call("call_4", "bash", "[1]"),
+        Message::user("and now?"),
+        Message::assistant("Done."),
+    ]
 }
 
 #[cfg(test)]
@@ -509,9 +587,45 @@ mod tests {
         }
         impl<T: serde::Serialize> Ser for T {
             fn text(&self) -> String {
-                serde_json::to_string(self).unwrap()
+                sonic_rs::to_string(self).unwrap()
             }
         }
+    }
+
+    #[test]
+    fn argument_checks_are_kept_by_a_whole_pass_and_read_by_the_next() {
+        let call = |a: &str| FunctionCall {
+            name: "f".into(),
+            arguments: a.into(),
+        };
+        let calls = [call(r#"{"a": 1}"#), call("[1]"), call(" "), call(r#"{"b":"#)];
+        let seen = std::sync::Arc::new(ArgumentsSeen::default());
+        let texts = |finish: bool| {
+            let mut pass = ArgumentsPass::new(seen.clone());
+            let out: Vec<String> = calls.iter().map(|c| pass.text(c).into_owned()).collect();
+            if finish {
+                pass.finish();
+            }
+            out
+        };
+        let want = [
+            r#"{"a": 1}"#,
+            r#"{"invalid_arguments":"[1]"}"#,
+            "{}",
+            r#"{"invalid_arguments":"{\"b\":"}"#,
+        ];
+        // A pass that stops early keeps nothing; a whole one keeps what it found.
+        assert_eq!(texts(false), want);
+        assert!(seen.0.get().is_none());
+        assert_eq!(texts(true), want);
+        assert_eq!(seen.0.get(), Some(&vec![true, false, false, false]));
+        assert_eq!(texts(true), want);
+        // A pass that meets more calls than were kept checks the rest itself.
+        let mut pass = ArgumentsPass::new(seen.clone());
+        for c in calls.iter().chain(&calls) {
+            pass.text(c);
+        }
+        assert_eq!(pass.text(&call("[2]")), r#"{"invalid_arguments":"[2]"}"#);
     }
 
     #[test]

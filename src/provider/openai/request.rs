@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::provider::body::{JsonBody, Source};
-use crate::provider::history::{History, Item, any_id};
+use crate::provider::history::{ArgumentsPass, ArgumentsSeen, History, Item, any_id};
 use crate::provider::image::DataUrl;
 use crate::provider::{Request, Spec};
 
@@ -39,12 +39,22 @@ struct StreamOptions {
 /// One wire message. `content: null` is kept for an assistant message with calls only.
 #[derive(Serialize)]
 pub struct WireMessage<'a> {
-    role: &'static str,
+    role: Role,
     content: Content<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<Cow<'a, str>>,
+}
+
+/// Who a wire message is from (compared for every call and image: an enum, not text).
+#[derive(Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
 }
 
 /// Message content: text, an explicit `null`, or parts (a user message with images).
@@ -59,9 +69,16 @@ impl Serialize for Content<'_> {
         match self {
             Content::Text(t) => s.serialize_str(t),
             Content::Null => s.serialize_none(),
-            Content::Parts(parts) => parts.serialize(s),
+            Content::Parts(parts) => serialize_parts(parts, s),
         }
     }
+}
+
+/// A message's parts: rare (a message with images), so kept out of the text path.
+#[cold]
+#[inline(never)]
+fn serialize_parts<S: serde::Serializer>(parts: &[Part<'_>], s: S) -> Result<S::Ok, S::Error> {
+    parts.serialize(s)
 }
 
 /// One content part: `{"type":"text","text":…}` or
@@ -93,7 +110,7 @@ struct WireFunction<'a> {
 }
 
 impl<'a> WireMessage<'a> {
-    fn text(role: &'static str, content: impl Into<Cow<'a, str>>) -> Self {
+    fn text(role: Role, content: impl Into<Cow<'a, str>>) -> Self {
         WireMessage {
             role,
             content: Content::Text(content.into()),
@@ -149,7 +166,10 @@ pub fn body<'a>(
     rest: &Rest<'a>,
 ) -> serde_json::Result<JsonBody<impl Fn() -> WireMessages<'a> + Send + Sync + use<'a>>> {
     let (system, messages) = (req.system, req.messages);
-    JsonBody::new(rest, "messages", move || WireMessages::new(system, messages))
+    let seen = std::sync::Arc::new(ArgumentsSeen::default());
+    JsonBody::new(rest, "messages", move || {
+        WireMessages::new(system, messages, ArgumentsPass::new(seen.clone()))
+    })
 }
 
 /// Wire messages: the system prompt first; an assistant text and the tool calls that
@@ -161,13 +181,15 @@ pub struct WireMessages<'a> {
     /// The last wire message, still open to the tool calls that follow it.
     open: Option<WireMessage<'a>>,
     items: History<'a>,
+    arguments: ArgumentsPass,
 }
 
 impl<'a> WireMessages<'a> {
-    fn new(system: &'a str, messages: &'a [crate::message::Message]) -> Self {
+    fn new(system: &'a str, messages: &'a [crate::message::Message], arguments: ArgumentsPass) -> Self {
         WireMessages {
-            open: (!system.is_empty()).then(|| WireMessage::text("system", system)),
+            open: (!system.is_empty()).then(|| WireMessage::text(Role::System, system)),
             items: History::new(messages, "", any_id),
+            arguments,
         }
     }
 }
@@ -175,12 +197,13 @@ impl<'a> WireMessages<'a> {
 impl<'a> Iterator for WireMessages<'a> {
     type Item = WireMessage<'a>;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<WireMessage<'a>> {
         for item in self.items.by_ref() {
             let next = match item {
-                Item::System(t) => WireMessage::text("system", t),
-                Item::User(t) => WireMessage::text("user", t),
-                Item::Assistant(t) => WireMessage::text("assistant", t),
+                Item::System(t) => WireMessage::text(Role::System, t),
+                Item::User(t) => WireMessage::text(Role::User, t),
+                Item::Assistant(t) => WireMessage::text(Role::Assistant, t),
                 Item::Reasoning { .. } => continue,
                 Item::Image { mime, data } => {
                     let part = Part::ImageUrl {
@@ -189,7 +212,7 @@ impl<'a> Iterator for WireMessages<'a> {
                         },
                     };
                     match self.open.as_mut() {
-                        Some(last) if last.role == "user" => {
+                        Some(last) if last.role == Role::User => {
                             let content = std::mem::replace(&mut last.content, Content::Null);
                             let mut parts = match content {
                                 Content::Parts(parts) => parts,
@@ -201,7 +224,7 @@ impl<'a> Iterator for WireMessages<'a> {
                             continue;
                         }
                         _ => WireMessage {
-                            role: "user",
+                            role: Role::User,
                             content: Content::Parts(vec![part]),
                             tool_calls: Vec::new(),
                             tool_call_id: None,
@@ -214,11 +237,11 @@ impl<'a> Iterator for WireMessages<'a> {
                         call_type: "function",
                         function: WireFunction {
                             name: &function.name,
-                            arguments: function.wire_arguments_text(),
+                            arguments: self.arguments.text(function),
                         },
                     };
                     match self.open.as_mut() {
-                        Some(last) if last.role == "assistant" => {
+                        Some(last) if last.role == Role::Assistant => {
                             if matches!(&last.content, Content::Text(t) if t.is_empty()) {
                                 last.content = Content::Null;
                             }
@@ -226,7 +249,7 @@ impl<'a> Iterator for WireMessages<'a> {
                             continue;
                         }
                         _ => WireMessage {
-                            role: "assistant",
+                            role: Role::Assistant,
                             content: Content::Null,
                             tool_calls: vec![wire_call],
                             tool_call_id: None,
@@ -234,7 +257,7 @@ impl<'a> Iterator for WireMessages<'a> {
                     }
                 }
                 Item::Result { id, output, .. } => WireMessage {
-                    role: "tool",
+                    role: Role::Tool,
                     content: Content::Text(Cow::Borrowed(output)),
                     tool_calls: Vec::new(),
                     tool_call_id: Some(id),
@@ -244,6 +267,7 @@ impl<'a> Iterator for WireMessages<'a> {
                 return Some(done);
             }
         }
+        self.arguments.finish();
         self.open.take()
     }
 }
@@ -303,6 +327,54 @@ mod tests {
             json!({"role": "tool", "tool_call_id": "a", "content": r#"{"tool_success":true}"#})
         );
         assert_eq!(m[5]["content"], "Done.");
+    }
+
+    #[test]
+    fn every_message_is_written_as_serde_json_writes_it() {
+        let h = crate::provider::history::varied("");
+        crate::provider::body::assert_written_as_serde_json(WireMessages::new(
+            "sys \" \u{1}",
+            &h,
+            ArgumentsPass::new(Default::default()),
+        ));
+    }
+
+    #[test]
+    fn a_second_pass_reuses_the_first_ones_argument_checks_and_writes_the_same_bytes() {
+        use crate::provider::body::Source;
+        let h = crate::provider::history::varied("");
+        let req = Request {
+            model: "m",
+            system: "sys",
+            messages: &h,
+            tools: &[],
+            stop: &[],
+            max_output_tokens: None,
+        };
+        let fresh = body(&req, &rest(&req)).unwrap().to_vec().unwrap();
+        let b = body(&req, &rest(&req)).unwrap();
+        let count = b.byte_count().unwrap();
+        // The counting pass filled the checks; these passes read them.
+        for _ in 0..2 {
+            let again = b.to_vec().unwrap();
+            assert_eq!(String::from_utf8_lossy(&again), String::from_utf8_lossy(&fresh));
+            assert_eq!(again.len() as u64, count);
+        }
+        let v: Value = serde_json::from_slice(&fresh).unwrap();
+        let calls: Vec<&Value> = v["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
+            .collect();
+        let args: Vec<&str> = calls
+            .iter()
+            .map(|c| c["function"]["arguments"].as_str().unwrap())
+            .collect();
+        assert_eq!(args[1], r#"{"invalid_arguments":"{\"pattern\": \"*"}"#);
+        assert_eq!(args[2], "{}");
+        assert_eq!(args[3], r#"{"invalid_arguments":"[1]"}"#);
+        assert!(args[0].starts_with(r#"{"command": "echo""#), "{}", args[0]);
     }
 
     #[test]

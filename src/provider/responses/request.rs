@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::provider::body::JsonBody;
-use crate::provider::history::{History, Item, any_id};
+use crate::provider::history::{ArgumentsPass, ArgumentsSeen, History, Item, any_id};
 use crate::provider::image::DataUrl;
 use crate::provider::{Request, Spec};
 
@@ -69,8 +69,10 @@ pub fn body<'a>(
     spec: &'a Spec,
 ) -> serde_json::Result<JsonBody<impl Fn() -> InputItems<'a> + Send + Sync + use<'a>>> {
     let (messages, name) = (req.messages, spec.name.as_str());
+    let seen = std::sync::Arc::new(ArgumentsSeen::default());
     JsonBody::new(&rest(&req, spec), "input", move || InputItems {
         items: History::new(messages, name, any_id).peekable(),
+        arguments: ArgumentsPass::new(seen.clone()),
     })
 }
 
@@ -116,6 +118,7 @@ pub enum Part<'a> {
 /// provider's own reasoning items (with their encrypted content), made one at a time.
 pub struct InputItems<'a> {
     items: std::iter::Peekable<History<'a>>,
+    arguments: ArgumentsPass,
 }
 
 impl<'a> InputItems<'a> {
@@ -163,7 +166,7 @@ impl<'a> Iterator for InputItems<'a> {
                     kind: "function_call",
                     call_id: id,
                     name: &function.name,
-                    arguments: function.wire_arguments_text(),
+                    arguments: self.arguments.text(function),
                 },
                 Item::Result { id, output, .. } => InputItem::Output {
                     kind: "function_call_output",
@@ -172,6 +175,27 @@ impl<'a> Iterator for InputItems<'a> {
                 },
             });
         }
+        self.arguments.finish();
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_input_item_is_written_as_serde_json_writes_it() {
+        let mut h = crate::provider::history::varied("me");
+        h.push(crate::message::Message::reasoning(
+            "r",
+            "me",
+            serde_json::json!({"encrypted_content": "e\u{1}\"", "id": "rs_1"}),
+        ));
+        let items = InputItems {
+            items: History::new(&h, "me", any_id).peekable(),
+            arguments: ArgumentsPass::new(Default::default()),
+        };
+        crate::provider::body::assert_written_as_serde_json(items);
     }
 }

@@ -269,6 +269,31 @@ pub fn assert_written_as_serde_json<T: Serialize>(items: impl Iterator<Item = T>
     assert!(n > 5, "only {n} items");
 }
 
+/// Asserts that the items written for `history::varied` keep the model's own argument
+/// text byte for byte, wrap bad arguments, and that every item parses as an object
+/// (for parts holding raw JSON, which serde_json cannot write).
+#[cfg(test)]
+pub fn assert_raw_json_kept<T: Serialize>(
+    items: impl Iterator<Item = T>,
+    history: &[crate::message::Message],
+) {
+    let mut all = String::new();
+    for item in items {
+        let v = item_value(&item).unwrap();
+        assert!(v.is_object(), "{v}");
+        all.push_str(&v.to_string());
+        all.push_str(&String::from_utf8(item_bytes(&item)).unwrap());
+    }
+    let Some(args) = history[6].as_tool_call().map(|c| c.function.arguments.as_str()) else {
+        panic!("the call")
+    };
+    assert!(args.contains(": ") && all.contains(args), "{args}");
+    assert!(
+        all.contains(r#"{"invalid_arguments":"{\"pattern\": \"*"}"#),
+        "{all}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

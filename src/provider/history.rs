@@ -255,9 +255,47 @@ pub fn system_prompt<'a>(system: &'a str, messages: &'a [Message]) -> Cow<'a, st
 #[derive(Clone, Copy, Debug)]
 pub struct Arguments<'a>(&'a str);
 
-/// `text` as one JSON value (checked whole, as strictly as serde_json checks it), if it is one.
+/// Deepest nesting sent as raw JSON. sonic-rs parses recursively, with large frames: a
+/// model's arguments nested 100,000 deep overflowed the stack and aborted ikigai (and 64
+/// deep overflowed a test thread's 2 MiB in a debug build). Deeper text goes as text.
+const MAX_DEPTH: usize = 32;
+
+/// `text` as one JSON value (checked whole, as strictly as serde_json checks it), if it is
+/// one and nests at most `MAX_DEPTH` deep.
 fn raw(text: &str) -> Option<LazyValue<'_>> {
+    if !shallow(text) {
+        return None;
+    }
     sonic_rs::from_str::<LazyValue<'_>>(text).ok()
+}
+
+/// Whether no array or object in `text` opens more than `MAX_DEPTH` deep (brackets inside
+/// strings do not count). Only a guard: the parse that follows checks the text.
+fn shallow(text: &str) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
 }
 
 impl<'a> Arguments<'a> {
@@ -590,6 +628,32 @@ mod tests {
                 sonic_rs::to_string(self).unwrap()
             }
         }
+    }
+
+    #[test]
+    fn json_nested_deeper_than_a_parser_can_follow_goes_as_text_without_a_crash() {
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        let call = FunctionCall {
+            name: "f".into(),
+            arguments: deep.clone(),
+        };
+        let text = |v: &dyn erased::Ser| v.text();
+        let v: Value = serde_json::from_str(&text(&Arguments::of(&call))).unwrap();
+        assert_eq!(v["invalid_arguments"], deep.as_str());
+        let v: Value = serde_json::from_str(&text(&Envelope::of(&deep))).unwrap();
+        assert_eq!(v["output"], deep.as_str());
+        // As deep as allowed, and brackets inside strings, still go as JSON.
+        let ok = format!(
+            "{{\"s\":\"{}\\\"\",\"a\":{}{}}}",
+            "[".repeat(500),
+            "[".repeat(30),
+            "]".repeat(30)
+        );
+        let call = FunctionCall {
+            name: "f".into(),
+            arguments: ok.clone(),
+        };
+        assert_eq!(text(&Arguments::of(&call)), ok);
     }
 
     #[test]

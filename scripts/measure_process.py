@@ -2,7 +2,8 @@
 """Whole-process cost of one `ikigai -p` turn with one tool call against a loopback fake
 vendor (of the provider named by the optional 4th argument, default openai): wall time per run, and peak RSS per run from /usr/bin/time (a small parent, so
 the number is ikigai's own), against a baseline measured in the same run
-(`ikigai --version`: process start and exit only)."""
+(`ikigai --version`: process start and exit only). The binary is first dropped from the
+page cache (see `evict`)."""
 import os, statistics, subprocess, sys, tempfile, time
 
 def run(argv, env, cwd):
@@ -22,6 +23,17 @@ def measure(argv, env, cwd, runs):
         rss.append(int(err.strip().splitlines()[-1]))  # KiB
     return walls, rss
 
+def evict(binary):
+    """Drops the binary's pages from the page cache (written back first), so runs read it
+    back from disk as a user's first run after an install does: right after a link the
+    freshly written file's page-cache folios differ and a run maps more of its code."""
+    fd = os.open(binary, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
 def bench_home(home):
     """Writes the two source files the one-tool turn lists into `home` and returns the
     environment a measured run gets there (its own HOME and XDG folders, dummy keys)."""
@@ -35,6 +47,7 @@ def bench_home(home):
 def main():
     binary, base_url, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
     provider = sys.argv[4] if len(sys.argv) > 4 else "openai"
+    evict(binary)
     with tempfile.TemporaryDirectory() as home:
         env = bench_home(home)
         base_w, base_r = measure([binary, "--version"], env, home, runs)

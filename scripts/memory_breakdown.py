@@ -10,7 +10,7 @@ sample any other command, e.g. `BIN - 10 -- sessions`)"""
 import collections, os, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from measure_process import bench_home  # noqa: E402
+from measure_process import bench_home, evict  # noqa: E402
 
 
 def mappings(pid):
@@ -51,6 +51,7 @@ def main():
         provider = sys.argv[4] if len(sys.argv) > 4 else "openai"
         argv = ["-p", "what files are here?", "--provider", provider, "--base-url", url]
     best = None
+    evict(exe)
     with tempfile.TemporaryDirectory() as home:
         env = bench_home(home)
         for _ in range(runs):

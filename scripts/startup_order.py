@@ -8,11 +8,16 @@ several MiB with a large read-ahead), so hot functions spread over 19 MiB pull i
 of them.
 
 usage: startup_order.py UNSTRIPPED_RELEASE_BIN FAKE_VENDOR_BIN OUT.ld (scripts/gen-startup-order.sh)
-Needs valgrind (callgrind). The patterns leave out Rust's symbol hashes and LLVM's
-local suffixes, so they keep matching when the code or the compiler changes; a function
-that no longer exists matches nothing (no error)."""
-import os, re, subprocess, sys, tempfile
+Needs valgrind (callgrind). The patterns leave out Rust's symbol hashes where they can and
+LLVM's local suffixes, so most keep matching when the code changes; a function that no
+longer exists matches nothing (no error). Generic instances are named with their hashes,
+which change with the dependencies and the compiler: the list records the Cargo.lock and
+rustc it was made for, and a test (tests/it/release_build.rs) fails when either changed.
+It also reports how many of the executed functions lay outside the ordered code of the
+binary it ran (how stale the list that binary was linked with had become)."""
+import hashlib, os, re, subprocess, sys, tempfile
 
+REPEAT = 2
 KINDS = [("openai-chat", "openai", "OPENAI_API_KEY"),
          ("openai-responses", "openai-responses", "OPENAI_API_KEY"),
          ("anthropic", "anthropic", "ANTHROPIC_API_KEY"),
@@ -20,7 +25,10 @@ KINDS = [("openai-chat", "openai", "OPENAI_API_KEY"),
 
 
 def executed(cg_file, binary):
-    """Symbol names of the functions callgrind saw run inside `binary`."""
+    """Symbol names of the functions callgrind saw run inside `binary`. Valgrind (3.19)
+    names the object of code in an output section other than `.text` `???`: once the
+    binary is linked with this list, the listed functions are there, so they count too
+    (the caller keeps only names the binary defines)."""
     names, ob, obs, fns = set(), None, {}, {}
     for line in open(cg_file, errors="replace"):
         line = line.rstrip("\n")
@@ -35,7 +43,7 @@ def executed(cg_file, binary):
         if m:
             if m.group(3):
                 fns[m.group(2)] = m.group(3)
-            if m.group(1) == "fn" and ob == binary:
+            if m.group(1) == "fn" and ob in (binary, "???"):
                 names.add(re.sub(r"'\d+$", "", fns[m.group(2)]))
     return names
 
@@ -75,10 +83,35 @@ def pattern(name, paths):
         return None
     path = rust_path(name)
     if path is None:
-        return f".text.{name}"
+        # LTO renames colliding local copies of a v0-mangled (std) function `NAME.N`, the
+        # numbers changing with any code change: every copy (a few small ones).
+        local = re.match(r"^(_R.*)\.\d+$", name)
+        return f".text.{local.group(1)}.*" if local else f".text.{name}"
     if paths[path] == 1:
         return f".text.{path}*"
     return f".text.{re.sub(r'[.]llvm[.][0-9]+$', '', name)}*"
+
+
+def made_for():
+    """What the list was made for: the dependencies (Cargo.lock) and the compiler, whose
+    changes rename generic instances (tests/it/release_build.rs reads this line)."""
+    lock = hashlib.sha256(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Cargo.lock"), "rb").read()).hexdigest()
+    rustc = subprocess.run(["rustc", "-V"], capture_output=True, text=True, check=True).stdout.strip()
+    return f"Made for Cargo.lock sha256 {lock} and {rustc}."
+
+
+def ordered(binary, address, bounds={}):
+    """Whether `address` lies in the binary's `.text.startup_order` section."""
+    if binary not in bounds:
+        bounds[binary] = (0, 0)
+        for line in subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True,
+                                   check=True).stdout.splitlines():
+            p = line.replace("[ ", "[").split()
+            if len(p) > 5 and p[1] == ".text.startup_order":
+                start = int(p[3], 16)
+                bounds[binary] = (start, start + int(p[5], 16))
+    start, end = bounds[binary]
+    return address is not None and start <= address < end
 
 
 def main():
@@ -88,37 +121,51 @@ def main():
         for f in ("main.rs", "lib.rs"):
             open(os.path.join(home, f), "w").write("fn x() {}\n")
         cg = os.path.join(home, "cg.out")
-        for kind, provider, key in KINDS:
-            v = subprocess.Popen([vendor, "3", "--kind", kind], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, text=True)
-            url = v.stdout.readline().strip()
-            run(binary, ["-p", "what files are here?", "--provider", provider, "--base-url", url],
-                home, key, cg)
-            names |= executed(cg, binary)
-            v.stdin.close()
-            v.wait()
-        for argv in (["--version"], ["sessions"]):
-            run(binary, argv, home, None, cg)
-            names |= executed(cg, binary)
-    symbols, paths = set(), {}
+        # Twice each: some functions run only when threads meet (a contended lock, the
+        # last reference dropped on the other thread) or a row is rewritten in place.
+        for _ in range(REPEAT):
+            for kind, provider, key in KINDS:
+                v = subprocess.Popen([vendor, "3", "--kind", kind], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+                url = v.stdout.readline().strip()
+                run(binary, ["-p", "what files are here?", "--provider", provider, "--base-url", url],
+                    home, key, cg)
+                names |= executed(cg, binary)
+                v.stdin.close()
+                v.wait()
+            for argv in (["--version"], ["sessions"]):
+                run(binary, argv, home, None, cg)
+                names |= executed(cg, binary)
+    symbols, paths, addresses = set(), {}, {}
     for line in subprocess.run(["nm", binary], capture_output=True, text=True, check=True).stdout.splitlines():
         p = line.split()
         if len(p) == 3 and p[1] in "tTwW":
             symbols.add(p[2])
+            addresses[p[2]] = int(p[0], 16)
             path = rust_path(p[2])
             if path:
                 paths[path] = paths.get(path, 0) + 1
+    # A C++ complete-object constructor or destructor (C1/D1) is an alias of the base-object
+    # one (C2/D2) and lives in that one's section: every name at a run function's address.
+    at = {}
+    for n, a in addresses.items():
+        at.setdefault(a, []).append(n)
+    names = {alias for n in names & symbols for alias in at[addresses[n]]} | (names & symbols)
     patterns = sorted({p for p in (pattern(n, paths) for n in names & symbols) if p})
+    outside = len([n for n in names & symbols if not ordered(binary, addresses.get(n))])
     with open(out_path, "w") as f:
         f.write("/* Generated by scripts/gen-startup-order.sh (scripts/startup_order.py): the functions\n"
                 "   a short ikigai run executes, placed first in the code so a run maps few pages of\n"
-                "   it. Passed by build.rs to release links with lld. Do not edit by hand. */\n")
+                "   it. Passed by build.rs to release links with lld. Do not edit by hand.\n"
+                f"   {made_for()} */\n")
         f.write("SECTIONS {\n  .text.startup_order : {\n    *(.text.startup .text.startup.*)\n")
         for p in patterns:
             # LLVM puts a function it takes for cold in `.text.unlikely.NAME`.
             f.write(f"    *({p} {p.replace('.text.', '.text.unlikely.', 1)})\n")
         f.write("  }\n} INSERT BEFORE .text;\n")
     print(f"{len(patterns)} patterns ({len(names & symbols)} functions) -> {out_path}")
+    print(f"{outside} of those functions lay outside the ordered code of {binary} "
+          "(its list was stale by that much)")
 
 
 main()

@@ -1,8 +1,8 @@
 //! What keeps a release build's start small stays (issue 23): the release profile's
 //! settings, and the startup ordering script `build.rs` hands to release links
-//! (`link/startup-text.ld`) is well formed and still names what a `-p` turn runs. The
-//! memory itself is measured by `scripts/bench-process.sh`, not here (no timing or size
-//! assertions on a shared machine).
+//! (`link/startup-text.ld`) is well formed, still names what a `-p` turn runs and was made
+//! for today's dependencies. The memory itself is measured by `scripts/bench-process.sh`,
+//! not here (no timing or size assertions on a shared machine).
 
 use std::path::Path;
 
@@ -73,4 +73,29 @@ fn the_startup_ordering_script_is_well_formed_and_names_a_turn() {
             "no pattern names {needle}"
         );
     }
+}
+
+/// The startup order names generic instances by their symbol hashes, and those change
+/// with the dependencies (cargo mixes every dependency's metadata into each crate's): a
+/// list made for another Cargo.lock leaves hundreds of a turn's functions scattered
+/// through the code again (measured on 2026-11-27: 465 of 2,744 functions, a one-tool
+/// `-p` turn 15.4 MiB peak RSS instead of 10.7). A dependency change must come with the
+/// regenerated list.
+#[test]
+fn the_startup_order_was_made_for_these_dependencies() {
+    use sha2::{Digest, Sha256};
+    let script = repo_file("link/startup-text.ld");
+    let made_for = script
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Made for Cargo.lock sha256 "))
+        .expect("link/startup-text.ld does not say which Cargo.lock it was made for");
+    let (recorded, rustc) = made_for.split_once(" and ").unwrap();
+    assert!(rustc.starts_with("rustc "), "{made_for}");
+    let lock = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap();
+    let today: String = Sha256::digest(&lock).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        recorded, today,
+        "Cargo.lock changed since link/startup-text.ld was made: run scripts/gen-startup-order.sh \
+         and commit the list (README > Performance > Memory at start)"
+    );
 }

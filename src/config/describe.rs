@@ -7,7 +7,7 @@ use super::Config;
 
 /// Hides the passwords of a URL: `user:password@` and password-like query parameters.
 pub fn redact_url(url: &str) -> String {
-    crate::redact::scrub_urls(url).into_owned()
+    crate::redact::urls::scrub_urls(url).into_owned()
 }
 
 impl Config {

@@ -84,7 +84,7 @@ impl Transport {
                 }
                 s
             }
-            Transport::Http { url, .. } => crate::redact::scrub_urls(url).into_owned(),
+            Transport::Http { url, .. } => crate::redact::urls::scrub_urls(url).into_owned(),
         }
     }
 }

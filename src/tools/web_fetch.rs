@@ -99,7 +99,7 @@ pub(crate) fn parse(raw: &str) -> Result<Url, String> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err(format!(
             "web_fetch: `{}` carries credentials (user:password@); web_fetch sends none and refuses it",
-            crate::redact::scrub_urls(raw)
+            crate::redact::urls::scrub_urls(raw)
         ));
     }
     Ok(url)

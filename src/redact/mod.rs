@@ -4,10 +4,13 @@
 //! parameter naming a pass/secret/key) are hidden. Built once from the config (`Config::redactor`); pure string work, no IO.
 
 use std::borrow::Cow;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
-use regex::Regex;
+
+pub(crate) mod urls;
+
+use urls::scrub_urls;
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
@@ -27,13 +30,6 @@ impl std::fmt::Debug for Redactor {
         write!(f, "Redactor({} values)", self.values.len())
     }
 }
-
-/// `scheme://user:PASSWORD@`.
-static URL_USERINFO: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)([^@\s/]+)@").ok());
-/// `?name=VALUE` / `&name=VALUE` where the name is a password-like word.
-static URL_QUERY_SECRET: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(?i)([?&][^=&\s#]*(?:pass|secret|key|token)[^=&\s#]*=)([^&\s#]+)").ok());
 
 impl Redactor {
     /// A redactor for these secret values (too short ones are ignored).
@@ -130,27 +126,6 @@ fn variants(secret: &str) -> Vec<String> {
         if c == '-' || c == '_' {
             out.push(secret[i + 1..].to_string());
         }
-    }
-    out
-}
-
-/// Hides URL passwords (userinfo and password-like query parameters) in any text.
-pub fn scrub_urls(text: &str) -> Cow<'_, str> {
-    // Each pattern is compiled only for a text that could hold it (most never do).
-    let userinfo = text.contains("://") && text.contains('@');
-    let query = text.contains('=') && (text.contains('?') || text.contains('&'));
-    let mut out = Cow::Borrowed(text);
-    if userinfo
-        && let Some(re) = URL_USERINFO.as_ref()
-        && re.is_match(&out)
-    {
-        out = Cow::Owned(re.replace_all(&out, "${1}redacted@").into_owned());
-    }
-    if query
-        && let Some(re) = URL_QUERY_SECRET.as_ref()
-        && re.is_match(&out)
-    {
-        out = Cow::Owned(re.replace_all(&out, "${1}redacted").into_owned());
     }
     out
 }

@@ -11,16 +11,26 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
-use super::shadow::{Shadow, ShadowError};
+use super::error::ShadowError;
+
+/// What the first snapshot needs of the shadow repository (`shadow::Shadow`).
+pub(super) trait Repo {
+    /// Runs `git ARGS` on the shadow repository; its output.
+    fn run(&self, args: &[&str]) -> Result<Vec<u8>, ShadowError>;
+    /// A `git` command pointed at the shadow repository.
+    fn git(&self) -> Command;
+    /// The project's working tree.
+    fn work_tree(&self) -> &Path;
+}
 
 /// The ref the first snapshot is imported to.
 const FIRST: &str = "refs/ikigai/first";
 
 /// Takes the first snapshot into an empty shadow repository; its tree id, or `None` when
 /// the tree needs `git add`.
-pub(super) fn snapshot(shadow: &Shadow) -> Result<Option<String>, ShadowError> {
+pub(super) fn snapshot(shadow: &impl Repo) -> Result<Option<String>, ShadowError> {
     let listed = shadow.run(&["ls-files", "-z", "--others", "--exclude-standard"])?;
     let paths: Vec<&[u8]> = listed.split(|b| *b == 0).filter(|p| !p.is_empty()).collect();
     // A nested repository is a gitlink to `git add`; a path with a line feed or a leading

@@ -9,6 +9,7 @@
 //! records nothing itself: the agent does.
 
 pub(crate) mod blobs;
+mod error;
 mod first;
 pub mod shadow;
 pub mod undo;

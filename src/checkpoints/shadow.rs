@@ -11,18 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// Why a snapshot could not be taken.
-#[derive(Debug, thiserror::Error)]
-pub enum ShadowError {
-    /// The tree is larger than the limit: not covered (not retryable in this session).
-    #[error("the project holds more than {limit_mb} MB of files that are not ignored")]
-    TooLarge { limit_mb: u64 },
-    /// `git` is missing or failed.
-    #[error("git: {0}")]
-    Git(String),
-    #[error(transparent)]
-    Io(#[from] io::Error),
-}
+pub use super::error::ShadowError;
 
 /// One path a diff between two snapshots names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -284,6 +273,20 @@ impl Shadow {
 }
 
 /// Bytes of the files under `root` that `.gitignore` does not ignore (`.git` folders
+impl super::first::Repo for Shadow {
+    fn run(&self, args: &[&str]) -> Result<Vec<u8>, ShadowError> {
+        Shadow::run(self, args)
+    }
+
+    fn git(&self) -> Command {
+        Shadow::git(self)
+    }
+
+    fn work_tree(&self) -> &Path {
+        Shadow::work_tree(self)
+    }
+}
+
 /// skipped, links not followed); stops counting once past `limit`.
 pub(crate) fn tree_size(root: &Path, exclude: Option<&Path>, limit: u64) -> u64 {
     let mut total = 0u64;

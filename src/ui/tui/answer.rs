@@ -13,16 +13,49 @@
 //! text ends (inside a code block with its fence line as context), so nothing is lost or
 //! repeated: what is in the scrollback stays as it was drawn.
 
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 
-use super::cells::Cell;
 use super::markdown;
 use super::theme::Theme;
+use super::wrap::{self, Mode};
 
 /// Lines of a code block rendered together at most: a longer block goes on in a new group
 /// from its fence line (each frame renders the group, highlighting included), at the cost
 /// of the highlighter's state across the cut (a string or comment spanning it).
 const CODE_GROUP: usize = 200;
+
+/// What an answer hands to the scrollback (the TUI makes it a transcript cell).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Piece {
+    /// Finished rows, rendered at the width; `continued` when earlier rows went before.
+    Rows {
+        rows: Vec<Line<'static>>,
+        continued: bool,
+    },
+    /// A whole reasoning text of which nothing was committed.
+    Reasoning(String),
+    /// A whole answer of which nothing was committed.
+    Assistant(String),
+    /// The last part of an answer whose first rows went as `Rows`: rendered when shown.
+    Rest(Box<Answer>),
+}
+
+/// Reasoning text, dimmed in italics; the first line after `∴ ` when `first`.
+pub(crate) fn reasoning_lines(text: &str, width: usize, t: &Theme, first: bool) -> Vec<Line<'static>> {
+    let mark = if first {
+        Span::styled("∴ ", t.dim)
+    } else {
+        Span::raw("  ")
+    };
+    wrap::wrap_text(
+        text.trim(),
+        t.dim.italic(),
+        width,
+        &[mark],
+        &[Span::raw("  ")],
+        Mode::Words,
+    )
+}
 
 /// The streaming answer and how much of it is in the scrollback.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -213,7 +246,7 @@ impl Answer {
     fn render(&self, end: usize, width: usize, theme: &Theme) -> Vec<Line<'static>> {
         if self.reasoning {
             let first = self.text[..self.base].trim().is_empty();
-            return super::cells::reasoning_lines(&self.text[self.base..end], width, theme, first);
+            return reasoning_lines(&self.text[self.base..end], width, theme, first);
         }
         let src = format!("{}{}", self.ctx, &self.text[self.base..end]);
         markdown::render(&src, width, theme)
@@ -280,11 +313,11 @@ impl Answer {
         out
     }
 
-    /// The finished rows not yet in the scrollback as a cell, at `width`.
-    pub(crate) fn commit_cell(&mut self, width: usize, theme: &Theme) -> Option<Cell> {
+    /// The finished rows not yet in the scrollback, at `width`.
+    pub(crate) fn commit_rows(&mut self, width: usize, theme: &Theme) -> Option<Piece> {
         let continued = self.any;
         let rows = self.commit(width, theme);
-        (!rows.is_empty()).then_some(Cell::Streamed { rows, continued })
+        (!rows.is_empty()).then_some(Piece::Rows { rows, continued })
     }
 
     /// The rows of the part not committed yet, at `width`.
@@ -313,9 +346,9 @@ impl Answer {
         rows
     }
 
-    /// Ends the answer: what is left of it as a cell for the scrollback (the whole answer
-    /// when nothing of it was committed), and a fresh answer in its place.
-    pub(crate) fn finish(&mut self) -> Option<Cell> {
+    /// Ends the answer: what is left of it for the scrollback (the whole answer when
+    /// nothing of it was committed), and a fresh answer in its place.
+    pub(crate) fn finish(&mut self) -> Option<Piece> {
         let done = std::mem::replace(
             self,
             Answer {
@@ -327,11 +360,11 @@ impl Answer {
         if !done.any {
             let text = done.text.trim_end();
             return (!text.is_empty()).then(|| match done.reasoning {
-                true => Cell::Reasoning(text.to_string()),
-                false => Cell::Assistant(text.to_string()),
+                true => Piece::Reasoning(text.to_string()),
+                false => Piece::Assistant(text.to_string()),
             });
         }
-        done.has_live().then(|| Cell::AnswerRest(Box::new(done)))
+        done.has_live().then(|| Piece::Rest(Box::new(done)))
     }
 
     /// The rows of a finished answer's last part (see `finish`) at `width`.
@@ -385,11 +418,9 @@ mod tests {
         }
         let last = width(i);
         match a.finish() {
-            Some(Cell::AnswerRest(rest)) => out.extend(texts(&rest.rest(last, &theme))),
-            Some(Cell::Assistant(text)) => out.extend(texts(&markdown::render(&text, last, &theme))),
-            Some(Cell::Reasoning(text)) => out.extend(texts(&super::super::cells::reasoning_lines(
-                &text, last, &theme, true,
-            ))),
+            Some(Piece::Rest(rest)) => out.extend(texts(&rest.rest(last, &theme))),
+            Some(Piece::Assistant(text)) => out.extend(texts(&markdown::render(&text, last, &theme))),
+            Some(Piece::Reasoning(text)) => out.extend(texts(&reasoning_lines(&text, last, &theme, true))),
             other => assert!(other.is_none(), "{other:?}"),
         }
         (out, live)
@@ -506,7 +537,7 @@ mod tests {
         let rows = texts(&a.commit(30, &theme));
         assert_eq!(rows[0], "    more()");
         let rest = match a.finish() {
-            Some(Cell::AnswerRest(r)) => texts(&r.rest(30, &theme)),
+            Some(Piece::Rest(r)) => texts(&r.rest(30, &theme)),
             other => panic!("{other:?}"),
         };
         assert_eq!([rows, rest].concat(), ["    more()", "", "after"]);
@@ -516,7 +547,7 @@ mod tests {
     fn an_answer_never_committed_is_flushed_whole() {
         let mut a = Answer::default();
         a.push("short answer\n\n");
-        assert_eq!(a.finish(), Some(Cell::Assistant("short answer".into())));
+        assert_eq!(a.finish(), Some(Piece::Assistant("short answer".into())));
         assert!(!a.has_live() && a.finish().is_none());
     }
 
@@ -524,7 +555,7 @@ mod tests {
     fn reasoning_lines_go_up_as_they_end_and_look_as_the_whole() {
         let theme = Theme::new(false);
         let md = "First, read the code.\nThen think about why it fails,\n\nand what a fix looks like.";
-        let whole = texts(&super::super::cells::reasoning_lines(md, 24, &theme, true));
+        let whole = texts(&reasoning_lines(md, 24, &theme, true));
         for step in [1, 4, 100] {
             let (out, _) = stream_into(Answer::reasoning(), md, step, |_| 24);
             assert_eq!(out, whole, "in pieces of {step}");

@@ -215,8 +215,8 @@ impl App {
             spinner: "● ",
         };
         for live in [&mut self.reasoning, &mut self.answer] {
-            if let Some(cell) = live.commit_cell(width, &self.theme) {
-                self.inserts.push(cell);
+            if let Some(rows) = live.commit_rows(width, &self.theme) {
+                self.inserts.push(rows.into());
             }
         }
         let mut out = Vec::new();
@@ -245,11 +245,11 @@ impl App {
     }
 
     fn flush_live(&mut self) {
-        if let Some(cell) = self.reasoning.finish() {
-            self.push(cell);
+        if let Some(rest) = self.reasoning.finish() {
+            self.push(rest.into());
         }
-        if let Some(cell) = self.answer.finish() {
-            self.push(cell);
+        if let Some(rest) = self.answer.finish() {
+            self.push(rest.into());
         }
     }
 
@@ -325,8 +325,8 @@ impl App {
                 self.tool_calls = 0;
             }
             Event::TextDelta { text } => {
-                if let Some(cell) = self.reasoning.finish() {
-                    self.push(cell);
+                if let Some(rest) = self.reasoning.finish() {
+                    self.push(rest.into());
                 }
                 self.answer.push(&text);
                 self.phase(Phase::Streaming, now);

@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 
 use crate::protocol::NoticeLevel;
 
+use super::answer::{self, Answer, Piece};
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::{self, Mode};
@@ -141,24 +142,18 @@ pub(crate) enum Cell {
     },
     /// The last part of an answer whose first rows were `Streamed`: rendered when shown,
     /// continuing them.
-    AnswerRest(Box<super::answer::Answer>),
+    AnswerRest(Box<Answer>),
 }
 
-/// Reasoning text, dimmed in italics; the first line after `∴ ` when `first`.
-pub(crate) fn reasoning_lines(text: &str, width: usize, t: &Theme, first: bool) -> Vec<Line<'static>> {
-    let mark = if first {
-        Span::styled("∴ ", t.dim)
-    } else {
-        Span::raw("  ")
-    };
-    wrap::wrap_text(
-        text.trim(),
-        t.dim.italic(),
-        width,
-        &[mark],
-        &[Span::raw("  ")],
-        Mode::Words,
-    )
+impl From<Piece> for Cell {
+    fn from(piece: Piece) -> Self {
+        match piece {
+            Piece::Rows { rows, continued } => Cell::Streamed { rows, continued },
+            Piece::Reasoning(text) => Cell::Reasoning(text),
+            Piece::Assistant(text) => Cell::Assistant(text),
+            Piece::Rest(answer) => Cell::AnswerRest(answer),
+        }
+    }
 }
 
 /// How cells are drawn besides the width.
@@ -193,7 +188,7 @@ impl Cell {
                 Mode::Words,
             ),
             Cell::Assistant(text) => markdown::render(text, width, t),
-            Cell::Reasoning(text) => reasoning_lines(text, width, t, true),
+            Cell::Reasoning(text) => answer::reasoning_lines(text, width, t, true),
             Cell::Tool(tool) => tool_lines(tool, width, look),
             Cell::Plan(steps) => super::live::plan_lines(steps, width, t, None),
             Cell::Notice(level, text) => {

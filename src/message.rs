@@ -56,14 +56,19 @@ pub struct FunctionCall {
 
 impl FunctionCall {
     /// The arguments as a JSON object any strict vendor accepts: the model's own when they
-    /// are one, `{}` when empty, else the raw text kept in a string field
-    /// (`{"invalid_arguments": "…"}`). The database keeps the raw text either way.
+    /// are one nested at most `text::JSON_DEPTH_MAX` deep, `{}` when empty, else the raw
+    /// text kept in a string field (`{"invalid_arguments": "…"}`). The database keeps the
+    /// raw text either way.
     pub fn wire_arguments_value(&self) -> serde_json::Value {
         if self.arguments.trim().is_empty() {
             return serde_json::json!({});
         }
         match serde_json::from_str::<serde_json::Value>(&self.arguments) {
-            Ok(v @ serde_json::Value::Object(_)) => v,
+            Ok(v @ serde_json::Value::Object(_))
+                if crate::text::json_depth_within(&self.arguments, crate::text::JSON_DEPTH_MAX) =>
+            {
+                v
+            }
             _ => serde_json::json!({ "invalid_arguments": self.arguments }),
         }
     }
@@ -72,6 +77,7 @@ impl FunctionCall {
     /// (checked without building it).
     pub fn wire_arguments_text(&self) -> std::borrow::Cow<'_, str> {
         let is_object = self.arguments.trim_start().starts_with('{')
+            && crate::text::json_depth_within(&self.arguments, crate::text::JSON_DEPTH_MAX)
             && serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok();
         if is_object {
             std::borrow::Cow::Borrowed(&self.arguments)
@@ -83,7 +89,11 @@ impl FunctionCall {
     /// `wire_arguments_value` as JSON text (the model's own text when it was valid).
     pub fn wire_arguments(&self) -> String {
         match serde_json::from_str::<serde_json::Value>(&self.arguments) {
-            Ok(serde_json::Value::Object(_)) => self.arguments.clone(),
+            Ok(serde_json::Value::Object(_))
+                if crate::text::json_depth_within(&self.arguments, crate::text::JSON_DEPTH_MAX) =>
+            {
+                self.arguments.clone()
+            }
             _ => self.wire_arguments_value().to_string(),
         }
     }
@@ -533,6 +543,17 @@ mod tests {
             assert_eq!(v, serde_json::json!({"invalid_arguments": bad}), "{bad}");
         }
         assert_eq!(call("  ").wire_arguments_text(), "{}");
+        // Valid JSON nested deeper than ikigai accepts goes as text, in every form.
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(40), "]".repeat(40));
+        let wrapped = serde_json::json!({"invalid_arguments": deep});
+        assert_eq!(call(&deep).wire_arguments_value(), wrapped);
+        assert_eq!(call(&deep).wire_arguments(), wrapped.to_string());
+        assert_eq!(call(&deep).wire_arguments_text(), wrapped.to_string());
+        let edge = format!("{{\"a\":{}{}}}", "[".repeat(31), "]".repeat(31));
+        assert!(matches!(
+            call(&edge).wire_arguments_text(),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -69,8 +69,59 @@ pub fn json_visible(json: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Deepest nesting of arrays and objects ikigai accepts in JSON a model wrote (tool-call
+/// arguments, results sent back as JSON). Parsers that recurse overflow the stack on
+/// deeper text: sonic-rs (request bodies) aborted ikigai on arguments nested 100,000 deep,
+/// and 64 levels overflowed a debug build's 2 MiB thread; vendors and local servers parse
+/// arguments too. Deeper text is treated as not JSON, in every wire format.
+pub const JSON_DEPTH_MAX: usize = 32;
+
+/// Whether no array or object in the JSON `text` opens more than `max` deep (brackets
+/// inside strings do not count). Only a guard for a parse that follows: it checks
+/// nothing else, and it never recurses.
+pub fn json_depth_within(text: &str, max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_depth_counts_brackets_outside_strings_only() {
+        use super::json_depth_within;
+        let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(json_depth_within(&nest(32), 32));
+        assert!(!json_depth_within(&nest(33), 32));
+        assert!(!json_depth_within(&format!("{{\"a\":{}}}", nest(32)), 32));
+        // Brackets in strings, escaped quotes included, are text.
+        let quoted = format!("{{\"s\":\"\\\"{}\",\"t\":[1]}}", "[{".repeat(100));
+        assert!(json_depth_within(&quoted, 2));
+        assert!(json_depth_within("", 0) && json_depth_within("1", 0));
+        assert!(!json_depth_within(&nest(100_000), 32));
+    }
+
     #[test]
     fn json_keeps_its_value_but_not_terminal_controls() {
         let v = serde_json::json!({"d": "a\u{1b}[2J b\u{202E}c\u{9b}d\u{7f} é"});

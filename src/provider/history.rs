@@ -255,47 +255,13 @@ pub fn system_prompt<'a>(system: &'a str, messages: &'a [Message]) -> Cow<'a, st
 #[derive(Clone, Copy, Debug)]
 pub struct Arguments<'a>(&'a str);
 
-/// Deepest nesting sent as raw JSON. sonic-rs parses recursively, with large frames: a
-/// model's arguments nested 100,000 deep overflowed the stack and aborted ikigai (and 64
-/// deep overflowed a test thread's 2 MiB in a debug build). Deeper text goes as text.
-const MAX_DEPTH: usize = 32;
-
 /// `text` as one JSON value (checked whole, as strictly as serde_json checks it), if it is
-/// one and nests at most `MAX_DEPTH` deep.
+/// one and nests at most `text::JSON_DEPTH_MAX` deep.
 fn raw(text: &str) -> Option<LazyValue<'_>> {
-    if !shallow(text) {
+    if !crate::text::json_depth_within(text, crate::text::JSON_DEPTH_MAX) {
         return None;
     }
     sonic_rs::from_str::<LazyValue<'_>>(text).ok()
-}
-
-/// Whether no array or object in `text` opens more than `MAX_DEPTH` deep (brackets inside
-/// strings do not count). Only a guard: the parse that follows checks the text.
-fn shallow(text: &str) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for b in text.bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > MAX_DEPTH {
-                    return false;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    true
 }
 
 impl<'a> Arguments<'a> {

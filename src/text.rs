@@ -80,6 +80,13 @@ pub const JSON_DEPTH_MAX: usize = 32;
 /// inside strings do not count). Only a guard for a parse that follows: it checks
 /// nothing else, and it never recurses.
 pub fn json_depth_within(text: &str, max: usize) -> bool {
+    // No more opening brackets than the limit cannot nest deeper: the length settles
+    // short texts (most arguments) at once, a count the compiler vectorises nearly all
+    // the others (request bodies check every tool result this way), without the
+    // byte-by-byte walk below.
+    if text.len() <= max || opening_brackets(text.as_bytes(), max) <= max {
+        return true;
+    }
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for b in text.bytes() {
         if in_string {
@@ -106,8 +113,30 @@ pub fn json_depth_within(text: &str, max: usize) -> bool {
     true
 }
 
+/// How many `[` and `{` `bytes` holds, counted up to just past `max`. `b | 0x20 == b'{'`
+/// holds for exactly those two bytes (0x5b, 0x7b); counting into a byte per 255-byte
+/// chunk lets the loop run 32 bytes at a time.
+fn opening_brackets(bytes: &[u8], max: usize) -> usize {
+    let mut n = 0;
+    for chunk in bytes.chunks(255) {
+        n += usize::from(chunk.iter().fold(0u8, |acc, &b| acc + u8::from(b | 0x20 == b'{')));
+        if n > max {
+            break;
+        }
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn opening_brackets_are_counted_exactly() {
+        let text: Vec<u8> = (0..=255u8).cycle().take(5000).collect();
+        let want = text.iter().filter(|&&b| b == b'[' || b == b'{').count();
+        assert_eq!(super::opening_brackets(&text, usize::MAX), want);
+        assert_eq!(super::opening_brackets(&[b'['; 600], 10), 255);
+    }
+
     #[test]
     fn json_depth_counts_brackets_outside_strings_only() {
         use super::json_depth_within;

@@ -40,6 +40,14 @@ fn tail(s: &str) -> &str {
     &s[i..]
 }
 
+/// The run ended well, with the model's answer after the failed call.
+fn answered(out: &Output) {
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", tail(&stderr));
+    let answer = "Those arguments were broken.";
+    assert!(stdout.contains(answer), "{}", tail(&stdout));
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -62,13 +70,7 @@ fn anthropic_arguments_nested_100000_deep_fail_the_call_and_go_back_as_text() {
         ],
         ("ANTHROPIC_API_KEY", "sk-ant-key"),
     );
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", tail(&stderr));
-    assert!(
-        stdout.contains("Those arguments were broken."),
-        "{}",
-        tail(&stdout)
-    );
+    answered(&out);
     assert_eq!(fake.rejections(), Vec::<String>::new());
     let requests = fake.requests();
     assert_eq!(requests.len(), 2);
@@ -138,13 +140,7 @@ fn chat_arguments_nested_100000_deep_fail_the_call_and_go_back_as_text() {
         &["-p", "go", "--base-url", &fake.base_url],
         ("OPENAI_API_KEY", "sk-key"),
     );
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", tail(&stderr));
-    assert!(
-        stdout.contains("Those arguments were broken."),
-        "{}",
-        tail(&stdout)
-    );
+    answered(&out);
     let requests = fake.requests();
     assert_eq!(requests.len(), 2);
     let messages = requests[1].messages();

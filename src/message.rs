@@ -64,37 +64,21 @@ impl FunctionCall {
             return serde_json::json!({});
         }
         match serde_json::from_str::<serde_json::Value>(&self.arguments) {
-            Ok(v @ serde_json::Value::Object(_))
-                if crate::text::json_depth_within(&self.arguments, crate::text::JSON_DEPTH_MAX) =>
-            {
-                v
-            }
+            Ok(v @ serde_json::Value::Object(_)) if crate::text::json_depth_within(&self.arguments) => v,
             _ => serde_json::json!({ "invalid_arguments": self.arguments }),
         }
     }
 
-    /// `wire_arguments` without copying the model's text when it is a valid JSON object
-    /// (checked without building it).
+    /// `wire_arguments_value` as JSON text, without copying the model's text when it is a
+    /// valid JSON object (checked without building it).
     pub fn wire_arguments_text(&self) -> std::borrow::Cow<'_, str> {
         let is_object = self.arguments.trim_start().starts_with('{')
-            && crate::text::json_depth_within(&self.arguments, crate::text::JSON_DEPTH_MAX)
+            && crate::text::json_depth_within(&self.arguments)
             && serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok();
         if is_object {
             std::borrow::Cow::Borrowed(&self.arguments)
         } else {
             std::borrow::Cow::Owned(self.wire_arguments_value().to_string())
-        }
-    }
-
-    /// `wire_arguments_value` as JSON text (the model's own text when it was valid).
-    pub fn wire_arguments(&self) -> String {
-        match serde_json::from_str::<serde_json::Value>(&self.arguments) {
-            Ok(serde_json::Value::Object(_))
-                if crate::text::json_depth_within(&self.arguments, crate::text::JSON_DEPTH_MAX) =>
-            {
-                self.arguments.clone()
-            }
-            _ => self.wire_arguments_value().to_string(),
         }
     }
 }
@@ -547,7 +531,6 @@ mod tests {
         let deep = format!("{{\"a\":{}{}}}", "[".repeat(40), "]".repeat(40));
         let wrapped = serde_json::json!({"invalid_arguments": deep});
         assert_eq!(call(&deep).wire_arguments_value(), wrapped);
-        assert_eq!(call(&deep).wire_arguments(), wrapped.to_string());
         assert_eq!(call(&deep).wire_arguments_text(), wrapped.to_string());
         let edge = format!("{{\"a\":{}{}}}", "[".repeat(31), "]".repeat(31));
         assert!(matches!(
@@ -702,8 +685,11 @@ mod tests {
             name: "glob".into(),
             arguments: a.into(),
         };
-        assert_eq!(f(r#"{"pattern": "*"}"#).wire_arguments(), r#"{"pattern": "*"}"#);
-        assert_eq!(f("").wire_arguments(), "{}");
+        assert_eq!(
+            f(r#"{"pattern": "*"}"#).wire_arguments_text(),
+            r#"{"pattern": "*"}"#
+        );
+        assert_eq!(f("").wire_arguments_text(), "{}");
         assert_eq!(
             f(r#"{"pattern": "*"#).wire_arguments_value(),
             serde_json::json!({"invalid_arguments": r#"{"pattern": "*"#})

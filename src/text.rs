@@ -74,12 +74,17 @@ pub fn json_visible(json: &str) -> std::borrow::Cow<'_, str> {
 /// deeper text: sonic-rs (request bodies) aborted ikigai on arguments nested 100,000 deep,
 /// and 64 levels overflowed a debug build's 2 MiB thread; vendors and local servers parse
 /// arguments too. Deeper text is treated as not JSON, in every wire format.
-pub const JSON_DEPTH_MAX: usize = 32;
+const JSON_DEPTH_MAX: usize = 32;
 
-/// Whether no array or object in the JSON `text` opens more than `max` deep (brackets
-/// inside strings do not count). Only a guard for a parse that follows: it checks
-/// nothing else, and it never recurses.
-pub fn json_depth_within(text: &str, max: usize) -> bool {
+/// Whether no array or object in the JSON `text` opens more than `JSON_DEPTH_MAX` deep
+/// (brackets inside strings do not count). Only a guard for a parse that follows: it
+/// checks nothing else, and it never recurses.
+pub fn json_depth_within(text: &str) -> bool {
+    depth_within(text, JSON_DEPTH_MAX)
+}
+
+/// `json_depth_within` for any limit.
+fn depth_within(text: &str, max: usize) -> bool {
     // No more opening brackets than the limit cannot nest deeper: the length settles
     // short texts (most arguments) at once, a count the compiler vectorises nearly all
     // the others (request bodies check every tool result this way), without the
@@ -139,16 +144,16 @@ mod tests {
 
     #[test]
     fn json_depth_counts_brackets_outside_strings_only() {
-        use super::json_depth_within;
+        use super::{depth_within, json_depth_within};
         let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
-        assert!(json_depth_within(&nest(32), 32));
-        assert!(!json_depth_within(&nest(33), 32));
-        assert!(!json_depth_within(&format!("{{\"a\":{}}}", nest(32)), 32));
+        assert!(json_depth_within(&nest(32)));
+        assert!(!json_depth_within(&nest(33)));
+        assert!(!json_depth_within(&format!("{{\"a\":{}}}", nest(32))));
         // Brackets in strings, escaped quotes included, are text.
         let quoted = format!("{{\"s\":\"\\\"{}\",\"t\":[1]}}", "[{".repeat(100));
-        assert!(json_depth_within(&quoted, 2));
-        assert!(json_depth_within("", 0) && json_depth_within("1", 0));
-        assert!(!json_depth_within(&nest(100_000), 32));
+        assert!(depth_within(&quoted, 2));
+        assert!(depth_within("", 0) && depth_within("1", 0));
+        assert!(!json_depth_within(&nest(100_000)));
     }
 
     #[test]

@@ -258,7 +258,7 @@ pub struct Arguments<'a>(&'a str);
 /// `text` as one JSON value (checked whole, as strictly as serde_json checks it), if it is
 /// one and nests at most `text::JSON_DEPTH_MAX` deep.
 fn raw(text: &str) -> Option<LazyValue<'_>> {
-    if !crate::text::json_depth_within(text, crate::text::JSON_DEPTH_MAX) {
+    if !crate::text::json_depth_within(text) {
         return None;
     }
     sonic_rs::from_str::<LazyValue<'_>>(text).ok()

@@ -75,18 +75,17 @@ fn anthropic_arguments_nested_100000_deep_fail_the_call_and_go_back_as_text() {
     let requests = fake.requests();
     assert_eq!(requests.len(), 2);
     let messages = requests[1].body["messages"].as_array().unwrap();
-    let call = messages
-        .iter()
-        .flat_map(|m| m["content"].as_array().into_iter().flatten())
-        .find(|b| b["type"] == "tool_use")
-        .expect("the call is sent back");
+    let block = |kind: &str| {
+        messages
+            .iter()
+            .flat_map(|m| m["content"].as_array().into_iter().flatten())
+            .find(|b| b["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} block is sent back"))
+    };
+    let call = block("tool_use");
     assert_eq!(call["id"], "toolu_deep");
     assert_eq!(call["input"], json!({"invalid_arguments": deep()}));
-    let result = messages
-        .iter()
-        .flat_map(|m| m["content"].as_array().into_iter().flatten())
-        .find(|b| b["type"] == "tool_result")
-        .expect("its result is sent back");
+    let result = block("tool_result");
     assert_eq!(result["tool_use_id"], "toolu_deep");
     assert_eq!(result["is_error"], true, "{result}");
 }

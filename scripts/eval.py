@@ -220,7 +220,7 @@ def main():
     )
     args = ap.parse_args()
 
-    binary = Path(args.bin)
+    binary = Path(args.bin).resolve()
     if not binary.is_file():
         sys.exit(f"eval: no ikigai binary at {binary} (cargo build --release, or --bin PATH)")
     tasks = load_tasks(args.tasks, args.only)

@@ -25,4 +25,5 @@ pub mod spend;
 pub mod store;
 pub mod text;
 pub mod tools;
+pub mod trusted_path;
 pub mod ui;

@@ -20,7 +20,7 @@ pub(super) trait Repo {
     /// Runs `git ARGS` on the shadow repository; its output.
     fn run(&self, args: &[&str]) -> Result<Vec<u8>, ShadowError>;
     /// A `git` command pointed at the shadow repository.
-    fn git(&self) -> Command;
+    fn git(&self) -> Result<Command, ShadowError>;
     /// The project's working tree.
     fn work_tree(&self) -> &Path;
 }
@@ -42,7 +42,7 @@ pub(super) fn snapshot(shadow: &impl Repo) -> Result<Option<String>, ShadowError
         return Ok(None);
     }
     let mut child = shadow
-        .git()
+        .git()?
         .args(["-c", "pack.compression=0", "-c", "core.compression=0"])
         .args(["fast-import", "--quiet", "--done", "--force"])
         .stdin(Stdio::piped())

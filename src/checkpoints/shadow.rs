@@ -66,8 +66,12 @@ impl Shadow {
         &self.work_tree
     }
 
-    pub(super) fn git(&self) -> Command {
-        let mut c = Command::new("git");
+    /// `git` by absolute path, found once in `PATH`'s trusted folders
+    /// (`trusted_path`): never the project's own (`PATH=node_modules/.bin:…`).
+    pub(super) fn git(&self) -> Result<Command, ShadowError> {
+        let program =
+            crate::trusted_path::find("git", &self.work_tree).map_err(|e| ShadowError::Git(e.to_string()))?;
+        let mut c = Command::new(program);
         for (k, _) in std::env::vars_os() {
             if k.as_bytes().starts_with(b"GIT_") {
                 c.env_remove(k);
@@ -85,12 +89,12 @@ impl Shadow {
             .current_dir(&self.work_tree)
             .args(["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"])
             .stdin(Stdio::null());
-        c
+        Ok(c)
     }
 
     pub(super) fn run(&self, args: &[&str]) -> Result<Vec<u8>, ShadowError> {
         let out = self
-            .git()
+            .git()?
             .args(args)
             .output()
             .map_err(|e| ShadowError::Git(format!("cannot run git: {e}")))?;
@@ -231,7 +235,7 @@ impl Shadow {
             return Ok(Vec::new());
         }
         let mut child = self
-            .git()
+            .git()?
             .args(["cat-file", "--batch"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -278,7 +282,7 @@ impl super::first::Repo for Shadow {
         Shadow::run(self, args)
     }
 
-    fn git(&self) -> Command {
+    fn git(&self) -> Result<Command, ShadowError> {
         Shadow::git(self)
     }
 

@@ -54,11 +54,19 @@ fn crashed(what: &str, e: io::Error) -> ToolError {
 }
 
 async fn run(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let env = ctx.env.current();
+    // bash by absolute path from PATH's trusted folders: a repository's own `bash`
+    // (`PATH=node_modules/.bin:…`) never stands in for it.
+    let path_var = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
+    let program = match crate::trusted_path::find_in("bash", path_var, &ctx.cwd) {
+        Ok(p) => p,
+        Err(e) => return Ok(ToolOutput::error(format!("Cannot run bash: {e}"))),
+    };
     let spec = Spec {
-        program: "bash".into(),
+        program,
         args: vec!["-c".into(), command.into()],
         cwd: ctx.cwd.clone(),
-        env: ctx.env.current(),
+        env,
         stdin: None,
         stderr: StderrMode::Merged,
         stdout_cap: ctx.max_output_size,

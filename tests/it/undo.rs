@@ -360,3 +360,68 @@ fn above_the_size_limit_bash_is_not_covered_and_the_user_is_told_once() {
     assert!(p.path("made.txt").exists() && p.path("more.txt").exists());
     assert!(stderr.contains("ran without a snapshot"), "{stderr}");
 }
+
+/// A repository ships its own `git` and `bash` (a `node_modules/.bin/` of its own, one at
+/// its top, one in `bin/`), and the user's PATH reaches them: a relative entry, `.`, an
+/// empty entry, an absolute one into the project, or a link to it from elsewhere. ikigai
+/// runs checkpoints' `git` and the `bash` tool only from PATH's absolute folders outside
+/// the project: the planted programs never run, the real ones do (the snapshot works:
+/// `/undo` brings back what `bash` deleted).
+#[test]
+fn checkpoints_and_bash_never_run_a_program_the_repository_put_on_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let sys = std::env::var("PATH").unwrap();
+    let p = Project::new(&[("doomed.txt", "keep me\n")]);
+    let ran = p.home.path().join("planted-ran");
+    for dir in ["node_modules/.bin", ".", "bin"] {
+        std::fs::create_dir_all(p.path(dir)).unwrap();
+        for name in ["git", "bash"] {
+            let f = p.path(dir).join(name);
+            std::fs::write(&f, format!("#!/bin/sh\necho \"$0 $*\" >> {}\n", ran.display())).unwrap();
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    let elsewhere = p.home.path().join("linked-bin");
+    std::os::unix::fs::symlink(p.path("bin"), &elsewhere).unwrap();
+    for entry in [
+        "node_modules/.bin".to_string(),
+        ".".to_string(),
+        String::new(),
+        p.path("bin").display().to_string(),
+        elsewhere.display().to_string(),
+    ] {
+        std::fs::write(p.path("doomed.txt"), "keep me\n").unwrap();
+        let fake = FakeProvider::start();
+        fake.push(Reply::tool_calls(&[(
+            "c1",
+            "bash",
+            &bash("rm doomed.txt && echo the-real-bash"),
+        )]));
+        fake.push(Reply::text("ok"));
+        let mut child = common::ikigai(p.home.path())
+            .current_dir(p.dir())
+            .args(["--base-url", &fake.base_url])
+            .env("OPENAI_API_KEY", "k")
+            .env("PATH", format!("{entry}:{sys}"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"go\n/undo\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = (s(&out.stdout), s(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+        assert!(
+            !ran.exists(),
+            "PATH entry {entry:?}: the repository's program ran: {}",
+            std::fs::read_to_string(&ran).unwrap_or_default()
+        );
+        assert!(stdout.contains("the-real-bash"), "{stdout}\n{stderr}");
+        assert_eq!(
+            p.read("doomed.txt").as_deref(),
+            Some("keep me\n"),
+            "PATH entry {entry:?}: the snapshot did not work:\n{stderr}"
+        );
+    }
+}

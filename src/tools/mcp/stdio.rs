@@ -203,8 +203,14 @@ pub fn spawn(
         io::ErrorKind::NotFound => io::Error::new(e.kind(), format!("`{program}` was not found")),
         _ => io::Error::new(e.kind(), format!("cannot start `{program}`: {e}")),
     };
-    let mut cmd =
-        crate::tools::launcher::command(Path::new(program), &args, &dir, path_var).map_err(explain)?;
+    // A bare name is looked up in PATH's trusted folders only (never a relative entry or
+    // one in the project): what a project's `npx` is stays the user's `npx`.
+    let program_path = if program.contains('/') {
+        PathBuf::from(program)
+    } else {
+        crate::trusted_path::find_in(program, path_var, cwd).map_err(io::Error::from)?
+    };
+    let mut cmd = crate::tools::launcher::command(&program_path, &args, &dir, path_var).map_err(explain)?;
     let (marker, since) = crate::tools::process::new_marker();
     cmd.current_dir(&dir)
         .env_clear()

@@ -497,12 +497,19 @@ fn untrusted_settings(cwd: &std::path::Path) -> Vec<String> {
     out
 }
 
-/// What a trusted folder whose settings changed since is told.
+/// What a trusted folder whose settings changed since is told: what trust covers there.
 fn settings_changed(cwd: &std::path::Path) -> String {
+    let reached = crate::permissions::reach::reached(cwd);
+    let covered = crate::permissions::pin::covered(cwd, &reached);
+    let what = if covered.is_empty() {
+        "its .ikigai/ settings are gone".to_string()
+    } else {
+        format!("trust covers {}", covered.join(", "))
+    };
     format!(
-        "{}'s ikigai settings (.ikigai/config.toml, .ikigai/tools) changed since you trusted it: \
-         they are not used. Look at them (a command may have written them), then run \
-         `ikigai trust` to use them again.",
+        "{}'s ikigai settings, or the project files they run, changed since you trusted it: \
+         they are not used ({what}). Look at them (a command may have written them), then \
+         run `ikigai trust` to use them again.",
         cwd.display()
     )
 }

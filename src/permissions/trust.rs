@@ -2,8 +2,9 @@
 //! (project tools, project settings, project MCP servers, project commands) until the
 //! folder, or a folder above it, is trusted. Trust is kept in one private file under the
 //! user's data folder (`$XDG_DATA_HOME/ikigai/trusted.json`, 0600), by canonical path;
-//! a file that another user could have written is not believed. Decides and stores only;
-//! asking the user and printing are the front ends' business.
+//! a file that another user could have written is not believed. With each folder it keeps
+//! the digest of its settings and of the project files they run (`pin`), as trusted.
+//! Decides and stores only; asking the user and printing are the front ends' business.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -63,7 +64,8 @@ struct File {
 pub enum State {
     Trusted,
     NotTrusted,
-    /// Trusted, but its settings (`.ikigai/`) changed since: not used until trusted again.
+    /// Trusted, but its settings (`.ikigai/`) or the project files they run changed since
+    /// (`pin`): not used until trusted again.
     Changed,
 }
 

@@ -64,7 +64,9 @@ pub fn run(args: &TrustArgs) -> Result<u8, TrustCmdError> {
             }
         });
     }
-    match store.trust(&dir)? {
+    let trusted = store.trust(&dir)?;
+    let pinned = pinned(&dir);
+    match trusted {
         Trusted::Added(p) => {
             writeln!(
                 out,
@@ -98,7 +100,24 @@ pub fn run(args: &TrustArgs) -> Result<u8, TrustCmdError> {
             )?;
         }
     }
+    if !pinned.is_empty() {
+        writeln!(
+            out,
+            "Its settings run these project files, trusted as they are now (a change stops \
+             them until you trust again): {}",
+            visible(&pinned.join(", "))
+        )?;
+    }
     Ok(0)
+}
+
+/// The project files `dir`'s settings run (`scripts/mcp.sh (MCP server helper)`).
+fn pinned(dir: &Path) -> Vec<String> {
+    let reached = crate::permissions::reach::reached(dir);
+    crate::permissions::pin::covered(dir, &reached)
+        .into_iter()
+        .filter(|c| !c.starts_with(".ikigai/"))
+        .collect()
 }
 
 fn same(a: &Path, b: &Path) -> bool {

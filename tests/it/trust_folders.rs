@@ -544,7 +544,10 @@ fn settings_a_command_changed_after_trust_are_not_used_until_trusted_again() {
     );
     assert!(!planted.exists(), "the planted tool ran");
     assert!(
-        err.contains("ikigai settings (.ikigai/config.toml, .ikigai/tools) changed since you trusted it: they are not used"),
+        err.contains(
+            "ikigai settings, or the project files they run, changed since you trusted it: \
+             they are not used (trust covers .ikigai/tools)"
+        ),
         "{err}"
     );
     assert!(err.contains("`ikigai trust`"), "{err}");
@@ -600,4 +603,296 @@ fn the_tui_question_names_the_mcp_servers_and_rules_a_yes_would_load() {
     t.wait_for("the project's MCP server started", |_| pwned.exists());
     t.keys(&["C-d"]);
     wait_exit(&t);
+}
+
+/// `ikigai ARGS` in `dir` with the fake vendor's key, stdin closed; `path` replaces PATH.
+fn ikigai_in(home: &Path, dir: &Path, args: &[&str], path: Option<&str>) -> Output {
+    let mut cmd = common::ikigai(home);
+    cmd.current_dir(dir)
+        .args(args)
+        .env("OPENAI_API_KEY", KEY)
+        .stdin(Stdio::null());
+    if let Some(p) = path {
+        cmd.env("PATH", p);
+    }
+    cmd.output().unwrap()
+}
+
+/// A `-p` turn in `dir` against a fresh fake vendor; its stderr.
+fn turn(home: &Path, dir: &Path) -> String {
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("ok"));
+    let out = ikigai_in(home, dir, &["-p", "hi", "--base-url", &fake.base_url], None);
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    s(&out.stderr)
+}
+
+fn trust_here(home: &Path, dir: &Path) -> String {
+    let out = ikigai_in(home, dir, &["trust"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    s(&out.stdout)
+}
+
+const CHANGED: &str = "changed since you trusted it: they are not used";
+
+/// The reported attack, whole. A trusted folder's `.ikigai/config.toml` starts `sh
+/// scripts/mcp.sh` as an MCP server (outside any sandbox) and `.ikigai/tools/mytool` is a
+/// link to `scripts/tool.sh`. In `ask` the model's edits of both scripts are asked about
+/// (so refused when scripted); when they change anyway (a sandboxed command may write
+/// anywhere in the project), the next start runs neither and says so; `ikigai trust`
+/// takes them as they are now.
+#[test]
+fn trust_covers_the_scripts_the_trusted_settings_run() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let repo = h.join("repo");
+    std::fs::create_dir_all(repo.join("scripts")).unwrap();
+    std::fs::create_dir_all(repo.join(".ikigai/tools")).unwrap();
+    let (ran_mcp, ran_tool) = (h.join("ran-mcp"), h.join("ran-tool"));
+    let scripts = |version: &str| {
+        std::fs::write(
+            repo.join("scripts/mcp.sh"),
+            format!("echo {version} >> {}\n", ran_mcp.display()),
+        )
+        .unwrap();
+        tool(
+            &repo.join("scripts/tool.sh"),
+            &format!(
+                "if [ \"$1\" = --schema ]; then echo {version} >> {}; \
+                 echo '{{\"name\":\"mytool\",\"description\":\"T.\",\"parameters\":{{}}}}'; exit 0; fi\necho '{{}}'",
+                ran_tool.display()
+            ),
+        );
+    };
+    scripts("v1");
+    std::os::unix::fs::symlink("../../scripts/tool.sh", repo.join(".ikigai/tools/mytool")).unwrap();
+    std::fs::write(
+        repo.join(".ikigai/config.toml"),
+        "[mcp_servers.helper]\ncommand = \"sh\"\nargs = [\"scripts/mcp.sh\"]\n",
+    )
+    .unwrap();
+    let trusted = trust_here(h, &repo);
+    assert!(
+        trusted.contains("scripts/mcp.sh (MCP server helper), scripts/tool.sh (project tool mytool)"),
+        "`ikigai trust` says what it pins: {trusted}"
+    );
+    let err = turn(h, &repo);
+    assert!(!err.contains(CHANGED), "{err}");
+    assert_eq!(std::fs::read_to_string(&ran_mcp).unwrap(), "v1\n", "{err}");
+    assert_eq!(std::fs::read_to_string(&ran_tool).unwrap(), "v1\n", "{err}");
+
+    // The model edits both in `ask`: asked about, so not run when scripted.
+    let fake = FakeProvider::start();
+    let evil = serde_json::json!({"path": "scripts/mcp.sh", "content": "touch /tmp/x\n"}).to_string();
+    let edit =
+        serde_json::json!({"path": "scripts/tool.sh", "old_string": "v1", "new_string": "evil"}).to_string();
+    fake.push(Reply::tool_calls(&[
+        ("c1", "file_write", &evil),
+        ("c2", "file_edit", &edit),
+    ]));
+    fake.push(Reply::text("done"));
+    let out = ikigai_in(
+        h,
+        &repo,
+        &["-p", "go", "--approval", "ask", "--base-url", &fake.base_url],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let reqs = fake.requests();
+    let results: Vec<String> = reqs[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(results.len(), 2);
+    for (r, by) in results.iter().zip(["MCP server helper", "project tool mytool"]) {
+        assert!(r.contains("NOT_APPROVED") && r.contains(by), "{r}");
+    }
+    assert!(
+        std::fs::read_to_string(repo.join("scripts/mcp.sh"))
+            .unwrap()
+            .contains("echo v1")
+    );
+    assert!(
+        std::fs::read_to_string(repo.join("scripts/tool.sh"))
+            .unwrap()
+            .contains("echo v1")
+    );
+
+    // Changed anyway: neither runs at the next start, and ikigai says what trust covers.
+    std::fs::remove_file(&ran_mcp).unwrap();
+    std::fs::remove_file(&ran_tool).unwrap();
+    scripts("evil");
+    let err = turn(h, &repo);
+    assert!(err.contains(CHANGED), "{err}");
+    assert!(
+        err.contains("trust covers .ikigai/config.toml, .ikigai/tools, scripts/mcp.sh (MCP server helper), scripts/tool.sh (project tool mytool)"),
+        "{err}"
+    );
+    assert!(!ran_mcp.exists(), "the changed MCP server ran");
+    assert!(!ran_tool.exists(), "the changed tool ran");
+    // The user looks and trusts them again: they run.
+    trust_here(h, &repo);
+    let err = turn(h, &repo);
+    assert!(!err.contains(CHANGED), "{err}");
+    assert_eq!(std::fs::read_to_string(&ran_mcp).unwrap(), "evil\n", "{err}");
+}
+
+/// Every form in which trusted settings name a project file pins that file: a script
+/// argument, a command given by path, `python -m pkg` (the package folder), `node srv/` (a
+/// folder, with a link in it to another project file), an argument relative to the
+/// server's `cwd`, `--config=FILE`, a word of an `sh -c` string, an `env` value, a project
+/// tool's link, and the custom commands. Changing any one makes the folder "changed
+/// since trusted"; putting it back makes it trusted again. Files no setting names, and
+/// the bytecode Python writes beside a package, change nothing.
+#[test]
+fn every_file_the_trusted_settings_name_is_pinned() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let repo = h.join("repo");
+    let files = [
+        ("scripts/mcp.sh", "a script argument"),
+        ("bin/server", "a command by path"),
+        ("pkg/__main__.py", "python -m pkg"),
+        ("srv/index.js", "node srv/"),
+        ("lib/real.js", "a link inside a reached folder"),
+        ("sub/main.sh", "an argument relative to the server's cwd"),
+        ("conf/x.toml", "--config=FILE"),
+        ("scripts/inner.sh", "a word of sh -c"),
+        ("conf/env.json", "an env value"),
+        ("scripts/tool.sh", "a project tool's link"),
+        (".ikigai/commands/review.md", "a custom command"),
+    ];
+    for (f, _) in files.iter().chain(&[
+        ("README.md", ""),
+        ("scripts/free.sh", ""),
+        ("pkg/__init__.py", ""),
+    ]) {
+        std::fs::create_dir_all(repo.join(f).parent().unwrap()).unwrap();
+        std::fs::write(repo.join(f), "exit 0\n").unwrap();
+    }
+    std::fs::set_permissions(repo.join("bin/server"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(
+        repo.join("scripts/tool.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../lib/real.js", repo.join("srv/linked.js")).unwrap();
+    std::fs::create_dir_all(repo.join(".ikigai/tools")).unwrap();
+    std::os::unix::fs::symlink("../../scripts/tool.sh", repo.join(".ikigai/tools/mytool")).unwrap();
+    std::fs::write(
+        repo.join(".ikigai/config.toml"),
+        r#"[mcp_servers.a]
+command = "sh"
+args = ["scripts/mcp.sh"]
+[mcp_servers.b]
+command = "./bin/server"
+[mcp_servers.c]
+command = "python3"
+args = ["-m", "pkg"]
+[mcp_servers.d]
+command = "node"
+args = ["srv/", "--config=conf/x.toml"]
+[mcp_servers.e]
+command = "sh"
+args = ["main.sh"]
+cwd = "sub"
+[mcp_servers.f]
+command = "sh"
+args = ["-c", "sh 'scripts/inner.sh'"]
+env = { SETTINGS = "conf/env.json" }
+"#,
+    )
+    .unwrap();
+    trust_here(h, &repo);
+    let err = turn(h, &repo);
+    assert!(!err.contains(CHANGED), "{err}");
+    // Python's bytecode beside the package, and files nothing names: still trusted.
+    std::fs::create_dir_all(repo.join("pkg/__pycache__")).unwrap();
+    std::fs::write(repo.join("pkg/__pycache__/__init__.cpython-312.pyc"), "bytecode").unwrap();
+    std::fs::write(repo.join("README.md"), "changed").unwrap();
+    std::fs::write(repo.join("scripts/free.sh"), "changed").unwrap();
+    let err = turn(h, &repo);
+    assert!(!err.contains(CHANGED), "{err}");
+    for (f, form) in files {
+        std::fs::write(repo.join(f), "touch /tmp/pwned\n").unwrap();
+        let err = turn(h, &repo);
+        assert!(
+            err.contains(CHANGED),
+            "{form}: {f} changed, the folder is still trusted:\n{err}"
+        );
+        std::fs::write(repo.join(f), "exit 0\n").unwrap();
+        let err = turn(h, &repo);
+        assert!(!err.contains(CHANGED), "{form}: {f} is back as trusted:\n{err}");
+    }
+    // A file added to a reached folder is a change too.
+    std::fs::write(repo.join("srv/extra.js"), "x").unwrap();
+    assert!(turn(h, &repo).contains(CHANGED));
+}
+
+/// ikigai finds a trusted project's MCP server named by a bare command (as `npx` is)
+/// only in PATH's absolute folders outside the project: with the repository's folder on
+/// PATH (relative, `.`, empty, or absolute into the project), its own `helper-srv`
+/// never runs; the same name in a folder of the user's does.
+#[test]
+fn a_project_servers_bare_command_is_never_the_projects_own_program() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let repo = h.join("repo");
+    std::fs::create_dir_all(repo.join(".ikigai")).unwrap();
+    std::fs::write(
+        repo.join(".ikigai/config.toml"),
+        "[mcp_servers.h]\ncommand = \"helper-srv\"\n",
+    )
+    .unwrap();
+    let planted = h.join("planted-ran");
+    for dir in [repo.join("node_modules/.bin"), repo.clone()] {
+        std::fs::create_dir_all(&dir).unwrap();
+        tool(&dir.join("helper-srv"), &format!("touch {}", planted.display()));
+    }
+    trust_here(h, &repo);
+    let sys = std::env::var("PATH").unwrap();
+    let users = h.join("bin");
+    std::fs::create_dir_all(&users).unwrap();
+    let good = h.join("users-ran");
+    tool(&users.join("helper-srv"), &format!("touch {}", good.display()));
+    for entry in [
+        "node_modules/.bin".to_string(),
+        ".".to_string(),
+        String::new(),
+        repo.join("node_modules/.bin").display().to_string(),
+    ] {
+        let fake = FakeProvider::start();
+        fake.push(Reply::text("ok"));
+        let args = ["-p", "hi", "--base-url", &fake.base_url];
+        let out = ikigai_in(h, &repo, &args, Some(&format!("{entry}:{sys}")));
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        assert!(
+            !planted.exists(),
+            "PATH entry {entry:?}: the repository's program ran"
+        );
+        assert!(
+            s(&out.stderr).contains(
+                "`helper-srv` was not found in PATH's absolute folders outside the working directory"
+            ),
+            "{}",
+            s(&out.stderr)
+        );
+        fake.push(Reply::text("ok"));
+        let path = format!("{entry}:{}:{sys}", users.display());
+        let out = ikigai_in(h, &repo, &args, Some(&path));
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        assert!(
+            !planted.exists(),
+            "PATH entry {entry:?}: the repository's program ran"
+        );
+        assert!(
+            good.exists(),
+            "the user's program did not run: {}",
+            s(&out.stderr)
+        );
+        std::fs::remove_file(&good).unwrap();
+    }
 }

@@ -1,7 +1,8 @@
 //! The decision for one tool call: deny rules, then ask rules, then allow rules (the
 //! first match of the strictest list wins), then the mode. A compound `bash` command is
 //! denied or asked when any part is, and allowed only when every part is. Pure: no I/O
-//! beyond resolving a path's existing folders; never asks and never prints.
+//! beyond resolving a path's existing folders and `protected`'s reading of the settings
+//! that say which files run later; never asks and never prints.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -213,36 +214,19 @@ impl Policy {
         if matches!(name, "file_write" | "file_edit")
             && let Subject::Path(Ok(rel)) = subject
         {
-            // ikigai's and git's settings configure and run things later (rules, MCP
-            // servers, tools, hooks): never an ordinary edit.
-            let abs = self.root.join(rel);
-            if own_folders().iter().any(|d| abs.starts_with(d)) {
-                // Run in the home folder, ikigai's own settings, trust list and remembered
-                // answers are inside the working directory too.
-                return Decision::new(
+            // Files something else runs or loads later (start-up files, git's and
+            // ikigai's settings, what the project's settings run): never an ordinary edit.
+            return match super::protected::why(&self.root, &self.root.join(rel)) {
+                Some(why) => Decision::new(
                     Verdict::Ask,
                     By::Mode,
-                    format!(
-                        "{name} of {} changes ikigai's own settings or data",
-                        abs.display()
-                    ),
-                );
-            }
-            let Some(folder) = rel
-                .components()
-                .filter_map(|c| c.as_os_str().to_str())
-                .find(|c| PROTECTED_FOLDERS.contains(c))
-            else {
-                return Decision::new(Verdict::Allow, By::Mode, "");
-            };
-            return Decision::new(
-                Verdict::Ask,
-                By::Mode,
-                format!(
-                    "{name} of {} changes the project's {folder} settings, which can run commands later",
-                    rel.display()
+                    format!("{name} of {} {why}", rel.display()),
                 ),
-            );
+                None => Decision::new(Verdict::Allow, By::Mode, ""),
+            };
+        }
+        if let Some(why) = self.protected_write(subject) {
+            return Decision::new(Verdict::Ask, By::Mode, why);
         }
         let why = match subject {
             Subject::Path(Err(p)) => format!("{name} of {} is outside the working directory", p.display()),
@@ -257,6 +241,21 @@ impl Policy {
             _ => format!("{} is not on the read-only list", describe(name, subject)),
         };
         Decision::new(Verdict::Ask, By::Mode, why)
+    }
+
+    /// Why a bash line's redirection writes a file that runs later (`protected`).
+    fn protected_write(&self, subject: &Subject) -> Option<String> {
+        let Subject::Bash { command, analysis } = subject else {
+            return None;
+        };
+        analysis.writes.iter().find_map(|w| {
+            let abs = match self.resolve(w) {
+                Ok(rel) => self.root.join(rel),
+                Err(abs) => abs,
+            };
+            super::protected::why(&self.root, &abs)
+                .map(|why| format!("the command `{command}` writes {w}, which {why}"))
+        })
     }
 
     /// The allow step: the call (every part of a command) is covered by allow rules or,
@@ -526,29 +525,6 @@ fn describe(name: &str, subject: &Subject) -> String {
 }
 
 /// `a/./b/../c` → `a/c`, without touching the disk.
-/// Folders inside the project whose files configure or run things later (`.ikigai`:
-/// permission rules, MCP servers, tools, commands; `.git`: hooks and config): `ask` mode
-/// asks before a file tool writes in them.
-const PROTECTED_FOLDERS: [&str; 2] = [".ikigai", ".git"];
-
-/// ikigai's own folders (its config, its data: trust list, remembered answers, sessions;
-/// `~/.ikigai`: user tools), resolved.
-fn own_folders() -> Vec<PathBuf> {
-    let env = |k: &str| crate::environ::var(k);
-    let home = env("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(".ikigai"));
-    [
-        crate::config::xdg_dir(&env, "XDG_CONFIG_HOME", ".config").map(|d| d.join("ikigai")),
-        crate::config::xdg_dir(&env, "XDG_DATA_HOME", ".local/share").map(|d| d.join("ikigai")),
-        home,
-    ]
-    .into_iter()
-    .flatten()
-    .map(|d| d.canonicalize().unwrap_or(d))
-    .collect()
-}
-
 fn normalise(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {

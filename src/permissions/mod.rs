@@ -1,4 +1,6 @@
-//! What ikigai may do on the user's behalf: which folders are trusted (`trust`), the
+//! What ikigai may do on the user's behalf: which folders are trusted (`trust`) and what
+//! that trust pins (`pin`: the settings and the project files they run, `reach`), the
+//! files that run later and so are never an ordinary edit (`protected`), the
 //! approval modes (`mode`), rules (`rule`), how a bash line is taken apart (`shell`), the
 //! built-in read-only list (`readonly`), the decision for each call (`decide`), the
 //! remembered "always" answers (`remembered`), the OS sandbox tool processes run in
@@ -12,6 +14,8 @@ pub mod mode;
 pub mod pin;
 pub mod private_file;
 pub mod project;
+pub mod protected;
+pub mod reach;
 pub mod readonly;
 pub mod record;
 pub mod remembered;

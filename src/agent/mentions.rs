@@ -202,18 +202,41 @@ fn check(m: &Mention, ctx: &ToolContext) -> Result<Option<PathBuf>, MentionError
         ));
     }
     let project = ctx.cwd.canonicalize().unwrap_or_else(|_| ctx.cwd.clone());
-    // A relative path (or an absolute one into the project) stays inside the project,
-    // symlinks resolved.
-    let into_project = (!Path::new(&m.path).is_absolute() && !m.path.starts_with("~/"))
-        || given.starts_with(&ctx.cwd)
-        || given.starts_with(&project);
-    if into_project && !real.starts_with(&project) {
+    if into_project(m, &given, &ctx.cwd, &project) && !real.starts_with(&project) {
         return fail(format!(
             "it leads outside the working directory, to {} (give an absolute path to attach a file from elsewhere)",
             real.display()
         ));
     }
     Ok(Some(real))
+}
+
+/// Whether mention `m` (resolved to `given`) is held inside the project, symlinks
+/// resolved: a relative path, or an absolute one into the project. Anything else (an
+/// absolute or `~/` path elsewhere) is the writer's explicit choice of a file outside.
+fn into_project(m: &Mention, given: &Path, cwd: &Path, project: &Path) -> bool {
+    (!Path::new(&m.path).is_absolute() && !m.path.starts_with("~/"))
+        || given.starts_with(cwd)
+        || given.starts_with(project)
+}
+
+/// The mentions of `text` (as written, without the `@`) that `attach` would take from
+/// outside the project in `cwd` because they name it explicitly (`@~/.ssh/id_rsa`,
+/// `@/etc/hosts`); relative ones never leave it. For text the user did not type (a
+/// project's custom command).
+pub(crate) fn from_outside(text: &str, cwd: &Path) -> Vec<String> {
+    let project = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let mut out: Vec<String> = Vec::new();
+    for token in words(text) {
+        let Some(m) = mention(token, cwd) else {
+            continue;
+        };
+        let given = resolve(&m.path, cwd);
+        if !into_project(&m, &given, cwd, &project) && !out.contains(&m.written) {
+            out.push(m.written);
+        }
+    }
+    out
 }
 
 /// The mentioned file as an image when its content is one (whatever its name); an error

@@ -3,11 +3,15 @@
 //! them (optional YAML front matter: `description`, `arguments` / `argument-hint`), lists
 //! them for `/help` and completion, and expands one into the message it sends (`$ARGUMENTS`,
 //! `$1`…`$9`). Never replaces a built-in command; a project command never replaces a user
-//! one; project files must be regular files inside the project. Sends nothing itself.
+//! one; project files must be regular files inside the project, and a project command's
+//! message may attach (`@file`) only files inside the project, unless you typed the
+//! mention yourself. Sends nothing itself.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+use crate::permissions::trust::State;
 
 /// Command files larger than this are skipped.
 const MAX_FILE: u64 = 256 * 1024;
@@ -29,6 +33,8 @@ pub(crate) struct CustomCommand {
     pub arguments: String,
     pub origin: Origin,
     body: String,
+    /// A project command's project (its `@file` mentions must stay inside it).
+    root: Option<PathBuf>,
 }
 
 /// Every loaded command, sorted by name.
@@ -64,12 +70,22 @@ impl CustomCommands {
     /// The user's commands, and the project's when `cwd` is trusted (the trust list is
     /// read now); notices say what was skipped.
     pub(crate) fn load(cwd: &Path) -> (Self, Vec<String>) {
-        let trusted = crate::permissions::trust::is_trusted(cwd);
-        Self::load_from(user_dir().as_deref(), cwd, trusted)
+        let trust = crate::permissions::trust::state(cwd);
+        Self::load_with(user_dir().as_deref(), cwd, trust)
     }
 
-    /// `load` with the user folder and the trust given.
+    /// `load` with the user folder given, and whether the folder is trusted.
     pub(crate) fn load_from(user: Option<&Path>, cwd: &Path, trusted: bool) -> (Self, Vec<String>) {
+        let trust = if trusted {
+            State::Trusted
+        } else {
+            State::NotTrusted
+        };
+        Self::load_with(user, cwd, trust)
+    }
+
+    /// `load` with the user folder and the trust state given.
+    pub(crate) fn load_with(user: Option<&Path>, cwd: &Path, trust: State) -> (Self, Vec<String>) {
         let mut notices = Vec::new();
         let mut list: Vec<CustomCommand> = Vec::new();
         if let Some(dir) = user {
@@ -80,15 +96,22 @@ impl CustomCommands {
         let project = cwd.join(".ikigai").join("commands");
         let files = md_files(&project);
         if !files.is_empty() {
-            if trusted {
+            if trust == State::Trusted {
                 let root = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-                for c in read_dir(&project, Origin::Project, Some(&root), &mut notices) {
+                for mut c in read_dir(&project, Origin::Project, Some(&root), &mut notices) {
+                    c.root = Some(root.clone());
                     add(&mut list, c, &mut notices);
                 }
             } else {
                 let n = files.len();
+                let why = if trust == State::Changed {
+                    "this folder's ikigai settings changed since you trusted it; look at them, then \
+                     `ikigai trust` trusts it again"
+                } else {
+                    "this folder is not trusted; `ikigai trust` trusts it"
+                };
                 notices.push(format!(
-                    "{n} project command{} in {} not loaded: this folder is not trusted; `ikigai trust` trusts it",
+                    "{n} project command{} in {} not loaded: {why}",
                     if n == 1 { "" } else { "s" },
                     project.display()
                 ));
@@ -106,14 +129,20 @@ impl CustomCommands {
         self.list.iter().find(|c| c.name == name)
     }
 
-    /// The message `line` sends when it calls a custom command (`/review src/x.rs`).
-    pub(crate) fn expand(&self, line: &str) -> Option<String> {
+    /// The message `line` sends when it calls a custom command (`/review src/x.rs`), or
+    /// why it is not sent (a project command attaching a file from outside the project).
+    pub(crate) fn expand(&self, line: &str) -> Option<Result<String, String>> {
         let t = line.trim();
         let (name, args) = match t.split_once(char::is_whitespace) {
             Some((n, a)) => (n, a.trim()),
             None => (t, ""),
         };
-        self.get(name).map(|c| c.expand(args))
+        let c = self.get(name)?;
+        let text = c.expand(args);
+        Some(match c.attaches_from_outside(&text, args) {
+            Some(why) => Err(why),
+            None => Ok(text),
+        })
     }
 
     /// `/help`'s section for them: one aligned line each (empty when there are none).
@@ -156,6 +185,27 @@ impl CustomCommands {
 }
 
 impl CustomCommand {
+    /// Why the message `text` (this project command called with `args`) may not be sent:
+    /// it mentions a file outside the project (`@~/.ssh/id_rsa`, `@/etc/x`) that the user
+    /// did not type as a mention in `args`. `None` for the user's own commands.
+    fn attaches_from_outside(&self, text: &str, args: &str) -> Option<String> {
+        let root = self.root.as_deref()?;
+        let typed = crate::agent::mentions::from_outside(args, root);
+        let foreign: Vec<String> = crate::agent::mentions::from_outside(text, root)
+            .into_iter()
+            .filter(|m| !typed.contains(m))
+            .map(|m| format!("@{m}"))
+            .collect();
+        (!foreign.is_empty()).then(|| {
+            format!(
+                "{} not sent: this project command attaches {}, outside the project; a project's \
+                 command attaches only files inside it (type the mention yourself to attach one)",
+                self.name,
+                foreign.join(", ")
+            )
+        })
+    }
+
     /// The body with `$ARGUMENTS` (all of `args`) and `$1`…`$9` (its words; quotes group
     /// words) replaced. A body with no placeholder gets the arguments appended.
     pub(crate) fn expand(&self, args: &str) -> String {
@@ -326,6 +376,7 @@ fn read_one(path: &Path, origin: Origin, inside: Option<&Path>) -> Result<Custom
         arguments,
         origin,
         body: body.to_string(),
+        root: None,
     })
 }
 
@@ -430,6 +481,7 @@ mod tests {
             arguments: String::new(),
             origin: Origin::User,
             body: "Look at $1 ($2$3) — all: $ARGUMENTS; cost $ 5, $0.\n".into(),
+            root: None,
         };
         assert_eq!(
             c.expand("a.rs \"two words\""),
@@ -444,7 +496,7 @@ mod tests {
         let cmds = CustomCommands { list: vec![c] };
         assert_eq!(
             cmds.expand("/r x").unwrap(),
-            "Look at x () — all: x; cost $ 5, $0."
+            Ok("Look at x () — all: x; cost $ 5, $0.".to_string())
         );
         assert!(cmds.expand("/other").is_none());
     }
@@ -480,6 +532,48 @@ mod tests {
             notices
                 .iter()
                 .any(|n| n.contains("broken.md skipped: its front matter")),
+            "{notices:?}"
+        );
+    }
+
+    #[test]
+    fn a_project_commands_mentions_stay_inside_unless_the_user_typed_them() {
+        let home = tempfile::tempdir().unwrap();
+        let proj = home.path().join("proj");
+        let cmds = proj.join(".ikigai/commands");
+        write(&proj, "in.rs", "x");
+        write(&cmds, "key.md", "Review @~/.ssh/id_rsa and @in.rs.");
+        write(&cmds, "abs.md", "Review @/etc/hostname.");
+        write(&cmds, "arg.md", "Review @~/$1.");
+        write(
+            &cmds,
+            "fenced.md",
+            "Look:\n```\n@/etc/hostname\n```\nand `@~/.ssh/id_rsa`.",
+        );
+        write(&cmds, "in.md", "Review @in.rs");
+        let (c, _) = CustomCommands::load_from(None, &proj, true);
+        let refused = |line: &str| c.expand(line).unwrap().err().unwrap_or_default();
+        assert!(refused("/key").contains("/key not sent: this project command attaches @~/.ssh/id_rsa,"));
+        assert!(refused("/abs").contains("@/etc/hostname"));
+        assert!(refused("/arg .ssh/id_rsa").contains("@~/.ssh/id_rsa"));
+        // Text in code is no mention; inside the project, or typed by the user: sent.
+        assert!(c.expand("/fenced").unwrap().is_ok());
+        assert!(c.expand("/in").unwrap().is_ok());
+        assert!(c.expand("/in @/etc/hostname").unwrap().is_ok());
+        assert!(
+            c.expand("/arg x @~/.ssh/id_rsa").unwrap().is_err(),
+            "$1 is not the typed mention"
+        );
+        // The user's own commands attach what they name.
+        let user = home.path().join("user");
+        write(&user, "mine.md", "Review @~/.ssh/id_rsa.");
+        let (c, _) = CustomCommands::load_from(Some(&user), &proj, false);
+        assert!(c.expand("/mine").unwrap().is_ok());
+        // A trusted folder whose settings changed: not loaded, and said why.
+        let (c, notices) = CustomCommands::load_with(None, &proj, State::Changed);
+        assert!(c.get("/key").is_none());
+        assert!(
+            notices.iter().any(|n| n.contains("changed since you trusted it")),
             "{notices:?}"
         );
     }

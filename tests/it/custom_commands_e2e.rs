@@ -122,8 +122,9 @@ fn piped_commands_from_both_folders_fill_in_arguments_and_mentions() {
     assert!(err.contains("📎 calc.py, 2 lines"), "{err}");
     assert_eq!(fake.requests().len(), 2);
 
-    // `/refresh` reads the folders again: a command written meanwhile (here by the
-    // model's bash call) is there for the next line.
+    // `/refresh` reads the folders again. A command written meanwhile (here by the
+    // model's bash call) changes what the folder was trusted with: the project's
+    // commands are not loaded until the user trusts it again, then it is there.
     let make = serde_json::json!({
         "command": "printf 'Late: $1.' > .ikigai/commands/late.md"
     })
@@ -138,8 +139,17 @@ fn piped_commands_from_both_folders_fill_in_arguments_and_mentions() {
         &[],
         "make a command\n/refresh\n/late now\n",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let err = s(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(proj.join(".ikigai/commands/late.md").exists());
+    assert!(
+        err.contains("not loaded: this folder's ikigai settings changed since you trusted it"),
+        "{err}"
+    );
+    assert!(err.contains("unknown command /late"), "{err}");
+    trust(home.path(), &proj);
+    let out = run(home.path(), &proj, &fake, &[], "/late now\n");
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     assert_eq!(last_user(&fake, 4), "Late: now.");
 
     // -p takes a custom command too.
@@ -209,4 +219,71 @@ fn the_tui_runs_custom_commands_and_lists_them_in_help() {
         last_user(&fake, 1),
         "Review main.rs with an eye on error handling. (all: main.rs 'error handling')"
     );
+}
+
+/// A trusted project's command is text the project wrote, not the user: its message may
+/// attach only files inside the project. Every way out is refused with a notice and
+/// nothing is sent (`@~/.ssh/id_rsa`, an absolute path, `@../`, a link in the project
+/// leading out, an absolute path through `..`, a `~/` the user's argument completes);
+/// `@~user/` is no home folder there. A mention inside the project works, and so does one
+/// the user typed; the user's own commands attach what they name.
+#[test]
+fn a_project_command_attaches_nothing_from_outside_the_project() {
+    let (home, proj) = setup();
+    let h = home.path();
+    std::fs::create_dir_all(h.join(".ssh")).unwrap();
+    std::fs::write(h.join(".ssh/id_rsa"), "PRIVATE-KEY-4242\n").unwrap();
+    std::fs::write(h.join("secret.txt"), "SECRET-TEXT-4242\n").unwrap();
+    std::fs::write(h.join("notes.md"), "MY-OWN-NOTES\n").unwrap();
+    std::os::unix::fs::symlink("../secret.txt", proj.join("link.md")).unwrap();
+    let cmds = proj.join(".ikigai/commands");
+    let refused = [
+        ("key", "Review @~/.ssh/id_rsa now.".to_string(), ""),
+        ("abs", format!("Review @{}.", h.join("secret.txt").display()), ""),
+        ("up", "Review @../secret.txt".to_string(), ""),
+        ("link", "Review @link.md".to_string(), ""),
+        ("dots", format!("Review @{}/../secret.txt", proj.display()), ""),
+        ("arg", "Review @~/$1".to_string(), ".ssh/id_rsa"),
+    ];
+    for (name, body, _) in &refused {
+        std::fs::write(cmds.join(format!("{name}.md")), body).unwrap();
+    }
+    std::fs::write(cmds.join("tilde.md"), "Review @~root/.ssh/id_rsa").unwrap();
+    std::fs::write(cmds.join("inside.md"), "Explain @calc.py").unwrap();
+    std::fs::write(h.join(".config/ikigai/commands/mine.md"), "Summarise @~/notes.md").unwrap();
+    trust(h, &proj);
+    let fake = FakeProvider::start();
+    for (name, _, arg) in &refused {
+        let out = run(h, &proj, &fake, &["-p", &format!("/{name} {arg}")], "");
+        let err = s(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "/{name}: {err}");
+        assert!(
+            err.contains(&format!("/{name} not sent: this project command attaches @"))
+                || err.contains("leads outside the working directory"),
+            "/{name}: {err}"
+        );
+    }
+    assert!(
+        fake.requests().iter().all(|r| {
+            let b = r.body.to_string();
+            !b.contains("PRIVATE-KEY") && !b.contains("SECRET-TEXT")
+        }),
+        "a file from outside the project was sent"
+    );
+    // Text, an inside mention, the user's own mention, the user's own command.
+    for (line, reply) in [
+        ("/tilde", "t"),
+        ("/inside", "i"),
+        ("/inside @~/notes.md", "typed"),
+        ("/mine", "mine"),
+    ] {
+        fake.push(Reply::text(reply));
+        let out = run(h, &proj, &fake, &["-p", line], "");
+        assert_eq!(out.status.code(), Some(0), "{line}: {}", s(&out.stderr));
+    }
+    let n = fake.requests().len();
+    assert!(!fake.requests()[n - 4].body.to_string().contains("PRIVATE-KEY"));
+    assert!(last_user(&fake, n - 3).contains("return a + b"));
+    assert!(last_user(&fake, n - 2).contains("MY-OWN-NOTES"));
+    assert!(last_user(&fake, n - 1).contains("MY-OWN-NOTES"));
 }

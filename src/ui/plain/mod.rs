@@ -110,7 +110,13 @@ fn command<O: Write, E: Write>(
     if let Slash::Unknown(_) = cmd
         && let Some(text) = custom.expand(line)
     {
-        return Ok((Line::Op(Op::Submit(text)), false));
+        return Ok(match text {
+            Ok(text) => (Line::Op(Op::Submit(text)), false),
+            Err(why) => {
+                r.notice(NoticeLevel::Error, &why)?;
+                (Line::Done, true)
+            }
+        });
     }
     let failed = matches!(cmd, Slash::Usage(_) | Slash::Unknown(_));
     let line = match cmd {
@@ -262,9 +268,19 @@ pub async fn run(
     };
     'turns: while signalled.is_none() && output_error.is_none() {
         let op = match (&mut stdin, prompt.take()) {
-            (_, Some(p)) => match slash::parse(&p) {
-                Some(Slash::Unknown(_)) => Op::Submit(custom.expand(&p).unwrap_or(p)),
-                _ => Op::Submit(p),
+            (_, Some(p)) => match slash::parse(&p).and_then(|c| match c {
+                Slash::Unknown(_) => custom.expand(&p),
+                _ => None,
+            }) {
+                Some(Ok(text)) => Op::Submit(text),
+                Some(Err(why)) => {
+                    failed = true;
+                    if let Err(e) = r.notice(NoticeLevel::Error, &why) {
+                        output_error = Some(e);
+                    }
+                    break 'turns;
+                }
+                None => Op::Submit(p),
             },
             (Some(reader), None) => {
                 let line = tokio::select! {

@@ -680,6 +680,13 @@ impl App {
         if matches!(parsed, Some(Command::Unknown { .. }))
             && let Some(body) = self.custom.expand(&text)
         {
+            let body = match body {
+                Ok(body) => body,
+                Err(why) => {
+                    self.push(Cell::Notice(NoticeLevel::Error, why));
+                    return;
+                }
+            };
             if self.busy() {
                 self.queued.push_back(body);
             } else {

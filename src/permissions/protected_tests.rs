@@ -185,3 +185,21 @@ fn the_cache_follows_the_settings_files() {
     assert!(why(&p, &p.join("a.sh")).is_none());
     assert!(why(&p, &p.join("b.sh")).is_some());
 }
+
+#[test]
+fn the_readme_lists_every_entry_of_the_table() {
+    let readme = include_str!("../../README.md");
+    let section = readme
+        .split("### Files that run later")
+        .nth(1)
+        .and_then(|rest| rest.split("\n### ").next())
+        .unwrap();
+    for e in TABLE {
+        let shown = match e.base {
+            Base::Home => format!("`~/{}", e.path),
+            Base::Config => format!("`~/.config/{}", e.path),
+            Base::Root | Base::Named => format!("`{}", e.path),
+        };
+        assert!(section.contains(&shown), "the README's table lacks {shown}`");
+    }
+}

@@ -75,6 +75,7 @@ impl CustomCommands {
     }
 
     /// `load` with the user folder given, and whether the folder is trusted.
+    #[cfg(test)]
     pub(crate) fn load_from(user: Option<&Path>, cwd: &Path, trusted: bool) -> (Self, Vec<String>) {
         let trust = if trusted {
             State::Trusted

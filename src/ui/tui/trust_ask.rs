@@ -45,7 +45,7 @@ pub(crate) fn ask(q: &Question<'_>, home: Option<&str>) -> std::io::Result<Answe
     if q.changed {
         writeln!(
             out,
-            "This folder's ikigai settings changed since you trusted it: {}",
+            "This folder's ikigai settings, or the project files they run, changed since you trusted it: {}",
             shown(q.cwd)
         )?;
     } else {

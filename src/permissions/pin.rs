@@ -37,7 +37,7 @@ pub fn fingerprint(dir: &Path) -> String {
 }
 
 /// The digest, with what the settings reach already known.
-pub fn fingerprint_of(dir: &Path, reached: &[Reached]) -> String {
+fn fingerprint_of(dir: &Path, reached: &[Reached]) -> String {
     let root = dir.join(".ikigai");
     let mut h = Sha256::new();
     let mut budget = Budget {

@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "evals"))
 
-from harness import report, runner, server, tasks  # noqa: E402
+from harness import agent, report, runner, server, tasks  # noqa: E402
 
 ALL_MODES = ("native", "text", "engine", "alone", "custom")
 SERVER_MODES = ("native", "text", "alone")
@@ -191,6 +191,7 @@ def main(argv=None):
                 srv.stop()
                 srv = None
     except KeyboardInterrupt:
+        agent.kill_all()
         print("\neval: interrupted; the results so far:", flush=True)
     except server.ServerError as e:
         sys.exit(f"eval: {e}")

@@ -33,25 +33,21 @@ def run(binary, prompt, project, home, extra, timeout):
     """Runs ikigai on prompt; a dict of what happened (see `read_events` and `outcome`)."""
     cmd = [str(binary), "-p", prompt, "--json", "--approval", "auto"] + list(extra)
     start = time.monotonic()
-    proc = subprocess.Popen(
-        cmd,
-        cwd=project,
-        env=environment(home),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    proc = spawn(cmd, cwd=project, env=environment(home), stderr=subprocess.PIPE)
     timed_out = False
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_group(proc)
         out, err = proc.communicate()
+    except BaseException:
+        # Interrupted (Ctrl+C, SIGTERM): the run's whole group goes too, then the caller.
+        kill_group(proc)
+        proc.communicate()
+        raise
+    finally:
+        RUNNING.discard(proc)
     secs = time.monotonic() - start
     out = out.decode(errors="replace")
     err = err.decode(errors="replace")
@@ -63,6 +59,47 @@ def run(binary, prompt, project, home, extra, timeout):
         stderr=err,
     )
     return ev
+
+
+# Every process group a run started and that may still run: `kill_all` ends them when
+# the suite is interrupted between two steps of a run.
+RUNNING = set()
+STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
+def spawn(cmd, stderr, **kw):
+    """Popen in a session of its own (so that its whole group can be killed), recorded in
+    RUNNING before an interrupt can land: SIGINT and SIGTERM wait while it starts, and the
+    child gets the mask it would have had."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            start_new_session=True,
+            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, old),
+            **kw,
+        )
+        RUNNING.add(proc)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    return proc
+
+
+def kill_all():
+    for proc in list(RUNNING):
+        kill_group(proc)
+        RUNNING.discard(proc)
+
+
+def kill_group(proc):
+    """SIGKILL to the process group that `start_new_session` gave proc."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def read_events(stdout):

@@ -8,12 +8,12 @@ change nothing. Runs the tests; never the model."""
 import os
 import re
 import shutil
-import signal
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
+from . import agent
 from . import tasks as task_mod
 from . import workspace
 
@@ -97,24 +97,19 @@ def run_tests(task, folder, timeout):
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONHASHSEED": "0",
     }
-    proc = subprocess.Popen(
-        cmd,
-        cwd=folder,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    proc = agent.spawn(cmd, cwd=folder, env=env, stderr=subprocess.STDOUT)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        agent.kill_group(proc)
         out, _ = proc.communicate()
         return False, f"tests timed out after {timeout} s"
+    except BaseException:
+        agent.kill_group(proc)
+        proc.communicate()
+        raise
+    finally:
+        agent.RUNNING.discard(proc)
     lines = out.decode(errors="replace").strip().splitlines()
     return proc.returncode == 0, "\n".join(lines[-12:])
 

@@ -13,6 +13,17 @@ def run_one(task, mode, spec, opts):
     opts: {"timeout", "keep", "config_text", "grade_timeout", "temperature"}. A row."""
     work, project, home = workspace.make(task, mode, opts.get("config_text", ""))
     try:
+        return _run_one(task, mode, spec, opts, work, project, home)
+    except BaseException:
+        # Interrupted: nothing of this run stays running, and its folder goes unless kept.
+        agent.kill_all()
+        if not opts.get("keep"):
+            workspace.remove(work)
+        raise
+
+
+def _run_one(task, mode, spec, opts, work, project, home):
+    try:
         if spec["kind"] == "alone":
             r = alone.run(task, spec["base_url"], project, opts["timeout"], opts.get("temperature", 0.2))
         else:

@@ -5,8 +5,10 @@ agent may leave behind, replies are parsed into files as small models write them
 that hangs or crashes becomes a row, and the tables add up."""
 
 import os
+import signal
 import socket
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -246,6 +248,19 @@ class Replies(unittest.TestCase):
         self.assertIn("test_calc.py\n```python\n", user)
 
 
+def _gone(pid):
+    """Whether pid has ended (waited for up to 5 s; a zombie counts as ended)."""
+    for _ in range(100):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ")[-1].startswith("Z"):
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def _silent_server():
     """A server that accepts connections and never answers; (url, stop)."""
     s = socket.socket()
@@ -306,19 +321,38 @@ class Runs(Folder):
         row = runner.run_one(tiny_task(), "engine", {"kind": "ikigai", "binary": binary, "extra": []}, self.opts(2))
         self.assertLess(time.monotonic() - start, 60)
         self.assertEqual(row["outcome"], "timeout")
+        self.assertTrue(_gone(int(pidfile.read_text())), "the stand-in's child outlived the timeout")
+
+    def test_an_interrupted_suite_leaves_nothing_running(self):
+        pidfile = self.tmp / "child.pid"
+        binary = self.stand_in(f"sleep 300 &\necho $! > {pidfile}\nwait\n")
+        gguf = self.tmp / "model.gguf"
+        gguf.write_text("")
+        tasks_dir = self.tmp / "coding/01-tiny"
+        workspace.write_tree(tasks_dir / "files", tiny_task()["files"])
+        (tasks_dir / "task.toml").write_text(
+            'description="d"\nprompt="p"\ntests=["test_calc.py"]\nedit=["calc.py"]\n')
+        cmd = [sys.executable, str(REPO / "scripts/eval.py"), "--bin", str(binary), "--modes", "engine",
+               "--gguf", str(gguf), "--kinds", "coding", "--coding", str(self.tmp / "coding"), "--timeout", "600"]
+        env = dict(os.environ, TMPDIR=str(self.tmp))
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            for _ in range(600):
+                if pidfile.exists() and pidfile.read_text().strip():
+                    break
+                time.sleep(0.05)
+            else:
+                self.fail("the stand-in never started")
+            proc.send_signal(signal.SIGTERM)
+            out = proc.communicate(timeout=60)[0].decode()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        self.assertIn("interrupted", out)
         child = int(pidfile.read_text())
-        for _ in range(100):
-            try:
-                os.kill(child, 0)
-            except ProcessLookupError:
-                break
-            try:
-                os.waitpid(child, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            time.sleep(0.05)
-        else:
-            self.fail("the stand-in's child outlived the timeout")
+        self.assertTrue(_gone(child), "the interrupted run's child is still running")
+        self.assertEqual(list(self.tmp.glob("ikigai-eval-*")), [], "its folder is removed")
 
     def test_a_server_that_never_answers_is_a_timeout(self):
         url, stop = _silent_server()

@@ -157,13 +157,13 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, _term)
     url = args.base_url
     srv = None
-    needs_server = [m for m in modes if m in SERVER_MODES and not (m == "alone" and args.base_url)]
+    needs_server = any(m in SERVER_MODES for m in modes)
     last_server_mode = max((i for i, m in enumerate(modes) if m in SERVER_MODES), default=-1)
     header = {
         "model": size if not (args.provider or args.model) else f"{args.provider or ''} {args.model or ''}".strip(),
         "commit": commit(),
         "binary": str(binary),
-        "timeout": timeout,
+        "timeout": f"{timeout:g} s",
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
         "command": " ".join([Path(sys.argv[0]).name] + (sys.argv[1:] if argv is None else argv)),
     }

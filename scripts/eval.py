@@ -60,7 +60,7 @@ def parse_args(argv):
     ap.add_argument("--questions", default=str(ROOT / "evals/questions"), help="the question tasks' folder")
     ap.add_argument("--coding", default=str(ROOT / "evals/coding"), help="the coding tasks' folder")
     ap.add_argument("--only", action="append", default=[], help="run tasks whose name contains this")
-    ap.add_argument("--json-out", help="also write every result and the summary to this JSON file")
+    ap.add_argument("--json-out", help="also write every result and the summary to this JSON file (after each run)")
     ap.add_argument("--keep", action="store_true", help="keep each run's folder: project, events, reply, tests' output")
     ap.add_argument("--config", type=Path, help="a config.toml for every run (default: empty)")
     ap.add_argument(
@@ -187,6 +187,7 @@ def main(argv=None):
                 row = runner.run_one(task, mode, spec, opts)
                 rows.append(row)
                 print(report.line(mode, row), flush=True)
+                write_json(args.json_out, header, results)
             if srv is not None and i == last_server_mode:
                 srv.stop()
                 srv = None
@@ -202,11 +203,16 @@ def main(argv=None):
     text = report.render(results, f"model {header['model']}, commit {header['commit']}, timeout {timeout:g} s")
     print()
     print(text)
-    if args.json_out:
-        Path(args.json_out).write_text(
-            json.dumps({"header": header, "summary": report.summarize(results), "results": results}, indent=1)
-        )
+    write_json(args.json_out, header, results)
     return 0
+
+
+def write_json(path, header, results):
+    """The results so far (rewritten after every run, so an interrupted suite keeps them)."""
+    if path:
+        tmp = Path(str(path) + ".tmp")
+        tmp.write_text(json.dumps({"header": header, "summary": report.summarize(results), "results": results}, indent=1))
+        tmp.replace(path)
 
 
 if __name__ == "__main__":

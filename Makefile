@@ -35,14 +35,17 @@ bench: deps
 	@bash scripts/bench-compare.sh
 	@bash scripts/bench-long-session.sh
 
-# The small-model task suite (evals/tasks) against a llama-server at EVAL_URL (native tool
-# calls, then the text protocol) and the in-process engine, each with the 0.5B test model.
-# Minutes, not part of `make test`. EVAL_ARGS is passed on, e.g.
-# EVAL_ARGS="--provider ollama --model qwen2.5-coder:7b" or "--modes engine --timeout 60".
-EVAL_URL ?= http://127.0.0.1:8080/v1
+# The small-model suite (evals/questions, evals/coding) with the local model EVAL_MODEL
+# (0.5b, the default, or 1.5b): native tool calls and the text protocol through
+# llama-server, the in-process engine, and the model alone (the floor), with a table per
+# mode. Without EVAL_URL the harness starts llama-server itself (../shared/local-llm, or
+# EVAL_LLM_DIR) on a free port and stops it. Minutes to hours, not part of `make test`.
+# EVAL_ARGS is passed on, e.g. "--modes text,alone --only 03 --keep".
+EVAL_MODEL ?= 0.5b
+EVAL_URL ?=
 EVAL_ARGS ?=
 eval: build
-	python3 scripts/eval.py --bin target/release/ikigai --base-url $(EVAL_URL) $(EVAL_ARGS)
+	python3 scripts/eval.py --bin target/release/ikigai --size $(EVAL_MODEL) $(if $(EVAL_URL),--base-url $(EVAL_URL)) $(EVAL_ARGS)
 
 # BIN: the binary to install (the tests install a debug build with `make install-files`);
 # LAUNCH: the tool launcher built beside it.

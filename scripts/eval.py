@@ -1,263 +1,219 @@
 #!/usr/bin/env python3
-"""The small-model task suite (`make eval`): runs every task in evals/tasks/ against one or
-more ways of reaching a model and prints one line per task and mode, then a success rate
-per mode.
+"""The small-model suite (`make eval`): question tasks (evals/questions/*.toml: a fact only
+a tool can show, a file to create or change) and coding tasks (evals/coding/NN-name/: code
+to write until the task's unittest tests pass), run against a local model in each way
+ikigai can reach it, beside the model alone, with a table per mode: questions and coding
+tasks passed, seconds, tokens in and out, tool calls.
 
-Modes (default: all three, with the 0.5B test model):
+Modes (default: all four, for the model size --size / EVAL_MODEL, 0.5b or 1.5b):
   native  llama-server's native tool calls   --provider llamacpp --base-url URL
   text    the same server, text protocol      ... --tool-protocol text
-  engine  the in-process engine               --model GGUF
-Any other provider/model: pass --provider and/or --model (and --base-url,
---tool-protocol); the suite then runs once, as mode "custom".
+  engine  the in-process engine               --model GGUF (the same file as the server's)
+  alone   the floor: the model alone, no ikigai: one chat request with the task, its stub
+          and its tests; the files of its reply are written and tested (coding tasks only)
+Without --base-url (EVAL_URL) the harness starts llama-server for the size itself, on a
+free port, with the development kit (../shared/local-llm, or EVAL_LLM_DIR), and stops it.
+Any other provider/model: --provider and/or --model (and --base-url, --tool-protocol); the
+suite then runs as mode "custom" (add alone with --modes custom,alone and --base-url).
 
-Each task runs the real binary in a fresh temporary folder (its files written there),
-scripted (`-p … --json --approval auto --sandbox workspace-write`: the model's tools may
-write only in the task's folder and the temporary folder), with its own empty config, data
-and home folders, and is killed after --timeout seconds. A task passes when all its checks hold:
-`answer` (a regex the model's text must match, case-insensitive), `file` with `equals`,
-`contains` or `not_contains` (a regex on the file's content), or `absent` (a file that
-must not exist), and the turn ended by itself (`turn_ended` "done", not a limit).
+Each run uses the real binary in a fresh temporary folder (`-p … --json --approval auto
+--sandbox workspace-write`), its own empty config, data and home folders, killed with its
+process group after --timeout seconds. A question passes when its checks hold and the turn
+ended by itself; a coding task when its tests pass, run afterwards on a clean copy of the
+task with the agent's versions of the files it was asked to edit (edited or deleted tests
+are the originals again; other files it left are not copied).
 """
 
 import argparse
 import json
 import os
-import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_GGUF = Path(
-    os.environ.get(
-        "IKIGAI_TEST_MODEL",
-        Path.home() / ".cache/ikigai/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    )
-)
-DEFAULT_URL = os.environ.get("IKIGAI_EVAL_URL", "http://127.0.0.1:8080/v1")
+sys.path.insert(0, str(ROOT / "evals"))
+
+from harness import agent, report, runner, server, tasks  # noqa: E402
+
+ALL_MODES = ("native", "text", "engine", "alone", "custom")
+SERVER_MODES = ("native", "text", "alone")
 
 
-def load_tasks(folder, only):
-    tasks = []
-    for path in sorted(Path(folder).glob("*.toml")):
-        if only and not any(o in path.stem for o in only):
-            continue
-        with open(path, "rb") as f:
-            task = tomllib.load(f)
-        task["name"] = path.stem
-        tasks.append(task)
-    return tasks
-
-
-def modes_from(args):
-    """[(mode name, extra ikigai arguments)]"""
-    custom = args.provider or args.model
-    if custom:
-        extra = []
-        if args.provider:
-            extra += ["--provider", args.provider]
-        if args.model:
-            extra += ["--model", args.model]
-        if args.base_url:
-            extra += ["--base-url", args.base_url]
-        if args.tool_protocol:
-            extra += ["--tool-protocol", args.tool_protocol]
-        return [("custom", extra)]
-    server = ["--provider", "llamacpp", "--base-url", args.base_url or DEFAULT_URL]
-    table = {
-        "native": server,
-        "text": server + ["--tool-protocol", "text"],
-        "engine": ["--model", str(args.gguf)],
-    }
-    return [(m, table[m]) for m in args.modes.split(",")]
-
-
-def run_task(binary, task, extra, timeout, keep, config_text=""):
-    work = Path(tempfile.mkdtemp(prefix=f"ikigai-eval-{task['name']}-"))
-    project = work / "project"
-    home = work / "home"
-    project.mkdir()
-    home.mkdir()
-    for rel, content in task.get("files", {}).items():
-        p = project / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(content)
-    for rel in task.get("executable", []):
-        (project / rel).chmod(0o755)
-    config = home / "config.toml"
-    config.write_text(config_text)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("IKIGAI_", "XDG_")) or k == "IKIGAI_LLAMA_LOG"
-    }
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local/share"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-        IKIGAI_CONFIG=str(config),
-    )
-    env.setdefault("OPENAI_API_KEY", "none")
-    cmd = [str(binary), "-p", task["prompt"], "--json", "--approval", "auto"] + extra
-    start = time.monotonic()
-    proc = subprocess.Popen(
-        cmd,
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        text=True,
-    )
-    outcome = None
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        outcome = "timeout"
-    secs = time.monotonic() - start
-    text, calls, ended = [], 0, None
-    for line in out.splitlines():
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            continue
-        kind = ev.get("type")
-        if kind == "text_delta":
-            text.append(ev.get("text", ""))
-        elif kind == "tool_call_started":
-            calls += 1
-        elif kind == "turn_ended":
-            ended = ev.get("reason")
-    answer = "".join(text)
-    failed = check(task, answer, project)
-    # The model must also finish by itself: a turn ended by a limit (the loop guard,
-    # max_tool_turns) or an error did not get the job done, even when the model echoed the
-    # tool's output into its text.
-    if not failed and ended != "done":
-        failed = [f"checks held, but the turn ended: {ended or 'never'}"]
-    # Exit 1 with a turn_ended event is a turn that ended by a limit or an error the model
-    # caused; anything else (a crash, no turn_ended, a timeout) is a plumbing failure.
-    if outcome is None and (proc.returncode not in (0, 1) or ended is None):
-        outcome = f"exit {proc.returncode}" + ("" if ended else ", no turn_ended")
-    if outcome is None:
-        outcome = "pass" if not failed else "fail"
-    elif not failed:
-        outcome = "pass"  # the checks hold even though the run did not end cleanly
-    if keep:
-        (work / "stdout.jsonl").write_text(out)
-        (work / "stderr.txt").write_text(err)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return {
-        "task": task["name"],
-        "outcome": outcome,
-        "passed": not failed,
-        "tool_calls": calls,
-        "seconds": round(secs, 1),
-        "turn_ended": ended,
-        "failed_checks": failed,
-        "answer": answer[-400:],
-        "stderr": err.strip().splitlines()[-1:] if err.strip() else [],
-        "folder": str(work) if keep else None,
-    }
-
-
-def check(task, answer, project):
-    """The checks that do not hold, described."""
-    failed = []
-    for c in task.get("check", []):
-        if "answer" in c:
-            if not re.search(c["answer"], answer, re.IGNORECASE):
-                failed.append(f"answer !~ /{c['answer']}/")
-        elif "absent" in c:
-            if (project / c["absent"]).exists():
-                failed.append(f"{c['absent']} still exists")
-        elif "file" in c:
-            p = project / c["file"]
-            if not p.is_file():
-                failed.append(f"{c['file']} missing")
-                continue
-            body = p.read_text(errors="replace")
-            if "equals" in c and body.strip() != c["equals"].strip():
-                failed.append(f"{c['file']} != {c['equals']!r}")
-            if "contains" in c and not re.search(c["contains"], body, re.MULTILINE):
-                failed.append(f"{c['file']} !~ /{c['contains']}/")
-            if "not_contains" in c and re.search(c["not_contains"], body):
-                failed.append(f"{c['file']} ~ /{c['not_contains']}/")
-    return failed
-
-
-def main():
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin", default=os.environ.get("IKIGAI_BIN", str(ROOT / "target/release/ikigai")))
-    ap.add_argument("--modes", default="native,text,engine", help="comma-separated: native,text,engine")
-    ap.add_argument("--base-url", help=f"llama-server (native and text modes); default {DEFAULT_URL}")
-    ap.add_argument("--gguf", default=DEFAULT_GGUF, type=Path, help="the engine's model file")
-    ap.add_argument("--provider", help="run once against this provider (mode 'custom')")
-    ap.add_argument("--model", help="run once against this model (mode 'custom')")
+    ap.add_argument("--self-test", action="store_true", help="check the harness itself (no model) and exit")
+    ap.add_argument("--bin", default=str(ROOT / "target/release/ikigai"), help="the ikigai binary")
+    ap.add_argument("--size", default=None, choices=sorted(server.SIZES), help="the local model (default EVAL_MODEL or 0.5b)")
+    ap.add_argument("--modes", help="comma-separated: native,text,engine,alone (default all four)")
+    ap.add_argument("--kinds", default="questions,coding", help="questions,coding (default both)")
+    ap.add_argument("--base-url", help="a running llama-server serving --size (EVAL_URL); default: start one")
+    ap.add_argument("--gguf", type=Path, help="the engine's model file (default: the size's file)")
+    ap.add_argument("--provider", help="run as mode 'custom' against this provider")
+    ap.add_argument("--model", help="run as mode 'custom' against this model")
     ap.add_argument("--tool-protocol", choices=["native", "text"], help="with --provider/--model")
-    ap.add_argument("--timeout", type=float, default=90, help="seconds per task (default 90)")
-    ap.add_argument("--tasks", default=str(ROOT / "evals/tasks"), help="the task folder")
+    ap.add_argument("--timeout", type=float, help="seconds per task (default 150 for 0.5b, 360 for 1.5b)")
+    ap.add_argument("--grade-timeout", type=float, default=60, help="seconds for a coding task's tests (60)")
+    ap.add_argument("--temperature", type=float, default=0.2, help="the alone mode's (ikigai's own for local servers: 0.2)")
+    ap.add_argument("--questions", default=str(ROOT / "evals/questions"), help="the question tasks' folder")
+    ap.add_argument("--coding", default=str(ROOT / "evals/coding"), help="the coding tasks' folder")
     ap.add_argument("--only", action="append", default=[], help="run tasks whose name contains this")
-    ap.add_argument("--json-out", help="also write every result to this JSON file")
-    ap.add_argument("--keep", action="store_true", help="keep each task's folder and output")
+    ap.add_argument("--json-out", help="also write every result and the summary to this JSON file (after each run)")
+    ap.add_argument("--keep", action="store_true", help="keep each run's folder: project, events, reply, tests' output")
     ap.add_argument("--config", type=Path, help="a config.toml for every run (default: empty)")
     ap.add_argument(
         "--sandbox",
         default="workspace-write",
         choices=["workspace-write", "read-only", "off"],
-        help="ikigai's sandbox for the model's tools (default workspace-write: a write outside "
-        "the task's folder and the temporary folder is refused; 'off' where the kernel has no Landlock)",
+        help="ikigai's sandbox for the model's tools (default workspace-write; 'off' where the kernel has no Landlock)",
     )
-    args = ap.parse_args()
+    return ap.parse_args(argv)
 
+
+def plan_modes(args):
+    custom = bool(args.provider or args.model)
+    names = args.modes.split(",") if args.modes else (["custom"] if custom else ["native", "text", "engine", "alone"])
+    for m in names:
+        if m not in ALL_MODES:
+            sys.exit(f"eval: unknown mode {m!r} (one of {', '.join(ALL_MODES)})")
+        if m == "custom" and not custom:
+            sys.exit("eval: mode custom needs --provider and/or --model")
+        if m != "custom" and m != "alone" and custom:
+            sys.exit(f"eval: mode {m} runs the local model; --provider/--model make mode custom")
+    if custom and "alone" in names and not args.base_url:
+        sys.exit("eval: mode alone with --provider/--model needs --base-url (an OpenAI-compatible server)")
+    return names
+
+
+def spec_for(mode, args, binary, url, gguf):
+    sandbox = ["--sandbox", args.sandbox]
+    if mode == "alone":
+        return {"kind": "alone", "base_url": url}
+    if mode == "custom":
+        extra = []
+        for flag, v in (("--provider", args.provider), ("--model", args.model), ("--base-url", args.base_url),
+                        ("--tool-protocol", args.tool_protocol)):
+            if v:
+                extra += [flag, v]
+        return {"kind": "ikigai", "binary": binary, "extra": extra + sandbox}
+    if mode == "engine":
+        return {"kind": "ikigai", "binary": binary, "extra": ["--model", str(gguf)] + sandbox}
+    extra = ["--provider", "llamacpp", "--base-url", url]
+    if mode == "text":
+        extra += ["--tool-protocol", "text"]
+    return {"kind": "ikigai", "binary": binary, "extra": extra + sandbox}
+
+
+def commit():
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return head + ("+changes" if dirty else "") if head else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _term(_sig, _frame):
+    raise KeyboardInterrupt
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.self_test:
+        from harness import selftest
+
+        sys.exit(selftest.main(ROOT))
+    size = args.size or os.environ.get("EVAL_MODEL") or "0.5b"
+    if size not in server.SIZES:
+        sys.exit(f"eval: unknown model size {size!r} (one of {', '.join(server.SIZES)})")
+    modes = plan_modes(args)
+    kinds = set(args.kinds.split(","))
+    try:
+        questions = tasks.load_questions(args.questions, args.only) if "questions" in kinds else []
+        coding = tasks.load_coding(args.coding, args.only) if "coding" in kinds else []
+    except tasks.TaskError as e:
+        sys.exit(f"eval: {e}")
+    if not questions and not coding:
+        sys.exit("eval: no tasks (see --questions, --coding, --kinds, --only)")
     binary = Path(args.bin).resolve()
-    if not binary.is_file():
+    if any(m != "alone" for m in modes) and not binary.is_file():
         sys.exit(f"eval: no ikigai binary at {binary} (cargo build --release, or --bin PATH)")
-    tasks = load_tasks(args.tasks, args.only)
-    if not tasks:
-        sys.exit(f"eval: no tasks in {args.tasks}")
-    modes = modes_from(args)
-    if any(m == "engine" for m, _ in modes) and not Path(args.gguf).is_file():
-        sys.exit(f"eval: no model at {args.gguf} (bash scripts/fetch-test-model.sh, or --gguf FILE)")
+    gguf = args.gguf or server.gguf(size)
+    if "engine" in modes and not Path(gguf).is_file():
+        sys.exit(f"eval: no model at {gguf} (bash scripts/fetch-test-model.sh, or the kit's setup.sh 1.5b, or --gguf FILE)")
+    timeout = args.timeout or server.SIZES[size]["timeout"]
+    opts = {
+        "timeout": timeout,
+        "keep": args.keep,
+        "config_text": args.config.read_text() if args.config else "",
+        "grade_timeout": args.grade_timeout,
+        "temperature": args.temperature,
+    }
 
-    config_text = args.config.read_text() if args.config else ""
+    signal.signal(signal.SIGTERM, _term)
+    url = args.base_url
+    srv = None
+    needs_server = any(m in SERVER_MODES for m in modes)
+    last_server_mode = max((i for i, m in enumerate(modes) if m in SERVER_MODES), default=-1)
+    header = {
+        "model": size if not (args.provider or args.model) else f"{args.provider or ''} {args.model or ''}".strip(),
+        "commit": commit(),
+        "binary": str(binary),
+        "timeout": f"{timeout:g} s",
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "command": " ".join([Path(sys.argv[0]).name] + (sys.argv[1:] if argv is None else argv)),
+    }
     results = {}
-    for mode, extra in modes:
-        extra = extra + ["--sandbox", args.sandbox]
-        rows = results.setdefault(mode, [])
-        for task in tasks:
-            r = run_task(binary, task, extra, args.timeout, args.keep, config_text)
-            rows.append(r)
-            note = "" if r["passed"] else "  " + "; ".join(r["failed_checks"])
-            if r["outcome"] not in ("pass", "fail"):
-                note += f"  [{r['outcome']}]"
-            print(
-                f"{mode:<7} {r['task']:<22} {'PASS' if r['passed'] else 'fail'}"
-                f"  calls={r['tool_calls']:<2}  {r['seconds']:>5.1f}s{note}",
-                flush=True,
-            )
+    started = time.monotonic()
+    try:
+        if needs_server and not url:
+            kit = server.find_kit(ROOT)
+            if kit is None:
+                sys.exit("eval: no llama-server URL (EVAL_URL / --base-url) and no development kit "
+                         "(../shared/local-llm with start.sh; EVAL_LLM_DIR=...) to start one")
+            srv = server.Server(kit, size)
+            print(f"eval: starting llama-server for the {size} model on port {srv.port} …", flush=True)
+            url = srv.start()
+        header["base_url"] = url
+        print("eval: " + ", ".join(f"{k} {v}" for k, v in header.items()), flush=True)
+        for i, mode in enumerate(modes):
+            spec = spec_for(mode, args, binary, url, gguf)
+            rows = results.setdefault(mode, [])
+            for task in (coding if mode == "alone" else questions + coding):
+                row = runner.run_one(task, mode, spec, opts)
+                rows.append(row)
+                print(report.line(mode, row), flush=True)
+                write_json(args.json_out, header, results)
+            if srv is not None and i == last_server_mode:
+                srv.stop()
+                srv = None
+    except KeyboardInterrupt:
+        agent.kill_all()
+        print("\neval: interrupted; the results so far:", flush=True)
+    except server.ServerError as e:
+        sys.exit(f"eval: {e}")
+    finally:
+        if srv is not None:
+            srv.stop()
+    header["seconds"] = round(time.monotonic() - started)
+    text = report.render(results, f"model {header['model']}, commit {header['commit']}, timeout {timeout:g} s")
     print()
-    for mode, rows in results.items():
-        ok = sum(r["passed"] for r in rows)
-        secs = sum(r["seconds"] for r in rows)
-        plumbing = sum(r["outcome"] not in ("pass", "fail") for r in rows)
-        print(
-            f"{mode:<7} {ok}/{len(rows)} passed ({100 * ok // len(rows)} %), "
-            f"{secs:.0f} s, {plumbing} not ended cleanly (timeout, crash, no turn_ended)"
-        )
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(results, indent=1))
+    print(text)
+    write_json(args.json_out, header, results)
+    return 0
+
+
+def write_json(path, header, results):
+    """The results so far (rewritten after every run, so an interrupted suite keeps them)."""
+    if path:
+        tmp = Path(str(path) + ".tmp")
+        tmp.write_text(json.dumps({"header": header, "summary": report.summarize(results), "results": results}, indent=1))
+        tmp.replace(path)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

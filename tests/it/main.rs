@@ -13,6 +13,7 @@ mod cli_binary;
 mod compaction_notice_e2e;
 mod costs;
 mod custom_commands_e2e;
+mod evals_harness;
 mod example_tools;
 mod external_tools;
 mod external_tools_e2e;

@@ -67,7 +67,12 @@ impl Shadow {
     }
 
     pub(super) fn git(&self) -> Command {
-        let mut c = Command::new("git");
+        // Through the launcher (when installed), like every process ikigai starts: in a
+        // session of its own (no terminal) and dying with ikigai.
+        let path = std::env::var_os("PATH");
+        let mut c =
+            crate::tools::launcher::std_command(Path::new("git"), &[], &self.work_tree, path.as_deref())
+                .unwrap_or_else(|_| Command::new("git"));
         for (k, _) in std::env::vars_os() {
             if k.as_bytes().starts_with(b"GIT_") {
                 c.env_remove(k);

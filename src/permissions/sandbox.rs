@@ -412,6 +412,47 @@ mod tests {
     }
 
     #[test]
+    fn the_kernel_features_are_used_where_the_kernel_has_them_and_said_otherwise() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = settings(SandboxMode::WorkspaceWrite);
+        for (abi, ioctl_dev, scoped) in [
+            (3, false, false),
+            (5, true, false),
+            (6, true, true),
+            (9, true, true),
+        ] {
+            let c = resolve(&ws, dir.path(), &|_| None, &kernel(abi))
+                .unwrap()
+                .unwrap();
+            assert_eq!((c.ioctl_dev, c.scoped_signals), (ioctl_dev, scoped), "ABI {abi}");
+            assert_eq!(c.namespace, None, "joined when a tool starts");
+        }
+        let c = resolve(&ws, dir.path(), &|_| None, &kernel(6)).unwrap().unwrap();
+        let (covered, missing) = coverage(&c, &Ok(()));
+        assert!(missing.is_empty(), "{missing:?}");
+        assert!(
+            covered.iter().any(|c| c.contains("private mount table")),
+            "{covered:?}"
+        );
+        let old = resolve(&ws, dir.path(), &|_| None, &kernel(3)).unwrap().unwrap();
+        let (covered, missing) = coverage(&old, &Err("no user namespaces".into()));
+        assert!(
+            !covered.iter().any(|c| c.contains("private mount table")),
+            "{covered:?}"
+        );
+        let missing = missing.join("; ");
+        for says in [
+            "chmod, chown, touch -d",
+            "no user namespaces",
+            "still refused",
+            "ABI 5",
+            "ABI 6",
+        ] {
+            assert!(missing.contains(says), "{says}: {missing}");
+        }
+    }
+
+    #[test]
     fn the_real_kernel_is_probed_without_restricting_us() {
         // Creating rule sets asks the kernel and restricts nothing: we can still write here.
         let abi = launcher::landlock_abi();

@@ -191,9 +191,11 @@ mod linux {
         if c.namespace.is_some() {
             // The tool's own pseudo-terminals (`script`, `expect`, a pty in a test): the
             // devpts is private, the terminal ikigai runs in is not there.
+            // `/dev/tty` is the tool's own controlling terminal, one of those, if any.
             let pty = handled(c) & (AccessFs::WriteFile | AccessFs::IoctlDev);
             devices.push(("/dev/pts", pty));
             devices.push(("/dev/ptmx", pty));
+            devices.push(("/dev/tty", pty));
         }
         for (path, rights) in devices {
             match PathFd::new(path) {

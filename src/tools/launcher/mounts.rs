@@ -13,7 +13,7 @@
 //! outside: the mounts are private. Self-contained (std, nix, serde), like `exec.rs`;
 //! decides nothing.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -57,8 +57,8 @@ pub(crate) fn hold(writable: &[PathBuf]) -> u8 {
     if writeln!(out, "{READY}").and_then(|()| out.flush()).is_err() {
         return 1;
     }
-    let mut buf = [0u8; 64];
-    while matches!(std::io::stdin().read(&mut buf), Ok(n) if n > 0) {}
+    // Returns at the end of stdin (ikigai closed it, or is gone).
+    let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
     0
 }
 

@@ -184,3 +184,28 @@ fn a_sandboxed_tool_reads_no_mcp_servers_secret_as_an_ordinary_user() {
     }
     run(true);
 }
+
+/// Nor can it signal one (Landlock ABI 6, where the kernel has it): ikigai, its parent,
+/// stays out of reach of `kill`, while the tool's own processes are not.
+#[test]
+fn a_sandboxed_tool_cannot_signal_processes_outside_it() {
+    if ikigai::tools::launcher::landlock_abi() < 6 {
+        eprintln!("this kernel's Landlock has no signal scoping (ABI 6)");
+        return;
+    }
+    let p = place();
+    let script = "kill -0 $PPID 2>&1 && echo reached-ikigai; sleep 5 & kill $! && echo own-ok";
+    for (mode, reaches) in [("workspace-write", false), ("off", true)] {
+        let out = p
+            .ikigai()
+            .args(["sandbox", "--mode", mode, "--", "sh", "-c", script])
+            .output()
+            .unwrap();
+        let all = format!("{}{}", common::text(&out.stdout), common::text(&out.stderr));
+        assert!(all.contains("own-ok"), "{mode}: {all}");
+        assert_eq!(all.contains("reached-ikigai"), reaches, "{mode}: {all}");
+        if !reaches {
+            assert!(all.contains("Operation not permitted"), "{mode}: {all}");
+        }
+    }
+}

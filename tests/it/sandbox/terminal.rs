@@ -214,3 +214,65 @@ fn nothing_a_tool_runs_types_into_the_terminal_as_an_ordinary_user() {
     run("workspace-write", Some(runner));
     run("off", Some(runner));
 }
+
+/// What a tool legitimately does with devices still works in the sandbox: `/dev/null`
+/// (written, and asked whether it is a terminal), and pseudo-terminals of its own (a
+/// private `/dev/pts`: opened, written, read, made raw, made the controlling terminal of
+/// a child), as root and as an ordinary user.
+#[test]
+fn a_sandboxed_tool_still_uses_dev_null_and_pseudo_terminals_of_its_own() {
+    let code = "import os, pty, tty\n\
+        print('null', open('/dev/null', 'w').write('x'), os.isatty(os.open('/dev/null', os.O_RDONLY)))\n\
+        m, s = os.openpty()\n\
+        tty.setraw(s)\n\
+        os.write(s, b'hi')\n\
+        print('pty', os.ttyname(s), os.read(m, 2))\n\
+        pid, fd = pty.fork()\n\
+        if pid == 0:\n    os.write(1, b'child ' + os.ttyname(0).encode() + b' ' + str(os.isatty(0)).encode())\n    os._exit(0)\n\
+        out = b''\n\
+        while True:\n    try:\n        b = os.read(fd, 100)\n    except OSError:\n        break\n    if not b:\n        break\n    out += b\n\
+        print(out.decode())\n";
+    let mut runs = vec![false];
+    if nix::unistd::geteuid().is_root() {
+        runs.push(true);
+    }
+    for as_nobody in runs {
+        let p = super::place();
+        if as_nobody {
+            for d in [&p.ws, &p.tmp, &p.out] {
+                super::chown_tree(d, 65534);
+            }
+        }
+        let mut cmd = if as_nobody {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(crate::common::binary());
+            c
+        } else {
+            std::process::Command::new(crate::common::binary())
+        };
+        crate::common::env::isolate(&mut cmd, &p.ws);
+        let out = cmd
+            .current_dir(&p.ws)
+            .env("TMPDIR", &p.tmp)
+            .args(["sandbox", "--mode", "workspace-write", "--", PYTHON, "-c", code])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (super::text(&out.stdout), super::text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "as nobody: {as_nobody}: {stdout}{stderr}"
+        );
+        assert!(stdout.contains("null 1 False"), "{stdout}{stderr}");
+        assert!(
+            stdout.contains("pty /dev/pts/") && stdout.contains("b'hi'"),
+            "{stdout}{stderr}"
+        );
+        assert!(
+            stdout.contains("child /dev/pts/") && stdout.contains("True"),
+            "{stdout}{stderr}"
+        );
+    }
+}

@@ -6,6 +6,7 @@
 //! `cmdline`, `/proc/PID/mem` over the stack (where the environment block lives),
 //! `process_vm_readv`, attaching with `ptrace` — and finds nothing, while the test itself
 //! sees both values in the servers' environments (so the probe looked where they are).
+//! Without the sandbox it finds them, as the README says.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -95,13 +96,17 @@ fn server_environments(home: &Path) -> Vec<String> {
     out
 }
 
-fn run(as_nobody: bool) {
-    let who = if as_nobody { "as nobody" } else { "as root" };
+/// One run: the probe's result, after checking that the servers held the values.
+fn run(sandbox: &str, as_nobody: bool) -> String {
+    let who = format!(
+        "sandbox {sandbox}, {}",
+        if as_nobody { "as nobody" } else { "as root" }
+    );
     let p = place();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/server.py");
     let fixture = fixture.display().to_string();
     p.config(&format!(
-        "sandbox = \"workspace-write\"\n\
+        "sandbox = {sandbox:?}\n\
          [mcp_servers.tok]\ncommand = {PY:?}\nargs = [{fixture:?}, \"plain\"]\nenv = {{ API_TOKEN = {TOKEN:?} }}\n\
          [mcp_servers.pass]\ncommand = {PY:?}\nargs = [{fixture:?}, \"plain\"]\nenv = [\"SRV_PASSWORD\"]\n"
     ));
@@ -161,7 +166,11 @@ fn run(as_nobody: bool) {
                 .any(|e| e.contains(&format!("SRV_PASSWORD={PASSWORD}"))),
         "{who}: the servers do not hold the values: {envs:?}"
     );
-    let result = &super::tool_results(&fake)[0];
+    super::tool_results(&fake).remove(0)
+}
+
+/// What a sandboxed tool found: nothing, the values neither.
+fn assert_nothing_found(result: &str, who: &str) {
     assert!(
         result.contains("nothing found"),
         "{who}: a sandboxed tool read a server's secret: {result}"
@@ -173,7 +182,7 @@ fn run(as_nobody: bool) {
 
 #[test]
 fn a_sandboxed_tool_reads_no_mcp_servers_secret_as_root() {
-    run(false);
+    assert_nothing_found(&run("workspace-write", false), "as root");
 }
 
 #[test]
@@ -182,7 +191,31 @@ fn a_sandboxed_tool_reads_no_mcp_servers_secret_as_an_ordinary_user() {
         eprintln!("not root: the run above is the ordinary user's");
         return;
     }
-    run(true);
+    assert_nothing_found(&run("workspace-write", true), "as nobody");
+}
+
+/// Without the sandbox a tool runs as you and reads your processes' environments, an MCP
+/// server's included, as the README says ("What ikigai guarantees about keys"). Should
+/// this ever fail, the limit is gone: say so there.
+#[test]
+fn without_the_sandbox_a_tool_reads_mcp_servers_environments_as_the_readme_says() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("not root: cannot run ikigai as another user");
+        return;
+    }
+    let result: serde_json::Value = serde_json::from_str(&run("off", true)).unwrap();
+    let output = result["result"]["output"].as_str().unwrap();
+    for prefix in ["IKTOK", "IKPA"] {
+        for how in ["environ", "mem"] {
+            let found = format!("FOUND {how} ");
+            assert!(
+                output
+                    .lines()
+                    .any(|l| l.starts_with(&found) && l.contains(prefix)),
+                "{how} {prefix}: {output}"
+            );
+        }
+    }
 }
 
 /// Nor can it signal one (Landlock ABI 6, where the kernel has it): ikigai, its parent,

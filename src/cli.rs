@@ -88,6 +88,16 @@ pub enum Command {
     Trust(TrustArgs),
     /// Run one command under the configured sandbox (or `--mode`), to try a policy by hand:
     /// `ikigai sandbox --mode read-only -- touch x`.
+    ///
+    /// It prints what the sandbox covers on this system. Besides writes (Landlock) and the
+    /// network (seccomp): a private mount table, read-only outside the writable folders,
+    /// so no chmod, chown, touch -d, extended attributes or links there either — it needs
+    /// root or user namespaces; where neither is available that is not covered, and the
+    /// command says so (set-user/group-ID bits stay refused everywhere); no device ioctls
+    /// (Landlock ABI 5) and no signals to other processes (ABI 6) where the kernel has
+    /// them; other processes' memory and environment unreadable; no terminal (a session of
+    /// its own; typing into a terminal with TIOCSTI is refused); root keeps only ordinary
+    /// capabilities.
     Sandbox(SandboxArgs),
     /// Check what a call would be allowed to do (`permissions check 'bash(rm -rf build)'`),
     /// or list the rules in force and the remembered answers (`permissions list`).

@@ -5,11 +5,18 @@
 //! run by hand.
 
 // The kernel probe (`abi`) is ikigai's, at start; the launcher only applies.
+#[path = "../tools/launcher/caps.rs"]
+mod caps;
 #[allow(dead_code, unused_imports)]
 #[path = "../tools/launcher/confine.rs"]
 mod confine;
 #[path = "../tools/launcher/exec.rs"]
 mod exec;
+#[path = "../tools/launcher/filter.rs"]
+mod filter;
+#[allow(dead_code)]
+#[path = "../tools/launcher/mounts.rs"]
+mod mounts;
 
 use std::process::ExitCode;
 

@@ -67,11 +67,15 @@ impl Shadow {
     }
 
     /// `git` by absolute path, found once in `PATH`'s trusted folders
-    /// (`trusted_path`): never the project's own (`PATH=node_modules/.bin:…`).
+    /// (`trusted_path`): never the project's own (`PATH=node_modules/.bin:…`). Run through
+    /// the launcher (when installed), like every process ikigai starts: in a session of
+    /// its own (no terminal) and dying with ikigai.
     pub(super) fn git(&self) -> Result<Command, ShadowError> {
         let program =
             crate::trusted_path::find("git", &self.work_tree).map_err(|e| ShadowError::Git(e.to_string()))?;
-        let mut c = Command::new(program);
+        let path = std::env::var_os("PATH");
+        let mut c = crate::tools::launcher::std_command(&program, &[], &self.work_tree, path.as_deref())
+            .unwrap_or_else(|_| Command::new(&program));
         for (k, _) in std::env::vars_os() {
             if k.as_bytes().starts_with(b"GIT_") {
                 c.env_remove(k);

@@ -17,6 +17,11 @@ use crate::tools::launcher::{self, Confinement, MIN_ABI};
 /// refusal on a kernel that could enforce the sandbox. Undocumented; it can only lower.
 pub const PRETEND_ABI_VAR: &str = "IKIGAI_SANDBOX_PRETEND_ABI";
 
+/// Set (to anything), pretends this system allows no private mount table for tools (no
+/// user namespaces), so a test can see what the sandbox still covers then. Undocumented;
+/// it can only take away.
+pub const PRETEND_NO_NAMESPACES_VAR: &str = "IKIGAI_SANDBOX_PRETEND_NO_NAMESPACES";
+
 /// `sandbox = …`: what tool processes may write.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -86,6 +91,9 @@ pub fn install(
 ) -> Result<(), SandboxError> {
     let pretend = env(PRETEND_ABI_VAR).and_then(|v| v.trim().parse::<u8>().ok());
     let confinement = resolve(settings, cwd, env, &|| kernel(pretend))?;
+    if confinement.is_some() && env(PRETEND_NO_NAMESPACES_VAR).is_some() {
+        launcher::deny_private_mounts("user namespaces are not available here (pretended)");
+    }
     launcher::set_sandbox(confinement);
     Ok(())
 }
@@ -176,6 +184,10 @@ pub fn resolve(
         writable: unique,
         network: settings.network,
         tmpdir,
+        // Made when the first tool starts (`launcher::private_mounts`).
+        namespace: None,
+        ioctl_dev: k.landlock_abi >= 5,
+        scoped_signals: k.landlock_abi >= 6,
     }))
 }
 
@@ -230,6 +242,39 @@ fn private_tmp() -> Result<PathBuf, SandboxError> {
 /// Removes `read-only`'s private temporary folder (at exit).
 pub fn cleanup() {
     PRIVATE_TMP.lock().unwrap_or_else(|e| e.into_inner()).take();
+}
+
+/// What the sandbox `c` covers on this system beyond writes and the network, and what it
+/// does not (each a short phrase), given whether tools get the private mount table
+/// (`launcher::private_mounts`). For `ikigai sandbox`.
+pub fn coverage(c: &Confinement, mounts: &Result<(), String>) -> (Vec<String>, Vec<String>) {
+    let mut covered = Vec::new();
+    let mut missing = Vec::new();
+    match mounts {
+        Ok(()) => covered.push(
+            "metadata outside them unchangeable (a private mount table: chmod, chown, touch -d, extended attributes, links)"
+                .to_string(),
+        ),
+        Err(why) => missing.push(format!(
+            "chmod, chown, touch -d and extended attributes on files outside them, and reading the terminal ikigai runs in by its path ({why}); set-user/group-ID bits are still refused"
+        )),
+    }
+    covered.push("no set-user/group-ID bits, device nodes or io_uring".to_string());
+    if c.ioctl_dev {
+        covered.push("no device ioctls".to_string());
+    } else {
+        missing.push("ioctls on devices opened for reading (Landlock ABI 5 needed, Linux 6.10)".to_string());
+    }
+    if c.scoped_signals {
+        covered.push("no signals to processes outside the sandbox".to_string());
+    } else {
+        missing.push("signals to your other processes (Landlock ABI 6 needed, Linux 6.12)".to_string());
+    }
+    covered.push(
+        "other processes' memory, environment and open files unreadable; no terminal; root keeps only ordinary capabilities"
+            .to_string(),
+    );
+    (covered, missing)
 }
 
 /// Whether a tool process under the installed sandbox may write `path` (absolute); true
@@ -367,10 +412,51 @@ mod tests {
     }
 
     #[test]
+    fn the_kernel_features_are_used_where_the_kernel_has_them_and_said_otherwise() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = settings(SandboxMode::WorkspaceWrite);
+        for (abi, ioctl_dev, scoped) in [
+            (3, false, false),
+            (5, true, false),
+            (6, true, true),
+            (9, true, true),
+        ] {
+            let c = resolve(&ws, dir.path(), &|_| None, &kernel(abi))
+                .unwrap()
+                .unwrap();
+            assert_eq!((c.ioctl_dev, c.scoped_signals), (ioctl_dev, scoped), "ABI {abi}");
+            assert_eq!(c.namespace, None, "joined when a tool starts");
+        }
+        let c = resolve(&ws, dir.path(), &|_| None, &kernel(6)).unwrap().unwrap();
+        let (covered, missing) = coverage(&c, &Ok(()));
+        assert!(missing.is_empty(), "{missing:?}");
+        assert!(
+            covered.iter().any(|c| c.contains("private mount table")),
+            "{covered:?}"
+        );
+        let old = resolve(&ws, dir.path(), &|_| None, &kernel(3)).unwrap().unwrap();
+        let (covered, missing) = coverage(&old, &Err("no user namespaces".into()));
+        assert!(
+            !covered.iter().any(|c| c.contains("private mount table")),
+            "{covered:?}"
+        );
+        let missing = missing.join("; ");
+        for says in [
+            "chmod, chown, touch -d",
+            "no user namespaces",
+            "still refused",
+            "ABI 5",
+            "ABI 6",
+        ] {
+            assert!(missing.contains(says), "{says}: {missing}");
+        }
+    }
+
+    #[test]
     fn the_real_kernel_is_probed_without_restricting_us() {
         // Creating rule sets asks the kernel and restricts nothing: we can still write here.
         let abi = launcher::landlock_abi();
-        assert!(abi <= 3);
+        assert!(abi <= 6);
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("still-writable"), "x").unwrap();
     }

@@ -1,7 +1,8 @@
 //! Says when a failed command was probably stopped by the sandbox, so the model (and the
 //! user) know why and can ask to run it outside. The kernel tells the process only an
-//! errno (Landlock: `EACCES`, "Permission denied"; the network filter: `EPERM`,
-//! "Operation not permitted"), so this reads what the command printed: a line with such
+//! errno (Landlock: `EACCES`, "Permission denied"; the private mount table's read-only
+//! mounts: `EROFS`, "Read-only file system"; the seccomp filters: `EPERM`, "Operation
+//! not permitted"), so this reads what the command printed: a line with such
 //! an error that names a path outside the writable roots is a denied write; with the
 //! network off, a line about sockets, connecting or resolving names is a denied
 //! connection. A heuristic over text; it decides nothing and never changes the output.
@@ -11,12 +12,15 @@ use std::path::{Component, Path, PathBuf};
 use crate::tools::launcher::{self, Confinement};
 
 /// Errors a denied write or socket shows as (lowercase).
-const DENIED: [&str; 5] = [
+const DENIED: [&str; 8] = [
     "permission denied",
     "operation not permitted",
+    "read-only file system",
     "errno 13",
+    "errno 30",
     "eacces",
     "eperm",
+    "erofs",
 ];
 /// Words of a network failure (lowercase).
 const NETWORK: [&str; 9] = [
@@ -133,6 +137,7 @@ mod tests {
             writable: vec!["/work/proj".into(), "/tmp".into()],
             network,
             tmpdir: None,
+            ..Confinement::default()
         }
     }
 
@@ -151,6 +156,13 @@ mod tests {
                 "PermissionError: [Errno 13] Permission denied: '/opt/y'",
                 "/opt/y",
             ),
+            // The private mount table's read-only mounts, for writes and metadata alike.
+            ("touch: cannot touch '/etc/x': Read-only file system", "/etc/x"),
+            (
+                "chmod: changing permissions of '/usr/bin/x': Read-only file system",
+                "/usr/bin/x",
+            ),
+            ("OSError: [Errno 30] Read-only file system: '/opt/z'", "/opt/z"),
         ] {
             let e = explain_with(&c, out, cwd).unwrap_or_else(|| panic!("{out}"));
             assert!(

@@ -97,6 +97,7 @@ mod tests {
             writable: vec![proj.to_path_buf(), root.to_path_buf()],
             network: false,
             tmpdir: None,
+            ..Confinement::default()
         }
     }
 
@@ -178,6 +179,7 @@ mod tests {
             writable: vec![root.clone()],
             network: false,
             tmpdir: Some(root.clone()),
+            ..Confinement::default()
         };
         let e = check(&c, &proj.join("a.txt")).unwrap_err();
         assert!(

@@ -1,4 +1,5 @@
-//! Runs one tool process: its own process group, the working directory, a filtered
+//! Runs one tool process: a session and process group of its own (started by the launcher:
+//! no controlling terminal), the working directory, a filtered
 //! environment, stdin closed (or fed, then closed), stdout and stderr capped while read.
 //! When the call returns, times out or is dropped, the group and every descendant of the
 //! call (found by a per-call marker variable, even after `setsid`) are killed and reaped.
@@ -245,7 +246,6 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
         })
         .stdout(out_w)
         .stderr(err_w)
-        .process_group(0)
         .kill_on_drop(true);
     let spawned = cmd.spawn();
     // Close our copies of the write ends so the readers see EOF when the group is done.

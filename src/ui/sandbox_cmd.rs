@@ -1,7 +1,9 @@
 //! `ikigai sandbox [--mode MODE] -- CMD…`: runs one command the way a tool process runs
 //! (through the launcher, under the installed sandbox, with the tools' filtered
-//! environment, in this folder), with the terminal's stdin, stdout and stderr, and ends
-//! with its exit code. For trying a policy by hand; prints only its own one-line notes.
+//! environment, in this folder), with the terminal's stdin, stdout and stderr (in a
+//! session of its own, without the terminal as its controlling one), and ends with its
+//! exit code. For trying a policy by hand; prints only its own notes: what the sandbox
+//! covers on this system, and what it does not.
 
 use std::ffi::OsString;
 use std::io;
@@ -25,6 +27,12 @@ pub async fn run(command: &[OsString], config: &Config) -> io::Result<u8> {
                 roots.join(", "),
                 if c.network { "" } else { "; no network" }
             );
+            let mounts = crate::tools::launcher::private_mounts(&c.writable).map(|_| ());
+            let (covered, missing) = crate::permissions::sandbox::coverage(&c, &mounts);
+            eprintln!("ikigai: also: {}", covered.join(", "));
+            if !missing.is_empty() {
+                eprintln!("ikigai: not covered here: {}", missing.join("; "));
+            }
         }
         None => eprintln!(
             "ikigai: the sandbox is off (`sandbox` in the config, or `--mode workspace-write|read-only`); running the command without it"

@@ -17,6 +17,9 @@ use crate::common;
 use crate::common::fake_provider::{FakeProvider, Reply};
 
 mod files;
+mod metadata;
+mod secrets;
+mod terminal;
 
 /// A test's folders: `ws` (ikigai's working directory and HOME), `tmp` (its TMPDIR) and
 /// `out` (outside both).
@@ -65,6 +68,26 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// Whether `s` holds the error of a write the sandbox refused: Landlock's "Permission
+/// denied", or "Read-only file system" from the private mount table (where this system
+/// allows one).
+fn refused_write(s: &str) -> bool {
+    s.contains("Permission denied") || s.contains("Read-only file system")
+}
+
+/// Gives `dir` and everything in it to `uid` (a test run as an ordinary user).
+fn chown_tree(dir: &Path, uid: u32) {
+    std::os::unix::fs::lchown(dir, Some(uid), Some(uid)).unwrap();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            chown_tree(&p, uid);
+        } else {
+            std::os::unix::fs::lchown(&p, Some(uid), Some(uid)).unwrap();
+        }
+    }
+}
+
 /// The tool results the model got in the request after the calls, in order.
 fn tool_results(fake: &FakeProvider) -> Vec<String> {
     let reqs = fake.requests();
@@ -110,7 +133,7 @@ fn workspace_write_denies_a_write_outside_and_says_so_in_the_tool_result() {
     let results = tool_results(&fake);
     assert_eq!(results.len(), 1, "{results:?}");
     let r = &results[0];
-    assert!(r.contains("Permission denied"), "{r}");
+    assert!(refused_write(r), "{r}");
     assert!(
         r.contains("sandbox: write outside the workspace denied") && r.contains("escaped.txt"),
         "{r}"
@@ -167,10 +190,7 @@ fn in_a_scripted_run_a_call_the_sandbox_stopped_is_not_approved_to_run_outside()
         "{r}"
     );
     assert!(
-        r["result"]["output"]
-            .as_str()
-            .unwrap()
-            .contains("Permission denied"),
+        refused_write(r["result"]["output"].as_str().unwrap()),
         "what the command printed stays: {r}"
     );
     let events: Vec<serde_json::Value> = text(&out.stdout)
@@ -300,7 +320,7 @@ fn read_only_allows_only_dev_null_and_a_private_temp_folder() {
         !p.ws.join("in-workspace.txt").exists(),
         "read-only wrote in the workspace"
     );
-    assert!(stderr.contains("Permission denied"), "{stderr}");
+    assert!(refused_write(&stderr), "{stderr}");
     assert!(stdout.contains("null-ok"), "{stdout}");
     let private = stdout
         .lines()
@@ -517,30 +537,33 @@ fn a_launcher_too_old_for_the_sandbox_refuses_instead_of_running_unconfined() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let marker = dir.path().join("ran");
     let policy = json!({ "sandbox": { "mode": "read-only", "writable": [] } }).to_string();
-    // The first launcher's mode name with a sandbox policy: as an old launcher would get it.
+    // Earlier launchers' mode names (an older ikigai beside this launcher): refused, since
+    // they would not start the tool in a session of its own.
+    for old in ["__ikigai-launch-v1", "__ikigai-launch-v2"] {
+        let out = Command::new(launcher)
+            .args([old, &policy, "/usr/bin/touch", "touch"])
+            .arg(&marker)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{old}: {}", text(&out.stderr));
+        assert!(!marker.exists());
+    }
+    // A policy field this launcher does not know is refused as well, at either level.
+    for unknown in [
+        r#"{"sandbox_v9":{}}"#,
+        r#"{"sandbox":{"mode":"read-only","writable":[],"newer_rule":true}}"#,
+    ] {
+        let out = Command::new(launcher)
+            .args([ikigai::tools::launcher::MODE, unknown, "/usr/bin/touch", "touch"])
+            .arg(&marker)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{unknown}: {}", text(&out.stderr));
+        assert!(!marker.exists());
+    }
+    // The current mode with the policy: confined.
     let out = Command::new(launcher)
-        .args(["__ikigai-launch-v1", &policy, "/usr/bin/touch", "touch"])
-        .arg(&marker)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(!marker.exists());
-    // A policy field this launcher does not know is refused as well.
-    let out = Command::new(launcher)
-        .args([
-            "__ikigai-launch-v2",
-            r#"{"sandbox_v9":{}}"#,
-            "/usr/bin/touch",
-            "touch",
-        ])
-        .arg(&marker)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(!marker.exists());
-    // The sandbox mode with the policy: confined.
-    let out = Command::new(launcher)
-        .args(["__ikigai-launch-v2", &policy, "/usr/bin/touch", "touch"])
+        .args([ikigai::tools::launcher::MODE, &policy, "/usr/bin/touch", "touch"])
         .arg(&marker)
         .output()
         .unwrap();

@@ -1,14 +1,27 @@
-//! The sandbox as the launcher applies it to itself just before it executes a tool (Linux):
-//! Landlock takes every filesystem write right away except beneath the writable roots (and
-//! on `/dev/null`), reads stay free; a seccomp filter refuses every socket that is not a
-//! Unix one (and io_uring, which could open one without a syscall) when the network is
-//! off. Both hold for the tool and everything it starts, root included. Self-contained
-//! (std, nix, serde, landlock, seccompiler), like `exec.rs`; decides nothing: what is
-//! writable is resolved by ikigai (`permissions::sandbox`) and arrives in the policy.
+//! The sandbox as the launcher applies it to itself just before it executes a tool (Linux),
+//! in this order, each step refusing the tool when it fails:
+//!
+//! 1. the private mount table (`mounts.rs`) when the policy names one: every mount
+//!    read-only but the writable folders, so no metadata changes outside them, and a
+//!    devpts of its own;
+//! 2. capabilities down to the few an ordinary root build uses (`caps.rs`);
+//! 3. Landlock: every filesystem write right away except beneath the writable roots (and on
+//!    `/dev/null`, and the private pseudo-terminals), reads stay free; device ioctls only on
+//!    those (ABI 5); signals only to the tool's own processes (ABI 6); other processes'
+//!    memory, environment and open files out of reach (Landlock's ptrace scoping);
+//! 4. seccomp (`filter.rs`): no typing into a terminal, no set-user/group-ID bit, no
+//!    io_uring, and with the network off no socket but a Unix one.
+//!
+//! All of it holds for the tool and everything it starts, root included. Self-contained
+//! (std, nix, rustix, serde, landlock, seccompiler), like `exec.rs`; decides nothing: what
+//! is writable and what this kernel can enforce is resolved by ikigai
+//! (`permissions::sandbox`) and arrives in the policy.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+
+pub use super::mounts::Namespace;
 
 /// The Landlock ABI the filesystem rules need: ABI 3 (Linux 6.2) is the first that
 /// restricts `truncate(2)`; an older kernel would let a tool truncate any file it may open.
@@ -16,7 +29,7 @@ pub const MIN_ABI: u8 = 3;
 
 /// What the sandbox allows one tool process; `None` in the policy: nothing is confined.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Confinement {
     /// The mode's name, for messages (`workspace-write`, `read-only`).
     pub mode: String,
@@ -26,6 +39,13 @@ pub struct Confinement {
     pub network: bool,
     /// Set as `TMPDIR` for the tool (read-only mode's private temporary folder).
     pub tmpdir: Option<PathBuf>,
+    /// The private mount table to join, read-only outside `writable` (see `mounts.rs`):
+    /// set when this system allows one (`launcher::private_mounts`).
+    pub namespace: Option<Namespace>,
+    /// Landlock's device-ioctl right (ABI 5) is handled.
+    pub ioctl_dev: bool,
+    /// Landlock's signal scoping (ABI 6) is on.
+    pub scoped_signals: bool,
 }
 
 /// Why the launcher cannot confine itself; the tool is then not executed.
@@ -40,36 +60,78 @@ impl std::fmt::Display for Refused {
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use std::collections::BTreeMap;
-
     use landlock::{
-        ABI, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-        RulesetCreatedAttr, RulesetStatus,
-    };
-    use nix::libc;
-    use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-        SeccompRule, TargetArch,
+        ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+        RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
     };
 
+    use super::super::{caps, filter, mounts};
     use super::{Confinement, Refused};
 
     /// The write rights every rule set handles (ABI 3: writes, renames across folders,
-    /// truncation).
-    fn writes() -> BitFlags<AccessFs> {
-        AccessFs::from_write(ABI::V3)
+    /// truncation), and the device-ioctl right when asked (ABI 5).
+    fn handled(c: &Confinement) -> BitFlags<AccessFs> {
+        let mut rights = AccessFs::from_write(ABI::V3);
+        if c.ioctl_dev {
+            rights |= AccessFs::IoctlDev;
+        }
+        rights
     }
 
-    /// The highest Landlock ABI (up to the one we need) this kernel can enforce, 0 for none.
-    /// Creating a rule set restricts nothing; it only asks the kernel.
+    /// What may be done beneath a writable root: every handled right but making device
+    /// nodes and device ioctls.
+    fn beneath_roots(c: &Confinement) -> BitFlags<AccessFs> {
+        handled(c) & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev)
+    }
+
+    /// The rights a non-directory (a file root, a device) can hold.
+    fn file_rights() -> BitFlags<AccessFs> {
+        AccessFs::from_file(ABI::V5)
+    }
+
+    /// The highest Landlock ABI (up to 6, the last one the sandbox uses) this kernel can
+    /// enforce, 0 for none. Creating a rule set restricts nothing; it only asks the kernel.
     pub fn abi() -> u8 {
+        let strict = || Ruleset::default().set_compatibility(CompatLevel::HardRequirement);
+        let fs = |abi| {
+            strict()
+                .handle_access(AccessFs::from_write(abi))
+                .and_then(|r| r.create())
+                .is_ok()
+        };
         let mut best = 0;
         for (n, abi) in [(1, ABI::V1), (2, ABI::V2), (3, ABI::V3)] {
-            let created = Ruleset::default()
-                .set_compatibility(CompatLevel::HardRequirement)
-                .handle_access(AccessFs::from_write(abi))
-                .and_then(|r| r.create());
-            if created.is_err() {
+            if !fs(abi) {
+                return best;
+            }
+            best = n;
+        }
+        let checks: [(u8, bool); 3] = [
+            (
+                4,
+                strict()
+                    .handle_access(AccessNet::from_all(ABI::V4))
+                    .and_then(|r| r.create())
+                    .is_ok(),
+            ),
+            (
+                5,
+                strict()
+                    .handle_access(AccessFs::IoctlDev)
+                    .and_then(|r| r.create())
+                    .is_ok(),
+            ),
+            (
+                6,
+                strict()
+                    .handle_access(AccessFs::from_write(ABI::V3))
+                    .and_then(|r| r.scope(Scope::Signal))
+                    .and_then(|r| r.create())
+                    .is_ok(),
+            ),
+        ];
+        for (n, ok) in checks {
+            if !ok {
                 break;
             }
             best = n;
@@ -79,9 +141,25 @@ mod linux {
 
     /// Confines this process (and what it executes) to `c`. Any step that fails refuses.
     pub(crate) fn apply(c: &Confinement) -> Result<(), Refused> {
+        if let Some(ns) = &c.namespace {
+            // Before Landlock, which forbids joining a mount namespace from then on.
+            mounts::join(ns).map_err(|e| Refused(format!("private mounts: {e}")))?;
+        }
+        caps::restrict().map_err(Refused)?;
         landlock(c)?;
-        if !c.network {
-            seccomp()?;
+        filter::install(filter::Refuse {
+            sandbox: true,
+            network: !c.network,
+        })
+        .map_err(Refused)
+    }
+
+    /// Without a sandbox: a process that may act on any terminal (root) may still not type
+    /// into one. An ordinary user's process needs nothing here: in a session of its own it
+    /// has no terminal, and the kernel lets no one else type into one.
+    pub(crate) fn terminal_only() -> Result<(), Refused> {
+        if caps::can_type_anywhere() {
+            filter::install(filter::Refuse::default()).map_err(Refused)?;
         }
         Ok(())
     }
@@ -90,27 +168,46 @@ mod linux {
         let refuse = |e: &dyn std::fmt::Display| Refused(format!("Landlock: {e}"));
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::HardRequirement)
-            .handle_access(writes())
-            .map_err(|e| refuse(&e))?
-            .create()
+            .handle_access(handled(c))
             .map_err(|e| refuse(&e))?;
+        if c.scoped_signals {
+            ruleset = ruleset.scope(Scope::Signal).map_err(|e| refuse(&e))?;
+        }
+        let mut ruleset = ruleset.create().map_err(|e| refuse(&e))?;
         for root in &c.writable {
             let fd =
                 PathFd::new(root).map_err(|e| Refused(format!("writable root {}: {e}", root.display())))?;
             let rights = if root.is_dir() {
-                writes()
+                beneath_roots(c)
             } else {
-                writes() & AccessFs::from_file(ABI::V3)
+                beneath_roots(c) & file_rights()
             };
             ruleset = ruleset
                 .add_rule(PathBeneath::new(fd, rights))
                 .map_err(|e| refuse(&e))?;
         }
-        // Output thrown away is not a write anywhere.
-        let null = PathFd::new("/dev/null").map_err(|e| refuse(&e))?;
-        ruleset = ruleset
-            .add_rule(PathBeneath::new(null, writes() & AccessFs::from_file(ABI::V3)))
-            .map_err(|e| refuse(&e))?;
+        // Output thrown away is not a write anywhere; `isatty` on it asks an ioctl.
+        let mut devices = vec![("/dev/null", handled(c) & file_rights())];
+        if c.namespace.is_some() {
+            // The tool's own pseudo-terminals (`script`, `expect`, a pty in a test): the
+            // devpts is private, the terminal ikigai runs in is not there.
+            // `/dev/tty` is the tool's own controlling terminal, one of those, if any.
+            let pty = handled(c) & (AccessFs::WriteFile | AccessFs::IoctlDev);
+            devices.push(("/dev/pts", pty));
+            devices.push(("/dev/ptmx", pty));
+            devices.push(("/dev/tty", pty));
+        }
+        for (path, rights) in devices {
+            match PathFd::new(path) {
+                Ok(fd) => {
+                    ruleset = ruleset
+                        .add_rule(PathBeneath::new(fd, rights))
+                        .map_err(|e| refuse(&e))?;
+                }
+                Err(e) if path == "/dev/null" => return Err(refuse(&e)),
+                Err(_) => {}
+            }
+        }
         let status = ruleset.restrict_self().map_err(|e| refuse(&e))?;
         if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
             return Err(Refused(format!(
@@ -120,61 +217,22 @@ mod linux {
         }
         Ok(())
     }
-
-    /// Refuses `socket`/`socketpair` for every family but `AF_UNIX`, and io_uring (whose
-    /// operations could open and connect sockets without those syscalls), with `EPERM`.
-    fn seccomp() -> Result<(), Refused> {
-        let refuse = |e: &dyn std::fmt::Display| Refused(format!("seccomp: {e}"));
-        let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| refuse(&e))?;
-        let not_unix = || {
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64)
-                .and_then(|c| SeccompRule::new(vec![c]))
-        };
-        let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-        let mut numbers = vec![
-            (libc::SYS_socket, true),
-            (libc::SYS_socketpair, true),
-            (libc::SYS_io_uring_setup, false),
-            (libc::SYS_io_uring_enter, false),
-            (libc::SYS_io_uring_register, false),
-        ];
-        // The x32 ABI reaches the same calls with bit 30 set in the number (when the kernel
-        // has it): the filter refuses those numbers as well.
-        if arch == TargetArch::x86_64 {
-            let x32: Vec<_> = numbers.iter().map(|&(n, c)| (n | 0x4000_0000, c)).collect();
-            numbers.extend(x32);
-        }
-        for (nr, only_ip) in numbers {
-            let rule = if only_ip {
-                vec![not_unix().map_err(|e| refuse(&e))?]
-            } else {
-                Vec::new()
-            };
-            rules.insert(nr, rule);
-        }
-        let filter = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::EPERM as u32),
-            arch,
-        )
-        .map_err(|e| refuse(&e))?;
-        let program: BpfProgram = filter
-            .try_into()
-            .map_err(|e: seccompiler::BackendError| refuse(&e))?;
-        seccompiler::apply_filter(&program).map_err(|e| refuse(&e))
-    }
 }
 
 #[cfg(target_os = "linux")]
 pub use linux::abi;
 #[cfg(target_os = "linux")]
-pub(crate) use linux::apply;
+pub(crate) use linux::{apply, terminal_only};
 
 /// Other systems have no sandbox: ikigai refuses any mode but `off` at start.
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn apply(_: &Confinement) -> Result<(), Refused> {
     Err(Refused("the sandbox needs Linux".into()))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn terminal_only() -> Result<(), Refused> {
+    Ok(())
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -3,18 +3,21 @@
 //! else a hidden mode of the ikigai binary itself (`ikigai MODE …`, checked first thing in
 //! `main`). Both run `exec.rs`: arm the death signal, confine the process when a sandbox
 //! is installed (`confine.rs`), then execute the tool. This side finds the launcher, holds
-//! the sandbox every tool process gets, and builds the command that goes through it; it
-//! never prints.
+//! the sandbox every tool process gets and the process that holds its private mount table,
+//! and builds the command that goes through it; it never prints.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
+mod caps;
 mod confine;
 mod exec;
+mod filter;
+mod mounts;
 
-pub use confine::{Confinement, MIN_ABI, abi as landlock_abi};
-pub use exec::{CANNOT_EXEC, MODE, MODE_SANDBOX, Policy, is_launch, run};
+pub use confine::{Confinement, MIN_ABI, Namespace, abi as landlock_abi};
+pub use exec::{CANNOT_EXEC, MODE, Policy, is_launch, run};
 
 /// The sandbox every tool process starts in (`sandboxed_command`); `None`: none.
 static SANDBOX: RwLock<Option<Arc<Confinement>>> = RwLock::new(None);
@@ -90,14 +93,9 @@ pub fn installed() -> Option<&'static Path> {
 
 /// The arguments that make the launcher run `path` (with `argv0` and `args`) under `policy`.
 pub fn arguments(policy: &Policy, path: &Path, argv0: &OsString, args: &[OsString]) -> Vec<OsString> {
-    let mode = if policy.sandbox.is_some() {
-        MODE_SANDBOX
-    } else {
-        MODE
-    };
     let policy = serde_json::to_string(policy).unwrap_or_else(|_| "{}".into());
     let mut out = Vec::with_capacity(args.len() + 4);
-    out.push(OsString::from(mode));
+    out.push(OsString::from(MODE));
     out.push(OsString::from(policy));
     out.push(path.as_os_str().to_owned());
     out.push(argv0.clone());
@@ -107,16 +105,31 @@ pub fn arguments(policy: &Policy, path: &Path, argv0: &OsString, args: &[OsStrin
 
 /// A command that runs `program` with `args` through the launcher when one is installed
 /// (else directly), unconfined: for the processes the user configured to run with their
-/// own rights (MCP servers). The caller sets the rest (working directory, environment,
-/// stdio, group). Spawn it from a thread that lives as long as ikigai (the runtime's main
-/// thread): the death signal fires when the spawning thread ends. `program` is resolved
-/// here (see `resolve`), so a missing one is the same error a direct spawn gives.
+/// own rights (MCP servers). It starts in a session of its own, without the terminal, as
+/// the leader of a process group whose id is its pid (the caller must not set a group: the
+/// launcher does). The caller sets the rest (working directory, environment, stdio). Spawn
+/// it from a thread that lives as long as ikigai (the runtime's main thread): the death
+/// signal fires when the spawning thread ends. `program` is resolved here (see `resolve`),
+/// so a missing one is the same error a direct spawn gives.
 pub fn command(
     program: &Path,
     args: &[OsString],
     cwd: &Path,
     path_var: Option<&std::ffi::OsStr>,
 ) -> std::io::Result<tokio::process::Command> {
+    Ok(tokio::process::Command::from(build(
+        program, args, cwd, path_var, None,
+    )?))
+}
+
+/// `command` as a blocking `std` command, for ikigai's own helpers (the checkpoints' `git`),
+/// spawned and waited for on one thread.
+pub fn std_command(
+    program: &Path,
+    args: &[OsString],
+    cwd: &Path,
+    path_var: Option<&std::ffi::OsStr>,
+) -> std::io::Result<std::process::Command> {
     build(program, args, cwd, path_var, None)
 }
 
@@ -128,13 +141,18 @@ pub fn sandboxed_command(
     cwd: &Path,
     path_var: Option<&std::ffi::OsStr>,
 ) -> std::io::Result<tokio::process::Command> {
-    let sandbox = current_sandbox().map(|s| (*s).clone());
+    let mut sandbox = current_sandbox().map(|s| (*s).clone());
     if sandbox.is_some() && installed().is_none() {
         return Err(std::io::Error::other(
             "sandbox: no launcher to apply the sandbox with; the command was not run",
         ));
     }
-    build(program, args, cwd, path_var, sandbox)
+    if let Some(s) = sandbox.as_mut() {
+        s.namespace = private_mounts(&s.writable).ok();
+    }
+    Ok(tokio::process::Command::from(build(
+        program, args, cwd, path_var, sandbox,
+    )?))
 }
 
 fn build(
@@ -143,23 +161,149 @@ fn build(
     cwd: &Path,
     path_var: Option<&std::ffi::OsStr>,
     sandbox: Option<Confinement>,
-) -> std::io::Result<tokio::process::Command> {
+) -> std::io::Result<std::process::Command> {
+    use std::os::unix::process::CommandExt;
     Ok(match installed() {
         Some(exe) => {
             let path = resolve(program, cwd, path_var)?;
             let policy = Policy {
                 parent: std::process::id(),
                 sandbox,
+                hold: false,
             };
-            let mut cmd = tokio::process::Command::new(exe);
+            let mut cmd = std::process::Command::new(exe);
             cmd.args(arguments(&policy, &path, &program.as_os_str().to_owned(), args));
             cmd
         }
         None => {
-            let mut cmd = tokio::process::Command::new(program);
-            cmd.args(args);
+            // No launcher to start a session: a group of its own, at least.
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(args).process_group(0);
             cmd
         }
+    })
+}
+
+/// The process holding the sandbox's private mount table (the launcher in its holding
+/// mode), for one set of writable folders; or why this system allows none.
+static HOLDER: Mutex<Option<Result<Holder, String>>> = Mutex::new(None);
+
+struct Holder {
+    child: std::process::Child,
+    writable: Vec<PathBuf>,
+    namespace: Namespace,
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        // Its stdin ends: it exits; reaped here.
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// The private mount table for tools that may write `writable` (see `mounts.rs`): built
+/// once by a holding process, started at the first sandboxed tool, again if it is gone.
+/// `Err` says why this system allows none (a mount namespace needs root or user
+/// namespaces, which a system or a container may forbid); that answer is kept.
+pub fn private_mounts(writable: &[PathBuf]) -> Result<Namespace, String> {
+    let mut slot = HOLDER.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(Err(why)) = slot.as_ref() {
+        return Err(why.clone());
+    }
+    if let Some(Ok(h)) = slot.as_mut()
+        && h.writable == writable
+        && matches!(h.child.try_wait(), Ok(None))
+    {
+        return Ok(h.namespace.clone());
+    }
+    // Another sandbox, or the holder is gone: a new one (the old one ends as it drops).
+    *slot = None;
+    match start_holder(writable) {
+        Ok(h) => {
+            let ns = h.namespace.clone();
+            *slot = Some(Ok(h));
+            Ok(ns)
+        }
+        Err(Start::Refused(why)) => {
+            *slot = Some(Err(why.clone()));
+            Err(why)
+        }
+        // Not started at all (no launcher, no process): asked again next time.
+        Err(Start::NotRun(why)) => Err(why),
+    }
+}
+
+/// Makes `private_mounts` say no, with `why` (a test's pretence that this system has no
+/// user namespaces; see `permissions::sandbox`).
+pub fn deny_private_mounts(why: &str) {
+    *HOLDER.lock().unwrap_or_else(|e| e.into_inner()) = Some(Err(why.to_string()));
+}
+
+enum Start {
+    /// The holder ran and could not build the mount table: this system does not allow it.
+    Refused(String),
+    /// The holder could not be run.
+    NotRun(String),
+}
+
+fn start_holder(writable: &[PathBuf]) -> Result<Holder, Start> {
+    use std::io::{BufRead, Read};
+    use std::os::unix::fs::MetadataExt;
+    let Some(exe) = installed() else {
+        return Err(Start::NotRun("no launcher is installed".into()));
+    };
+    let policy = Policy {
+        parent: std::process::id(),
+        sandbox: Some(Confinement {
+            mode: "hold".into(),
+            writable: writable.to_vec(),
+            ..Confinement::default()
+        }),
+        hold: true,
+    };
+    let mut child = std::process::Command::new(exe)
+        .args(arguments(&policy, Path::new("/"), &OsString::from("hold"), &[]))
+        .env_clear()
+        .current_dir("/")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| Start::NotRun(format!("cannot run the launcher: {e}")))?;
+    let mut line = String::new();
+    if let Some(out) = child.stdout.take() {
+        let _ = std::io::BufReader::new(out).read_line(&mut line);
+    }
+    let pid = child.id();
+    let ino = |kind: &str| std::fs::metadata(format!("/proc/{pid}/ns/{kind}")).map(|m| m.ino());
+    let mine = |kind: &str| std::fs::metadata(format!("/proc/self/ns/{kind}")).map(|m| m.ino());
+    let ready = line.trim() == mounts::READY;
+    let namespace = match (ready, ino("user"), ino("mnt"), mine("user")) {
+        (true, Ok(user), Ok(mnt), Ok(own_user)) => Namespace {
+            pid,
+            user: (user != own_user).then_some(user),
+            mnt,
+        },
+        _ => {
+            let mut why = String::new();
+            drop(child.stdin.take());
+            if let Some(mut err) = child.stderr.take() {
+                let _ = err.read_to_string(&mut why);
+            }
+            let status = child.wait();
+            let why = why.trim().to_string();
+            return Err(Start::Refused(if !why.is_empty() {
+                why
+            } else {
+                format!("the launcher could not hold a mount table ({status:?})")
+            }));
+        }
+    };
+    Ok(Holder {
+        child,
+        writable: writable.to_vec(),
+        namespace,
     })
 }
 
@@ -272,6 +416,7 @@ mod tests {
         let p = Policy {
             parent: 42,
             sandbox: None,
+            hold: false,
         };
         let args = arguments(
             &p,
@@ -287,20 +432,29 @@ mod tests {
         assert_eq!(&args[2..], &["/bin/sh", "sh", "-c", "true"].map(OsString::from));
         // Fields added later default, so an older launcher policy still reads.
         assert_eq!(serde_json::from_str::<Policy>("{}").unwrap(), Policy::default());
-        // A sandbox goes under its own mode name, which a launcher without one refuses.
+        // A sandbox travels under the same (versioned) mode name.
         let boxed = Policy {
             parent: 1,
             sandbox: Some(Confinement {
                 mode: "read-only".into(),
+                namespace: Some(Namespace {
+                    pid: 7,
+                    user: None,
+                    mnt: 4_026_531_841,
+                }),
+                ioctl_dev: true,
                 ..Confinement::default()
             }),
+            hold: false,
         };
         let args = arguments(&boxed, Path::new("/bin/true"), &"true".into(), &[]);
-        assert_eq!(args[0], MODE_SANDBOX);
+        assert_eq!(args[0], MODE);
         assert_eq!(
             serde_json::from_str::<Policy>(&args[1].to_string_lossy()).unwrap(),
             boxed
         );
         assert!(serde_json::from_str::<Policy>(r#"{"unknown":1}"#).is_err());
+        // A confinement field this launcher does not know is refused, never ignored.
+        assert!(serde_json::from_str::<Policy>(r#"{"sandbox":{"mode":"x","newer_rule":true}}"#).is_err());
     }
 }

@@ -1,4 +1,5 @@
-//! A stdio MCP server's process: started in its own process group with the filtered tool
+//! A stdio MCP server's process: started (through the launcher) in a session and process
+//! group of its own, without the terminal, with the filtered tool
 //! environment plus its section's variables, stdin/stdout piped for the protocol, stderr
 //! kept as its last lines; stdout read through a guard that ends the connection on a
 //! message larger than the limit. Closing kills the whole group. Speaks no protocol.
@@ -194,7 +195,8 @@ pub fn spawn(
     };
     let env = environment(policy, pass, env);
     let path_var = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
-    // Through the launcher (when installed): the server dies with ikigai, even by SIGKILL.
+    // Through the launcher (when installed): the server dies with ikigai, even by SIGKILL,
+    // and starts in a session of its own, away from the terminal.
     let args: Vec<OsString> = args.iter().map(OsString::from).collect();
     let explain = |e: io::Error| match e.kind() {
         io::ErrorKind::NotFound if !dir.is_dir() => {
@@ -219,7 +221,6 @@ pub fn spawn(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     let mut child = cmd.spawn().map_err(explain)?;
     let pgid = child.id().map(|p| Pid::from_raw(p as i32));

@@ -21,6 +21,12 @@ impl Tmux {
 
     /// `start`, with ikigai run in `cwd` (a project folder that is not the home folder).
     pub fn start_in(home: &Path, cwd: &Path, base_url: &str, args: &str) -> Tmux {
+        Self::start_with(home, cwd, base_url, "", args)
+    }
+
+    /// `start_in`, with `runner` (a command prefix such as `setpriv --reuid=65534 …`) in
+    /// front of the binary: ikigai runs as another user in the same terminal.
+    pub fn start_with(home: &Path, cwd: &Path, base_url: &str, runner: &str, args: &str) -> Tmux {
         let ok = Command::new("tmux")
             .arg("-V")
             .output()
@@ -43,7 +49,7 @@ impl Tmux {
             h = home.display()
         );
         let script = format!(
-            "cd {c} && printf 'before ikigai\\n' && {env} {bin} {args}; echo EXITED:$?; \
+            "cd {c} && printf 'before ikigai\\n' && {env} {runner} {bin} {args}; echo EXITED:$?; \
              echo TTY: $(stty -a | tr ' ;' '\\n\\n' | grep -x -e '-\\?icanon' -e '-\\?echo'); sleep 600",
             c = cwd.display()
         );

@@ -27,7 +27,7 @@ const OPAQUE: [&str; 13] = [
 /// `set` option letters that only make the shell stricter or louder (`-euo pipefail`),
 /// and the `-o` names among them.
 const SET_LETTERS: &str = "abefhmnpuvxBCEP";
-const SET_NAMES: [&str; 16] = [
+pub(super) const SET_NAMES: [&str; 16] = [
     "allexport",
     "braceexpand",
     "errexit",

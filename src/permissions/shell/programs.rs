@@ -131,6 +131,7 @@ pub(super) fn run(cmd: Cmd, a: &mut Analysis, depth: usize) {
         "find" => find(&cmd, a, depth),
         "git" => git(&cmd, a, depth),
         _ if BASH_LIKE.contains(&name) || OTHER_SHELLS.contains(&family(name)) => shell(&cmd, name, a, depth),
+        _ if INTERPRETERS.contains(&name) => interpreter(&cmd, name, a),
         _ if is_interpreter(name) => interpreter(&cmd, family(name), a),
         _ => other(&cmd, a, depth),
     }
@@ -332,6 +333,17 @@ fn shell(cmd: &Cmd, name: &str, a: &mut Analysis, depth: usize) {
     a.parts.push(Part::new(cmd.words.clone(), cmd.assigns, false));
     let spec = "flags=ceuxvlfhBCPabrps arg=o long=login,noprofile,norc,restricted,verbose,noediting stop";
     let Some(s) = scan(cmd, spec, a) else { return };
+    if let Some(o) = s
+        .options
+        .iter()
+        .find(|o| o.name == "-o" && !o.value.as_deref().is_some_and(|v| builtins::SET_NAMES.contains(&v)))
+    {
+        a.set_opaque(format!(
+            "`{name} -o {}` changes how the shell reads its script",
+            o.value.as_deref().unwrap_or("")
+        ));
+        return;
+    }
     let bash_like = BASH_LIKE.contains(&name);
     let script = |text: &str, a: &mut Analysis| {
         if bash_like {

@@ -88,6 +88,7 @@ fn exact_text_fed_to_a_shell_is_walked_as_shell() {
         "bash -c \"$X\"",
         "bash -i",
         "bash --rcfile x",
+        "bash -o posix -c 'rm x'",
     ] {
         assert!(opaque(line), "{line}");
     }

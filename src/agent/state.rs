@@ -132,7 +132,8 @@ impl AgentState {
             runtime: Runtime {
                 // The built-in file tools write under the sandbox tool processes get.
                 tool_ctx: ToolContext::from_config(setup.cwd, &setup.config, key_vars)
-                    .with_sandbox(crate::tools::launcher::sandbox()),
+                    .with_sandbox(crate::tools::launcher::sandbox())
+                    .with_unreadable(crate::permissions::unreadable::Unreadable::of(&gate.policy)),
                 config: setup.config,
                 provider: setup.provider,
                 model,

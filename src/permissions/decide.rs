@@ -1,8 +1,10 @@
 //! The decision for one tool call: deny rules, then ask rules, then allow rules (the
-//! first match of the strictest list wins), then the mode. A compound `bash` command is
-//! denied or asked when any part is, and allowed only when every part is. Pure: no I/O
-//! beyond resolving a path's existing folders and `protected`'s reading of the settings
-//! that say which files run later; never asks and never prints.
+//! first match of the strictest list wins), then the mode. A `bash` line is judged from
+//! what the parser can prove (decide_bash.rs): denied or asked when any part is, asked
+//! when a rule may match what cannot all be seen, allowed only when every part is. Pure:
+//! no I/O beyond resolving a path's existing folders, reading a repository's git
+//! configuration and `protected`'s reading of the settings that say which files run
+//! later; never asks and never prints.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -12,6 +14,9 @@ use super::mode::Mode;
 use super::readonly;
 use super::rule::{FILE_TOOLS, List, Rule, Source};
 use super::shell::{self, Analysis};
+
+#[path = "decide_bash.rs"]
+mod bash;
 
 /// The rules in force, by list (user, trusted project, remembered and session answers).
 #[derive(Clone, Debug, Default)]
@@ -123,8 +128,9 @@ enum Subject {
     /// Relative to the project (`Ok`), or absolute outside it (`Err`).
     Path(Result<PathBuf, PathBuf>),
     Arguments(String),
-    /// `web_fetch`'s URL, normalised (`HTTPS://Docs.rs` → `https://docs.rs/`).
-    Url(String),
+    /// `web_fetch`'s URL, parsed (`HTTPS://Docs.rs` → `https://docs.rs/`), or as given
+    /// when it does not parse.
+    Url(Result<reqwest::Url, String>),
 }
 
 /// The decision maker for one project folder.
@@ -153,39 +159,12 @@ impl Policy {
         }
         let subject = self.subject(name, arguments);
         for list in [List::Deny, List::Ask] {
-            let verdict = if list == List::Deny {
-                Verdict::Deny
-            } else {
-                Verdict::Ask
+            let found = match &subject {
+                Subject::Bash { command, analysis } => self.bash_rules(list, command, analysis),
+                _ => self.tool_rules(list, name, &subject),
             };
-            let is_bash = matches!(subject, Subject::Bash { .. });
-            // A bash line's redirections write files: `file_write` rules see them.
-            let relevant = |r: &&Rule| r.names(name) || (is_bash && r.names("file_write"));
-            for r in self.rules.list(list).iter().filter(relevant) {
-                if let Some(what) = self.matches_any(r, &subject) {
-                    return Decision::rule(
-                        verdict,
-                        list,
-                        r,
-                        format!("`{what}` matches the {} rule `{}`", list.as_str(), r.text),
-                    );
-                }
-            }
-            // A line whose commands cannot all be seen cannot be cleared of a rule about
-            // commands: somebody decides.
-            if let Subject::Bash { analysis, .. } = &subject
-                && let Some(why) = &analysis.opaque
-                && self
-                    .rules
-                    .list(list)
-                    .iter()
-                    .any(|r| r.names("bash") && !r.is_any())
-            {
-                return Decision::new(
-                    Verdict::Ask,
-                    By::Mode,
-                    format!("{why}, so the {} rules for bash cannot be checked", list.as_str()),
-                );
+            if let Some(d) = found {
+                return d;
             }
         }
         if let Some(d) = self.allowed(mode, name, &subject) {
@@ -208,6 +187,39 @@ impl Policy {
                 ),
             ),
         }
+    }
+
+    /// The deny (or ask) step for a call other than `bash`.
+    fn tool_rules(&self, list: List, name: &str, subject: &Subject) -> Option<Decision> {
+        let verdict = if list == List::Deny {
+            Verdict::Deny
+        } else {
+            Verdict::Ask
+        };
+        let rules = self.rules.list(list);
+        for r in rules.iter().filter(|r| r.names(name)) {
+            if let Some(what) = self.matches_any(r, subject, true) {
+                return Some(Decision::rule(
+                    verdict,
+                    list,
+                    r,
+                    format!("`{what}` matches the {} rule `{}`", list.as_str(), r.text),
+                ));
+            }
+        }
+        if let Subject::Url(Err(url)) = subject
+            && rules.iter().any(|r| r.names(name))
+        {
+            return Some(Decision::new(
+                Verdict::Ask,
+                By::Mode,
+                format!(
+                    "`{url}` is not a URL, so the {} rules for {name} cannot be checked",
+                    list.as_str()
+                ),
+            ));
+        }
+        None
     }
 
     fn ask_mode(&self, name: &str, subject: &Subject) -> Decision {
@@ -264,56 +276,12 @@ impl Policy {
         let read_only_counts = mode != Mode::Auto;
         let allow: Vec<&Rule> = self.rules.allow.iter().filter(|r| r.names(name)).collect();
         match subject {
-            Subject::Bash { analysis, .. } => {
-                if analysis.opaque.is_some() {
-                    // Unless a rule allows every bash call, what cannot be seen is not allowed.
-                    let any = allow.iter().find(|r| r.is_any())?;
-                    return Some(Decision::rule(Verdict::Allow, List::Allow, any, ""));
-                }
-                let mut used: Vec<&Rule> = Vec::new();
-                for part in &analysis.parts {
-                    if let Some(r) = allow.iter().find(|r| r.matches_command(&part.text)) {
-                        if !used.iter().any(|u| u.text == r.text) {
-                            used.push(r);
-                        }
-                    } else if !(read_only_counts && self.is_read_only_part(part)) {
-                        return None;
-                    }
-                }
-                for path in &analysis.writes {
-                    let rel = self.resolve(path);
-                    let r = self
-                        .rules
-                        .allow
-                        .iter()
-                        .find(|r| r.names("file_write") && r.matches_path(&rel))?;
-                    if !used.iter().any(|u| u.text == r.text) {
-                        used.push(r);
-                    }
-                }
-                if analysis.parts.is_empty() && analysis.writes.is_empty() {
-                    return None;
-                }
-                Some(match used.as_slice() {
-                    [] => Decision::new(Verdict::Allow, By::ReadOnlyList, ""),
-                    [one] => Decision::rule(Verdict::Allow, List::Allow, one, ""),
-                    many => Decision::new(
-                        Verdict::Allow,
-                        By::Rule {
-                            list: List::Allow,
-                            rule: many
-                                .iter()
-                                .map(|r| r.text.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            source: many[0].source.clone(),
-                        },
-                        "",
-                    ),
-                })
-            }
+            Subject::Bash { analysis, .. } => self.bash_allowed(read_only_counts, &allow, analysis),
             _ => {
-                if let Some(r) = allow.iter().find(|r| self.matches_any(r, subject).is_some()) {
+                if let Some(r) = allow
+                    .iter()
+                    .find(|r| self.matches_any(r, subject, false).is_some())
+                {
                     return Some(Decision::rule(Verdict::Allow, List::Allow, r, ""));
                 }
                 (read_only_counts && readonly::is_read_only_tool(name))
@@ -322,31 +290,17 @@ impl Policy {
         }
     }
 
-    /// What of the call matches rule `r` (a part of a command, the path, the arguments).
-    fn matches_any(&self, r: &Rule, subject: &Subject) -> Option<String> {
+    /// What of a call other than `bash` matches rule `r` (the path, the arguments, the
+    /// URL); `broad` for deny and ask rules.
+    fn matches_any(&self, r: &Rule, subject: &Subject, broad: bool) -> Option<String> {
         match subject {
-            Subject::Bash { command, analysis } if !r.names("bash") => analysis
-                .writes
-                .iter()
-                .find(|w| r.matches_path(&self.resolve(w)))
-                .cloned(),
-            Subject::Bash { command, analysis } => {
-                if r.matches_command(command) {
-                    return Some(command.clone());
-                }
-                // A program given by its path is still that program: `/bin/rm -rf x`
-                // meets `bash(rm -rf*)`.
-                analysis
-                    .parts
-                    .iter()
-                    .find(|p| r.matches_command(&p.text) || r.matches_command(&p.by_name()))
-                    .map(|p| p.text.clone())
-            }
+            Subject::Bash { .. } => None,
             Subject::Path(p) => r.matches_path(p).then(|| match p {
                 Ok(rel) | Err(rel) => rel.display().to_string(),
             }),
             Subject::Arguments(json) => r.matches_arguments(json).then(|| json.clone()),
-            Subject::Url(url) => r.matches_arguments(url).then(|| url.clone()),
+            Subject::Url(Ok(url)) => r.matches_url(url, broad).then(|| url.to_string()),
+            Subject::Url(Err(_)) => None,
         }
     }
 
@@ -366,20 +320,10 @@ impl Policy {
         }
         if name == crate::tools::web_fetch::NAME {
             let url = text("url").unwrap_or_default();
-            let url = reqwest::Url::parse(url.trim()).map_or(url, |u| u.to_string());
-            return Subject::Url(url);
+            return Subject::Url(reqwest::Url::parse(url.trim()).map_err(|_| url));
         }
         // Compact JSON with sorted keys, so a glob does not depend on the model's spacing.
         Subject::Arguments(serde_json::to_string(&args).unwrap_or_default())
-    }
-
-    /// Whether one part of a command only reads: on the read-only list, and for `git`,
-    /// in a repository that runs no program of its own (no hook, no command in its
-    /// config: an archive's `.git/config` may set `core.fsmonitor`).
-    fn is_read_only_part(&self, part: &shell::Part) -> bool {
-        readonly::is_read_only_part(part)
-            && !(part.words.first().is_some_and(|w| w == "git")
-                && super::git_repo::runs_own_programs(&self.root).is_some())
     }
 
     /// A path as the rules see it: relative to the project when inside it, else absolute.
@@ -413,18 +357,14 @@ impl Policy {
     pub fn suggest(&self, mode: Mode, name: &str, arguments: &str) -> Vec<String> {
         match self.subject(name, arguments) {
             Subject::Bash { analysis, .. } => {
-                if analysis.opaque.is_some() {
+                if analysis.opaque.is_some() || analysis.unseen_redirect.is_some() {
                     return Vec::new();
                 }
                 let mut out: Vec<String> = Vec::new();
                 for part in &analysis.parts {
-                    let covered = self
-                        .rules
-                        .allow
-                        .iter()
-                        .any(|r| r.names("bash") && r.matches_command(&part.text))
-                        || (mode != Mode::Auto && self.is_read_only_part(part));
-                    let rule = format!("bash({})", prefix(&part.words));
+                    let covered = self.part_covered(part, mode != Mode::Auto);
+                    let words: Vec<&str> = part.texts().collect();
+                    let rule = format!("bash({})", prefix(&words));
                     if !covered && !out.contains(&rule) {
                         out.push(rule);
                     }
@@ -456,7 +396,7 @@ impl Policy {
             }
             Subject::Arguments(_) => vec![name.to_string()],
             // The site: `web_fetch(https://docs.rs/*)`.
-            Subject::Url(url) => match reqwest::Url::parse(&url) {
+            Subject::Url(url) => match url {
                 Ok(u) if u.has_host() => vec![format!(
                     "{name}({}/*)",
                     globset::escape(&u.origin().ascii_serialization())
@@ -497,8 +437,8 @@ const WITH_SUBCOMMANDS: [&str; 24] = [
 ];
 
 /// `cargo test --release` → `cargo test *`; `rm -rf x` → `rm *`; `touch a` → `touch *`.
-fn prefix(words: &[String]) -> String {
-    let esc = |w: &String| globset::escape(w);
+fn prefix(words: &[&str]) -> String {
+    let esc = |w: &str| globset::escape(w);
     let takes_sub = words
         .first()
         .is_some_and(|w| WITH_SUBCOMMANDS.contains(&shell::base_name(w)));
@@ -520,7 +460,8 @@ fn describe(name: &str, subject: &Subject) -> String {
         Subject::Bash { command, .. } => format!("the command `{command}`"),
         Subject::Path(Ok(p) | Err(p)) => format!("{name} of {}", p.display()),
         Subject::Arguments(_) => format!("the tool {name}"),
-        Subject::Url(url) => format!("{name} of {url}"),
+        Subject::Url(Ok(url)) => format!("{name} of {url}"),
+        Subject::Url(Err(url)) => format!("{name} of {url}"),
     }
 }
 

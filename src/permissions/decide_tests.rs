@@ -280,3 +280,147 @@ fn web_fetch_asks_in_ask_mode_and_its_rules_are_globs_over_the_url() {
         Verdict::Deny
     );
 }
+
+#[test]
+fn a_path_rule_covers_the_paths_a_bash_line_names() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".env"), "x").unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::os::unix::fs::symlink(".env", dir.path().join("link")).unwrap();
+    let p = Policy::new(rules(&[], &[], &["file_read(.env)"]), dir.path());
+    let d = |c: &str| p.decide(Mode::Auto, "bash", &bash(c)).verdict;
+    for named in [
+        "cat .env",
+        "grep x sub/.env",
+        "head --lines=5 ./.env",
+        "sort --files0-from=.env",
+        "cat < .env",
+        "cat link",
+        "ls && cat sub/../.env",
+        "ssh host 'cat .env'",
+    ] {
+        assert_eq!(d(named), Verdict::Deny, "{named}");
+    }
+    // A read rule is not a write rule; what the line does not name is not seen.
+    for other in [
+        "echo x > .env",
+        "cat README.md",
+        "ls",
+        "cat .envrc",
+        "grep -r x .",
+    ] {
+        assert_eq!(d(other), Verdict::Allow, "{other}");
+    }
+    let p = Policy::new(rules(&[], &[], &["file_write(.env)"]), dir.path());
+    let d = |c: &str| p.decide(Mode::Auto, "bash", &bash(c)).verdict;
+    assert_eq!(d("cp a .env"), Verdict::Deny);
+    assert_eq!(d("echo x >> sub/.env"), Verdict::Deny);
+    assert_eq!(d("echo x > $F"), Verdict::Ask, "a redirection named at run time");
+    assert_eq!(d("cd sub && touch x"), Verdict::Ask, "paths after a cd");
+    assert_eq!(d("touch x"), Verdict::Allow);
+}
+
+#[test]
+fn a_rule_that_may_match_asks_and_one_that_cannot_lets_it_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Policy::new(rules(&[], &[], &["bash(rm -rf*)"]), dir.path());
+    let d = |c: &str| p.decide(Mode::Auto, "bash", &bash(c));
+    for may in [
+        "rm $X",
+        "/bin/rm $X",
+        "strace rm -rf x",
+        "prlimit --nofile=1 /bin/rm -rf x",
+        "foo --exec='rm -rf x'",
+        "unknown-tool $X",
+        "echo 'rm -rf x' | at-like now",
+        "git -c core.pager='rm -rf x' log",
+    ] {
+        let decision = d(may);
+        assert_eq!(decision.verdict, Verdict::Ask, "{may}");
+        assert!(decision.reason.contains("may"), "{may}: {}", decision.reason);
+    }
+    for runs in [
+        "ls $X",
+        "cat *.txt",
+        "echo rm -rf x",
+        "grep -rn 'rm -rf' src",
+        "cargo test -- --rm",
+        "wc -l \"$f\"",
+    ] {
+        assert_eq!(d(runs).verdict, Verdict::Allow, "{runs}");
+    }
+    // Not seen at all: asked while any bash rule is in force, run without one.
+    assert_eq!(d("eval \"$X\"").verdict, Verdict::Ask);
+    let none = Policy::new(Rules::default(), dir.path());
+    assert_eq!(
+        none.decide(Mode::Auto, "bash", &bash("eval \"$X\"")).verdict,
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn allow_rules_cover_words_decided_at_run_time_only_when_they_end_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Policy::new(
+        rules(&["bash(cargo test*)", "bash(rm -r ??)"], &[], &[]),
+        dir.path(),
+    );
+    let d = |c: &str| p.decide(Mode::Ask, "bash", &bash(c)).verdict;
+    assert_eq!(d("cargo test $ARGS"), Verdict::Allow);
+    assert_eq!(d("cargo test --lib"), Verdict::Allow);
+    assert_eq!(d("rm -r ab"), Verdict::Allow);
+    assert_eq!(d("rm -r $X"), Verdict::Ask, "`??` does not cover any value");
+    assert_eq!(d("cargo $X"), Verdict::Ask);
+    // A line that cannot all be seen is allowed by `bash` (or `bash(*)`) alone.
+    assert_eq!(d("eval \"$X\""), Verdict::Ask);
+    for all in ["bash", "bash(*)"] {
+        let p = Policy::new(rules(&[all], &[], &[]), dir.path());
+        assert_eq!(
+            p.decide(Mode::Ask, "bash", &bash("eval \"$X\"")).verdict,
+            Verdict::Allow,
+            "{all}"
+        );
+    }
+}
+
+#[test]
+fn web_fetch_rules_match_parts_and_a_loopback_deny_covers_every_loopback_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = |u: &str| json!({ "url": u }).to_string();
+    let p = Policy::new(
+        rules(
+            &["web_fetch(https://*.github.com/*)"],
+            &[],
+            &["web_fetch(http://127.0.0.1*)"],
+        ),
+        dir.path(),
+    );
+    assert_eq!(
+        p.decide(Mode::Ask, "web_fetch", &url("https://api.github.com/x"))
+            .verdict,
+        Verdict::Allow
+    );
+    assert_eq!(
+        p.decide(Mode::Ask, "web_fetch", &url("https://evil.example/.github.com/"))
+            .verdict,
+        Verdict::Ask
+    );
+    for local in [
+        "http://localhost:8080/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://2130706433/",
+        "http://127.1/",
+        "http://[::1]:9/",
+    ] {
+        assert_eq!(
+            p.decide(Mode::Auto, "web_fetch", &url(local)).verdict,
+            Verdict::Deny,
+            "{local}"
+        );
+    }
+    assert_eq!(
+        p.decide(Mode::Auto, "web_fetch", &url("not a url")).verdict,
+        Verdict::Ask,
+        "a URL that does not parse cannot be cleared of the deny rule"
+    );
+}

@@ -1,11 +1,19 @@
-//! Whether the project's own git repository would run a program of its own when a
-//! read-only `git` command (`git status`, `git diff`, `git log`…) runs in it: a hook, or a
-//! config key that names a command (`core.fsmonitor`, `diff.external`, a textconv or
-//! filter driver, an `include` of another file). `git clone` writes none of these, but a
-//! repository that came as an archive or a copied folder can carry them. Reads the
-//! repository's `config` and `hooks/`; never runs git, never writes.
+//! Whether a read-only `git` command (`git status`, `git diff`, `git log`…) run in the
+//! project could run a program the repository chose: a hook, or a config key that names
+//! a command (`core.fsmonitor`, `diff.external`, a textconv or filter driver, an
+//! `include`…). Fails closed: git counts as read-only only when this module has read
+//! **every** configuration git would read for the command — the repository's `config`,
+//! `config.worktree` (of the worktree and of the main one), the configuration of every
+//! populated submodule the index records (git recurses into them) and of every
+//! repository under `.git/modules/`, found the way git finds a repository (a `.git`
+//! folder, a `.git` file's `gitdir:`, a folder that is itself a bare repository) — and
+//! found nothing but keys that describe the repository. `GIT_DIR`-style variables in
+//! ikigai's environment, an index it cannot read whole, or an unreadable file fail it.
+//! Reads files; never runs git, never writes.
 
 use std::path::{Path, PathBuf};
+
+use super::git_index;
 
 /// Sections whose every key only describes the repository (what `git clone`, `git init`
 /// and everyday use write); no key in them runs a program during a read-only command.
@@ -33,8 +41,10 @@ const PLAIN_SECTIONS: [&str; 20] = [
 ];
 
 /// `core` keys that only describe the repository (`core.fsmonitor`, `core.pager`,
-/// `core.hooksPath`, `core.sshCommand`… are not among them).
-const PLAIN_CORE_KEYS: [&str; 18] = [
+/// `core.hooksPath`, `core.sshCommand`, `core.editor`… are not among them; `core.worktree`, which
+/// a submodule's config names, only says where the files are).
+const PLAIN_CORE_KEYS: [&str; 19] = [
+    "worktree",
     "repositoryformatversion",
     "filemode",
     "bare",
@@ -55,23 +65,158 @@ const PLAIN_CORE_KEYS: [&str; 18] = [
     "trustctime",
 ];
 
+/// Variables that make git read another repository, index or configuration than the
+/// one found from the folder.
+const REDIRECTS: [&str; 6] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_CONFIG",
+    "GIT_NAMESPACE",
+];
+
+/// How many nested submodules are followed.
+const MAX_NESTING: usize = 4;
+
 /// Why a read-only git command in `dir` could run a program of the repository's, or
-/// `None` when its config and hooks are plain (or there is no repository).
+/// `None` when everything git would read is plain (or there is no repository).
 pub(crate) fn runs_own_programs(dir: &Path) -> Option<String> {
-    let dot_git = dir.ancestors().map(|d| d.join(".git")).find(|g| g.exists())?;
-    let git_dir = if dot_git.is_dir() {
-        dot_git
-    } else {
-        let text = std::fs::read_to_string(&dot_git).ok()?;
-        let target = text.strip_prefix("gitdir:")?.trim();
-        dot_git.parent().unwrap_or(dir).join(target)
+    if let Some(v) = REDIRECTS.iter().find(|v| crate::environ::var_os(v).is_some()) {
+        return Some(format!(
+            "{v} is set, so git reads a repository ikigai has not checked"
+        ));
+    }
+    let found = match discover(dir) {
+        Ok(Some(f)) => f,
+        Ok(None) => return None,
+        Err(why) => return Some(why),
     };
+    repository(&found, 0)
+}
+
+/// A repository git would use: its git directory and its working tree (none for a bare
+/// one).
+struct Found {
+    git_dir: PathBuf,
+    work_tree: Option<PathBuf>,
+}
+
+/// Finds the repository of `dir` as git does, walking up: a `.git` folder, a `.git`
+/// file (`gitdir: PATH`), or a folder that is itself a git directory.
+fn discover(dir: &Path) -> Result<Option<Found>, String> {
+    for d in dir.ancestors() {
+        let dot_git = d.join(".git");
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(_) => return at_dot_git(d, &dot_git).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return Err(format!("{} cannot be read", dot_git.display())),
+        }
+        if is_git_dir(d) {
+            return Ok(Some(Found {
+                git_dir: d.to_path_buf(),
+                work_tree: None,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// The repository whose `.git` (a folder, a link to one, or a file) is at `dot_git`.
+fn at_dot_git(work_tree: &Path, dot_git: &Path) -> Result<Found, String> {
+    let git_dir = if dot_git.is_dir() {
+        dot_git.to_path_buf()
+    } else {
+        let text =
+            std::fs::read_to_string(dot_git).map_err(|_| format!("{} cannot be read", dot_git.display()))?;
+        let target = text
+            .strip_prefix("gitdir:")
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| format!("{} is not a `gitdir:` file ikigai can follow", dot_git.display()))?;
+        work_tree.join(target)
+    };
+    Ok(Found {
+        git_dir,
+        work_tree: Some(work_tree.to_path_buf()),
+    })
+}
+
+/// What git takes for a git directory: `HEAD`, `objects/` and `refs/`.
+fn is_git_dir(d: &Path) -> bool {
+    d.join("HEAD").is_file() && d.join("objects").is_dir() && d.join("refs").is_dir()
+}
+
+/// Checks one repository (and, through its index, its populated submodules).
+fn repository(found: &Found, nesting: usize) -> Option<String> {
+    if nesting > MAX_NESTING {
+        return Some("submodules nest too deeply for ikigai to check".into());
+    }
+    let git_dir = &found.git_dir;
     let mut dirs = vec![git_dir.clone()];
     if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
         dirs.push(git_dir.join(common.trim()));
     }
-    dirs.iter()
-        .find_map(|d| hook(d).or_else(|| config_key(&d.join("config"))))
+    for d in &dirs {
+        if let Some(why) = hook(d)
+            .or_else(|| config_file(&d.join("config")))
+            .or_else(|| config_file(&d.join("config.worktree")))
+            .or_else(|| modules(&d.join("modules"), 0))
+        {
+            return Some(why);
+        }
+    }
+    let work_tree = found.work_tree.as_ref()?;
+    let links = match git_index::gitlinks(&git_dir.join("index")) {
+        Ok(l) => l,
+        Err(e) => return Some(e.to_string()),
+    };
+    for link in links {
+        let sub = work_tree.join(&link);
+        let dot_git = sub.join(".git");
+        if std::fs::symlink_metadata(&dot_git).is_err() {
+            // Not populated: git does not go into it.
+            continue;
+        }
+        let inner = match at_dot_git(&sub, &dot_git) {
+            Ok(f) => f,
+            Err(why) => return Some(why),
+        };
+        if let Some(why) = repository(&inner, nesting + 1) {
+            return Some(format!("{why} (in the submodule {link})"));
+        }
+    }
+    None
+}
+
+/// Every repository kept under `.git/modules/` (submodules' git directories).
+fn modules(dir: &Path, depth: usize) -> Option<String> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(_) => return Some(format!("{} cannot be read", dir.display())),
+    };
+    if depth > MAX_NESTING * 3 {
+        return Some("submodules nest too deeply for ikigai to check".into());
+    }
+    for e in entries.flatten() {
+        let path = e.path();
+        if !path.is_dir() {
+            continue;
+        }
+        if is_git_dir(&path)
+            && let Some(why) = hook(&path)
+                .or_else(|| config_file(&path.join("config")))
+                .or_else(|| config_file(&path.join("config.worktree")))
+        {
+            return Some(why);
+        }
+        // Submodule names may hold `/`, and submodules have their own `modules/`.
+        if let Some(why) = modules(&path, depth + 1) {
+            return Some(why);
+        }
+    }
+    None
 }
 
 /// A hook that git would run (any file in `hooks/` but the `.sample`s).
@@ -81,18 +226,29 @@ fn hook(git_dir: &Path) -> Option<String> {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .find(|name| !name.ends_with(".sample"))
-        .map(|name| format!("the repository has a git hook (.git/hooks/{name})"))
+        .map(|name| {
+            format!(
+                "the repository has a git hook ({}/hooks/{name})",
+                git_dir.display()
+            )
+        })
 }
 
-/// The first key of `config` outside the plain ones, as `section.key`.
-fn config_key(config: &PathBuf) -> Option<String> {
-    let text = match std::fs::read(config) {
+/// The first key of the config file at `path` outside the plain ones, as `section.key`.
+fn config_file(path: &Path) -> Option<String> {
+    let text = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(_) => return Some("the repository's git config cannot be read".into()),
+        Err(_) => return Some(format!("the git config {} cannot be read", path.display())),
     };
+    config_text(&text).map(|why| format!("{why} ({})", path.display()))
+}
+
+fn config_text(text: &str) -> Option<String> {
     let mut section = String::new();
-    for line in text.lines() {
+    // A line continued with `\` goes on: judged as one.
+    let joined = text.replace("\\\r\n", "").replace("\\\n", "");
+    for line in joined.lines() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
@@ -135,35 +291,5 @@ fn judge(section: &str, line: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_cloned_config_is_plain_and_commands_hooks_and_includes_are_not() {
-        let d = tempfile::tempdir().unwrap();
-        assert_eq!(runs_own_programs(d.path()), None, "no repository");
-        let git = d.path().join(".git");
-        std::fs::create_dir_all(git.join("hooks")).unwrap();
-        std::fs::write(git.join("hooks/pre-commit.sample"), "").unwrap();
-        let cloned = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\
-                      [remote \"origin\"]\n\turl = https://example.com/x.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\
-                      [branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n";
-        std::fs::write(git.join("config"), cloned).unwrap();
-        assert_eq!(runs_own_programs(&d.path().join("sub")), None);
-        for bad in [
-            "[core]\n\tfsmonitor = touch x\n",
-            "[core] pager = less\n",
-            "[diff]\n\texternal = x\n",
-            "[diff \"x\"]\n\ttextconv = x\n",
-            "[filter \"x\"]\n\tclean = x\n",
-            "[include]\n\tpath = ../evil\n",
-            "[Core]\n\tHooksPath = h\n",
-        ] {
-            std::fs::write(git.join("config"), format!("{cloned}{bad}")).unwrap();
-            assert!(runs_own_programs(d.path()).is_some(), "{bad}");
-        }
-        std::fs::write(git.join("config"), cloned).unwrap();
-        std::fs::write(git.join("hooks/post-index-change"), "").unwrap();
-        assert!(runs_own_programs(d.path()).unwrap().contains("post-index-change"));
-    }
-}
+#[path = "git_repo_tests.rs"]
+mod tests;

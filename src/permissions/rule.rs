@@ -1,13 +1,16 @@
 //! One permission rule, `tool` or `tool(pattern)`, parsed and compiled once: for `bash` a
 //! glob over a command (`bash(git status*)`); for the file tools a gitignore-style path
 //! pattern relative to the project (`file_edit(src/**)`), or `//abs/glob` and `~/glob`
-//! outside it; for `web_fetch` a glob over its URL (`web_fetch(https://docs.rs/*)`); for
-//! any other tool a glob over its arguments as JSON. Matches; never decides.
+//! outside it; for `web_fetch` a URL pattern matched part by part (url_rule.rs:
+//! `web_fetch(https://docs.rs/*)`); for any other tool a glob over its arguments as JSON.
+//! Matches; never decides.
 
 use std::path::Path;
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use super::url_rule::UrlPattern;
 
 /// The tools whose pattern is a path (their `path` argument, `.` when absent).
 pub const FILE_TOOLS: [&str; 6] = ["file_read", "file_write", "file_edit", "list_dir", "glob", "grep"];
@@ -69,11 +72,17 @@ enum Pattern {
     /// Every call of the tool.
     Any,
     /// A glob over a command; `bare` also matches the command without arguments when the
-    /// glob ends in ` *` (`bash(ls *)` matches `ls`).
+    /// glob ends in ` *` (`bash(ls *)` matches `ls`). `prefix` is the glob's literal start
+    /// (up to its first `*`, `?`, `[` or `{`), `open_end` says the glob is that prefix and
+    /// one `*` (so it matches the prefix followed by anything).
     Command {
         glob: GlobMatcher,
         bare: Option<GlobMatcher>,
+        prefix: String,
+        open_end: bool,
     },
+    /// A `web_fetch` URL pattern.
+    Url(UrlPattern),
     /// A path relative to the project (gitignore-style).
     ProjectPath(Gitignore),
     /// A glob over an absolute path (`//…`, or `~/…` expanded when compiled).
@@ -139,13 +148,18 @@ impl Rule {
                     "the pattern in `()` is empty; write the tool alone to match every call",
                 ));
             }
+            Some("*") if tool_name == "bash" || tool_name == "web_fetch" => Pattern::Any,
             Some(p) if tool_name == "bash" => {
                 let bare = p.strip_suffix(" *").map(glob).transpose().map_err(|m| err(&m))?;
+                let (prefix, rest) = literal_prefix(p);
                 Pattern::Command {
                     glob: glob(p).map_err(|m| err(&m))?,
                     bare,
+                    prefix,
+                    open_end: rest == "*",
                 }
             }
+            Some(p) if tool_name == "web_fetch" => Pattern::Url(UrlPattern::parse(p).map_err(|m| err(&m))?),
             Some(p) if FILE_TOOLS.contains(&tool_name) => path_pattern(p, home).map_err(|m| err(&m))?,
             Some(p) => Pattern::Arguments(glob(p).map_err(|m| err(&m))?),
         };
@@ -177,9 +191,46 @@ impl Rule {
     pub fn matches_command(&self, command: &str) -> bool {
         match &self.pattern {
             Pattern::Any => true,
-            Pattern::Command { glob, bare } => {
+            Pattern::Command { glob, bare, .. } => {
                 glob.is_match(command) || bare.as_ref().is_some_and(|b| b.is_match(command))
             }
+            _ => false,
+        }
+    }
+
+    /// For a bash rule: the literal start of its glob (empty for every command).
+    pub fn command_prefix(&self) -> &str {
+        match &self.pattern {
+            Pattern::Command { prefix, .. } => prefix,
+            _ => "",
+        }
+    }
+
+    /// For a bash rule: the command its glob names (its first word, when literal).
+    pub fn command_name(&self) -> Option<&str> {
+        match &self.pattern {
+            Pattern::Command { prefix, .. } => prefix.split_once(' ').map(|(first, _)| first),
+            _ => None,
+        }
+    }
+
+    /// For a bash rule: whether it matches `start` followed by any text at all (a command
+    /// whose words after `start` are decided when it runs). Only a glob that is a literal
+    /// start and one `*` can say so.
+    pub fn matches_any_continuation(&self, start: &str) -> bool {
+        match &self.pattern {
+            Pattern::Any => true,
+            Pattern::Command { prefix, open_end, .. } => *open_end && start.starts_with(prefix.as_str()),
+            _ => false,
+        }
+    }
+
+    /// For a `web_fetch` rule: whether it matches the URL (`broad` for deny and ask
+    /// rules: url_rule.rs).
+    pub fn matches_url(&self, url: &reqwest::Url, broad: bool) -> bool {
+        match &self.pattern {
+            Pattern::Any => true,
+            Pattern::Url(p) => p.matches(url, broad),
             _ => false,
         }
     }
@@ -204,6 +255,23 @@ impl Rule {
             _ => false,
         }
     }
+}
+
+/// A glob's literal start (escapes resolved) and the rest from its first metacharacter.
+fn literal_prefix(p: &str) -> (String, &str) {
+    let mut out = String::new();
+    let mut chars = p.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some((_, e)) => out.push(e),
+                None => return (out, ""),
+            },
+            '*' | '?' | '[' | '{' => return (out, &p[i..]),
+            c => out.push(c),
+        }
+    }
+    (out, "")
 }
 
 fn path_pattern(p: &str, home: Option<&Path>) -> Result<Pattern, String> {
@@ -247,6 +315,22 @@ mod tests {
         assert!(r.matches_command("ls") && r.matches_command("ls -la /tmp"));
         assert!(!r.matches_command("lsblk"));
         assert!(rule("bash").matches_command("anything at all"));
+    }
+
+    #[test]
+    fn a_bash_glob_knows_its_literal_start_and_whether_it_ends_open() {
+        let r = rule("bash(cargo test*)");
+        assert_eq!(r.command_prefix(), "cargo test");
+        assert_eq!(r.command_name(), Some("cargo"));
+        assert!(r.matches_any_continuation("cargo test "));
+        assert!(!r.matches_any_continuation("cargo "));
+        let r = rule("bash(rm -r ??)");
+        assert_eq!(r.command_prefix(), "rm -r ");
+        assert!(!r.matches_any_continuation("rm -r "), "`??` is not any text");
+        let r = rule("bash(*rm*)");
+        assert_eq!((r.command_prefix(), r.command_name()), ("", None));
+        assert_eq!(rule("bash(\\*x *)").command_prefix(), "*x ");
+        assert!(rule("bash(*)").matches_any_continuation(""));
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! The `grep` tool: searches file contents with a regex like ripgrep does (grep-searcher,
 //! grep-regex, the `ignore` walker): ignored and binary files are skipped, results are
-//! `path:line: text`, sorted by path, capped while collected.
+//! `path:line: text`, sorted by path, capped while collected. Files a `file_read` deny rule
+//! covers are not searched.
 
 use std::io;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
@@ -19,6 +20,7 @@ use super::output::{SortedCapped, content_limit};
 use super::params::Params;
 use super::walk::{self, Stop};
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
+use crate::permissions::unreadable::Unreadable;
 
 /// Longest line shown; the rest of a longer line (minified code) is elided.
 const MAX_LINE: usize = 1000;
@@ -98,12 +100,23 @@ impl Tool for Grep {
         if !meta.is_dir() && !meta.is_file() {
             return Ok(ToolOutput::error(format!("Not a regular file: {shown}")));
         }
+        // A `file_read` deny rule keeps a file from the model: not searched.
+        let unreadable = ctx.unreadable.clone();
+        if meta.is_file() && unreadable.as_ref().is_some_and(|u| u.covers(&base)) {
+            return Ok(ToolOutput::error(format!(
+                "Not searched: {shown} is covered by a file_read deny rule"
+            )));
+        }
+        let real_base = unreadable
+            .as_ref()
+            .map(|_| base.canonicalize().unwrap_or_else(|_| base.clone()));
 
         let cap = ctx.max_output_size;
         let (found, totals, stopped, text_file) = walk::run_blocking(ctx, move |stop| {
             let job = Job {
                 matcher,
                 filter,
+                unreadable: unreadable.zip(real_base),
                 cap,
                 found: Mutex::new(SortedCapped::new(cap)),
                 lines: AtomicU64::new(0),
@@ -187,6 +200,8 @@ fn searcher() -> Searcher {
 struct Job {
     matcher: RegexMatcher,
     filter: Option<FileFilter>,
+    /// Files a `file_read` deny rule covers, and the searched folder resolved.
+    unreadable: Option<(Arc<Unreadable>, std::path::PathBuf)>,
     cap: usize,
     found: Mutex<SortedCapped>,
     lines: AtomicU64,
@@ -212,6 +227,11 @@ impl Job {
                 }
                 let rel = entry.path().strip_prefix(base).unwrap_or(entry.path());
                 if self.filter.as_ref().is_some_and(|f| !f.accepts(rel)) {
+                    return WalkState::Continue;
+                }
+                if let Some((u, real)) = &self.unreadable
+                    && u.covers_real(&real.join(rel))
+                {
                     return WalkState::Continue;
                 }
                 let _ = self.search_file(&mut searcher, entry.path(), walk::display_join(given, rel));

@@ -59,6 +59,8 @@ pub struct ToolContext {
     /// roots: the very `Confinement` tool processes get); `None`: no sandbox, or a call
     /// the user approved to run outside it.
     pub sandbox: Option<Arc<launcher::Confinement>>,
+    /// Files `file_read` deny rules keep from the model: `grep` does not read them.
+    pub unreadable: Option<Arc<crate::permissions::unreadable::Unreadable>>,
 }
 
 impl ToolContext {
@@ -72,6 +74,7 @@ impl ToolContext {
             env: Arc::new(EnvPolicy::default()),
             images: &[],
             sandbox: None,
+            unreadable: None,
         }
     }
 
@@ -85,6 +88,7 @@ impl ToolContext {
             env: Arc::new(EnvPolicy::from_config(config, key_vars)),
             images: &[],
             sandbox: None,
+            unreadable: None,
         }
     }
 
@@ -92,6 +96,12 @@ impl ToolContext {
     /// installed for tool processes, `launcher::sandbox()`; `None`: unconfined).
     pub fn with_sandbox(mut self, sandbox: Option<Arc<launcher::Confinement>>) -> Self {
         self.sandbox = sandbox;
+        self
+    }
+
+    /// This context with the files `file_read` deny rules cover kept from `grep`.
+    pub fn with_unreadable(mut self, unreadable: Option<crate::permissions::unreadable::Unreadable>) -> Self {
+        self.unreadable = unreadable.map(Arc::new);
         self
     }
 

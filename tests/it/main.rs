@@ -37,6 +37,7 @@ mod mcp_permissions;
 mod mentions_e2e;
 mod model_switch;
 mod oversized_message;
+mod permissions_bypass;
 mod permissions_scripted;
 mod permissions_tui;
 mod piped_discovery;

@@ -300,3 +300,39 @@ fn a_file_write_the_sandbox_stopped_writes_outside_once_approved() {
         "{results:?}"
     );
 }
+
+/// With a deny rule in force, a line whose commands cannot all be seen is refused in a
+/// scripted run and *asked* in the TUI — even in `auto` mode, where nothing else asks.
+#[test]
+fn a_line_that_cannot_all_be_seen_is_asked_in_auto_mode_when_a_deny_rule_is_in_force() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(".config/ikigai");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "[permissions]\ndeny = [\"bash(rm *)\"]\n",
+    )
+    .unwrap();
+    std::fs::write(home.path().join("victim"), "x").unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[
+        ("c1", "bash", &bash("touch ran-in-auto")),
+        ("c2", "bash", &bash("printf 'rm -rf victim' | sh")),
+    ]));
+    fake.push(Reply::text("Turn over."));
+    let t = Tmux::start(home.path(), &fake.base_url, "--approval auto");
+    t.wait_text("auto mode");
+    send(&t, "go");
+    let pane = t.wait_text("y yes · n no");
+    assert!(pane.contains("printf 'rm -rf victim' | sh"), "{pane}");
+    assert!(
+        home.path().join("ran-in-auto").exists(),
+        "auto ran the plain call unasked"
+    );
+    t.keys(&["n"]);
+    t.wait_text("Reason for the model");
+    t.keys(&["Escape"]);
+    t.wait_text("Turn over.");
+    assert!(home.path().join("victim").exists());
+    assert_eq!(tool_results(&fake)[1]["error_code"], "NOT_APPROVED");
+}

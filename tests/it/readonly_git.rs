@@ -77,3 +77,96 @@ fn a_repositorys_own_git_config_or_hook_makes_git_status_ask() {
         assert_eq!(r["error_code"], "NOT_APPROVED", "{mode}: {r}");
     }
 }
+
+/// Seen: `git status` ran `core.fsmonitor` from `.git/config.worktree` (with
+/// `extensions.worktreeConfig`), from a submodule's config in `.git/modules/`, and from an
+/// embedded repository's config: git reads them all, so ikigai must have read them all
+/// before it counts `git status` as read-only.
+#[test]
+fn every_configuration_git_reads_is_checked_before_git_status_runs_unasked() {
+    use std::os::unix::fs::PermissionsExt;
+    let fsmonitor = |config: &Path| {
+        let mut text = std::fs::read_to_string(config).unwrap_or_default();
+        text.push_str("[core]\n\tfsmonitor = \"touch pwned-fsmonitor; false\"\n");
+        std::fs::write(config, text).unwrap();
+    };
+    let committed = |dir: &Path| {
+        git(dir, &["init", "-q"]);
+        std::fs::write(dir.join("a.txt"), "a\n").unwrap();
+        git(dir, &["add", "a.txt"]);
+        git(
+            dir,
+            &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+        );
+    };
+    for mode in ["read-only", "ask"] {
+        // config.worktree.
+        let h = tempfile::tempdir().unwrap();
+        committed(h.path());
+        git(h.path(), &["config", "extensions.worktreeConfig", "true"]);
+        fsmonitor(&h.path().join(".git/config.worktree"));
+        let r = git_status(h.path(), mode);
+        assert!(
+            !h.path().join("pwned-fsmonitor").exists(),
+            "{mode}: config.worktree's fsmonitor ran"
+        );
+        assert_eq!(r["error_code"], "NOT_APPROVED", "{mode}: {r}");
+
+        // A submodule's config in .git/modules/.
+        let h = tempfile::tempdir().unwrap();
+        let lib = tempfile::tempdir().unwrap();
+        committed(lib.path());
+        committed(h.path());
+        git(
+            h.path(),
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                lib.path().to_str().unwrap(),
+                "lib",
+            ],
+        );
+        let r = git_status(h.path(), mode);
+        assert_eq!(r["tool_success"], true, "{mode}: a plain submodule: {r}");
+        fsmonitor(&h.path().join(".git/modules/lib/config"));
+        let r = git_status(h.path(), mode);
+        assert!(
+            !h.path().join("lib/pwned-fsmonitor").exists(),
+            "{mode}: the submodule's fsmonitor ran"
+        );
+        assert_eq!(r["error_code"], "NOT_APPROVED", "{mode}: {r}");
+
+        // An embedded repository (a gitlink without .gitmodules).
+        let h = tempfile::tempdir().unwrap();
+        committed(h.path());
+        let inner = h.path().join("inner");
+        std::fs::create_dir(&inner).unwrap();
+        committed(&inner);
+        git(h.path(), &["add", "inner"]);
+        fsmonitor(&inner.join(".git/config"));
+        let r = git_status(h.path(), mode);
+        assert!(
+            !inner.join("pwned-fsmonitor").exists(),
+            "{mode}: the embedded repository's fsmonitor ran"
+        );
+        assert_eq!(r["error_code"], "NOT_APPROVED", "{mode}: {r}");
+
+        // A hook in a `.git` file's `gitdir:` (our own form).
+        let h = tempfile::tempdir().unwrap();
+        let store = tempfile::tempdir().unwrap();
+        committed(store.path());
+        std::fs::write(
+            h.path().join(".git"),
+            format!("gitdir: {}\n", store.path().join(".git").display()),
+        )
+        .unwrap();
+        let hook = store.path().join(".git/hooks/post-index-change");
+        std::fs::write(&hook, "#!/bin/sh\ntouch pwned-hook\n").unwrap();
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let r = git_status(h.path(), mode);
+        assert_eq!(r["error_code"], "NOT_APPROVED", "{mode}: {r}");
+    }
+}

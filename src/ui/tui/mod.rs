@@ -31,6 +31,8 @@ mod tests;
 #[cfg(test)]
 mod tests_context;
 #[cfg(test)]
+pub(crate) mod tests_hostile;
+#[cfg(test)]
 mod tests_input;
 #[cfg(test)]
 mod tests_live;

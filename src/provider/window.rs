@@ -54,8 +54,8 @@ pub const PROBE_MAX: usize = 8 * 1024 * 1024;
 /// Asks the server at `base_url` (an OpenAI-compatible `…/v1`) for `model`'s window:
 /// llama.cpp `/props`, then OpenRouter-style `/models`, then Ollama `/api/show`. Each
 /// try is bounded by `timeout` (the answer's headers and its whole body) and its body by
-/// `PROBE_MAX` bytes; `Ok(None)` when no server says, an error when an answer passed
-/// `PROBE_MAX` (the other tries are not made).
+/// `PROBE_MAX` bytes; an answer past that says nothing, like one that is not JSON.
+/// `Ok(None)` when no server says, an error when none says and an answer was too large.
 pub async fn probe(
     client: &reqwest::Client,
     base_url: &str,
@@ -64,7 +64,8 @@ pub async fn probe(
 ) -> Result<Option<u64>, ProviderError> {
     let base = base_url.trim_end_matches('/');
     let root = base.strip_suffix("/v1").unwrap_or(base);
-    let read = |req: reqwest::RequestBuilder, url: String| async move {
+    let mut too_large = None;
+    let mut read = async |req: reqwest::RequestBuilder, url: String| {
         let answer = async {
             let resp = req.send().await.ok()?;
             if !resp.status().is_success() {
@@ -73,26 +74,33 @@ pub async fn probe(
             Some(super::http::read_bytes(resp, PROBE_MAX, timeout).await)
         };
         match tokio::time::timeout(timeout, answer).await {
-            Ok(Some(Ok(bytes))) => Ok(serde_json::from_slice::<Value>(&bytes).ok()),
-            Ok(Some(Err(ProviderError::BodyTooLarge { cap, .. }))) => Err(ProviderError::BodyTooLarge {
-                what: format!(
-                    "the context window probe's answer from {}",
-                    crate::config::redact_url(&url)
-                ),
-                cap,
-            }),
-            _ => Ok(None),
+            Ok(Some(Ok(bytes))) => serde_json::from_slice::<Value>(&bytes).ok(),
+            Ok(Some(Err(ProviderError::BodyTooLarge { cap, .. }))) => {
+                too_large.get_or_insert(ProviderError::BodyTooLarge {
+                    what: format!(
+                        "the context window probe's answer from {}",
+                        crate::config::redact_url(&url)
+                    ),
+                    cap,
+                });
+                None
+            }
+            _ => None,
         }
     };
     let props = format!("{root}/props");
-    if let Some(v) = read(client.get(&props), props.clone()).await?
-        && let Some(n) = llama_props(&v)
+    if let Some(n) = read(client.get(&props), props.clone())
+        .await
+        .as_ref()
+        .and_then(llama_props)
     {
         return Ok(Some(n));
     }
     let models = format!("{base}/models");
-    if let Some(v) = read(client.get(&models), models.clone()).await?
-        && let Some(n) = models_list(&v, model)
+    if let Some(n) = read(client.get(&models), models.clone())
+        .await
+        .as_ref()
+        .and_then(|v| models_list(v, model))
     {
         return Ok(Some(n));
     }
@@ -101,7 +109,10 @@ pub async fn probe(
         .post(&show)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(serde_json::json!({"model": model}).to_string());
-    Ok(read(req, show.clone()).await?.as_ref().and_then(ollama_show))
+    if let Some(n) = read(req, show.clone()).await.as_ref().and_then(ollama_show) {
+        return Ok(Some(n));
+    }
+    too_large.map_or(Ok(None), Err)
 }
 
 /// llama.cpp `/props`: `default_generation_settings.n_ctx` (or a top-level `n_ctx`).

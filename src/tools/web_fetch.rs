@@ -6,7 +6,9 @@
 //! gate again). Refuses other schemes and URLs with credentials before connecting, binary
 //! bodies without downloading them, and everything under a sandbox with
 //! `sandbox_network = false`. Sends no header of ikigai's beyond a user agent and an
-//! `Accept`: never a key or a cookie. Decides no permission (the gate runs before it).
+//! `Accept`: never a key or a cookie. Reads at most `MAX_DOWNLOAD` bytes; converts HTML in
+//! bounded work (`html_markdown`), stopped when the call ends; a call that runs out of time
+//! says how far it got. Decides no permission (the gate runs before it).
 
 use async_trait::async_trait;
 use reqwest::Url;

@@ -1,6 +1,6 @@
-//! Bounded work against hostile servers and models, with the real binary: a window probe
-//! answered with an endless body is cut at its cap (peak RSS stays small, a notice says
-//! so); 20,000 tool calls in one response past `max_tool_turns` are answered in one step
+//! Bounded work against hostile servers and models, with the real binary: window probe
+//! answers that never end are cut at their cap (peak RSS stays small, a warning says so),
+//! so are a model list (a clear error) and an event line without an end; 20,000 tool calls in one response past `max_tool_turns` are answered in one step
 //! (a handful of events, stored messages and results, a history a strict vendor takes);
 //! a page nested 100,000 elements deep becomes Markdown within the call's time, saying
 //! what was flattened; a fetch that runs out of time says what had arrived. Nothing here
@@ -33,11 +33,12 @@ fn config(home: &Path, text: &str) {
 
 #[test]
 fn an_endless_window_probe_answer_is_cut_at_its_cap() {
-    // A base URL that is no vendor's is asked for its window (`/props` first): it answers
-    // a JSON document that never ends.
+    // A base URL that is no vendor's is asked for its window (`/props`, then `/models`):
+    // each answers a JSON document that never ends.
     let fake = FakeProvider::start();
     fake.answer_gets();
     fake.push(Reply::endless(r#"{"default_generation_settings": {"n_ctx": ""#));
+    fake.push(Reply::endless(r#"{"data": [{"id": ""#));
     fake.push(Reply::text("hello there"));
     let h = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
@@ -73,9 +74,58 @@ fn an_endless_window_probe_answer_is_cut_at_its_cap() {
         stderr.contains("passed 8388608 bytes; the rest was not read"),
         "the cut is said: {stderr}"
     );
-    // The probe stopped at the first endless answer; the conversation went on.
+    // Each answer was cut in turn; the conversation went on.
     let paths: Vec<String> = fake.requests().iter().map(|r| r.path.clone()).collect();
-    assert_eq!(paths, ["/props", "/v1/chat/completions"], "{stderr}");
+    assert_eq!(
+        paths,
+        ["/props", "/v1/models", "/v1/chat/completions"],
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_endless_model_list_and_an_endless_event_line_are_cut_with_clear_errors() {
+    let fake = FakeProvider::start();
+    fake.answer_gets();
+    // Whatever GET comes first (a window probe, the model list) meets an endless answer.
+    fake.push(Reply::endless(r#"{"data": [{"id": ""#));
+    fake.push(Reply::endless(r#"{"data": [{"id": ""#));
+    let h = tempfile::tempdir().unwrap();
+    let mut child = common::ikigai(h.path())
+        .args(["--base-url", &fake.base_url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"/model\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains("cannot list models: the model list of http://127.0.0.1:")
+            && text.contains("passed 8388608 bytes; the rest was not read"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A streamed answer whose one `data:` line never ends: cut at the event limit.
+    let fake = FakeProvider::start();
+    fake.push(Reply::endless(
+        "data: {\"choices\": [{\"delta\": {\"content\": \"",
+    ));
+    let h = tempfile::tempdir().unwrap();
+    config(h.path(), "max_response_bytes = 1048576\n");
+    let out = common::ikigai(h.path())
+        .args(["-p", "hi", "--base-url", &fake.base_url])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("one streamed event passed 2097152 bytes"),
+        "{stderr}"
+    );
 }
 
 #[test]

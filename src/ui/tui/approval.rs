@@ -19,7 +19,7 @@ pub use super::question::Pending;
 /// The fewest rows of what the call does that a question shows, however small the screen.
 const MIN_BODY_ROWS: usize = 1;
 /// The most rows the question's first line (the tool and why it asks) takes.
-const HEAD_ROWS: usize = 3;
+const HEAD_ROWS: usize = 2;
 
 impl App {
     /// The agent asks about a call.

@@ -39,6 +39,8 @@ mod tests_live;
 #[cfg(test)]
 mod tests_models;
 #[cfg(test)]
+mod tests_question;
+#[cfg(test)]
 mod tests_screens;
 
 use std::time::Duration;

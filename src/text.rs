@@ -1,4 +1,7 @@
-//! Small text helpers shared across the crate.
+//! Small text helpers shared across the crate, and the one display function for text
+//! ikigai does not control (`show`: `visible` for what is read, `exact` for what would run;
+//! `json_visible` and `JsonVisible` for JSON): every front end and printing command puts
+//! model-, server- and file-controlled text through it. Pure; prints nothing.
 
 /// At most `max` bytes of `s`, cut at a char boundary (for quoting or capping text).
 pub fn shorten(s: &str, max: usize) -> &str {

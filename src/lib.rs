@@ -15,6 +15,8 @@ pub mod checkpoints;
 pub mod cli;
 pub mod config;
 pub mod environ;
+#[cfg(test)]
+pub(crate) mod hostile;
 pub mod message;
 pub mod permissions;
 pub mod protocol;

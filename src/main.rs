@@ -13,7 +13,7 @@ fn main() -> ExitCode {
     }
     // The re-executed image takes the secrets it was handed (see `environ`).
     if let Err(e) = ikigai::environ::receive() {
-        eprintln!("ikigai: {e}");
+        eprintln!("ikigai: {}", ikigai::text::visible(&e.to_string()));
     }
     let cli = ikigai::cli::Cli::parse_from(args);
     if let Some(result) = ikigai::app::run_without_config(&cli) {
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     // No secret stays in our environment block, where a tool could read it; returns only
     // when there is none to hide (or hiding failed, which is said).
     if let Err(e) = ikigai::environ::hide(&|name| ikigai::app::is_secret_var(&loaded, name)) {
-        eprintln!("ikigai: {e}");
+        eprintln!("ikigai: {}", ikigai::text::visible(&e.to_string()));
     }
     // Processes of the same user cannot read our memory or attach to us.
     let _ = nix::sys::prctl::set_dumpable(false);

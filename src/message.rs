@@ -485,12 +485,13 @@ impl Conversation {
         self.messages.is_empty()
     }
 
-    /// True when a tool call with this id is already in the conversation.
-    pub fn has_call_id(&self, id: &str) -> bool {
+    /// The ids of the tool calls in the conversation.
+    pub fn call_ids(&self) -> std::collections::HashSet<String> {
         self.messages
             .iter()
             .filter_map(Message::as_tool_call)
-            .any(|c| c.id == id)
+            .map(|c| c.id.clone())
+            .collect()
     }
 
     /// Tool calls that have no result anywhere after them, in order.

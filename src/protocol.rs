@@ -108,6 +108,7 @@ pub enum Answer {
 
 /// How a turn ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "snake_case")]
 pub enum TurnEndReason {
     Done,
@@ -118,6 +119,7 @@ pub enum TurnEndReason {
 
 /// Severity of a notice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeLevel {
     Info,
@@ -125,6 +127,34 @@ pub enum NoticeLevel {
     Error,
 }
 
+/// Declares `Event` as written in it and, for tests, `Event::every_variant_hostile`: one
+/// event of each variant with a hostile value in every field (`crate::hostile`), so that
+/// the front ends' test over every field of every event covers a variant or field added
+/// later without listing it.
+macro_rules! events {
+    (
+        $(#[$m:meta])*
+        pub enum Event {
+            $($(#[$vm:meta])* $v:ident $({ $($(#[$fm:meta])* $f:ident : $t:ty),* $(,)? })? $(($u:ty))?),* $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        pub enum Event {
+            $($(#[$vm])* $v $({ $($(#[$fm])* $f: $t),* })? $(($u))?),*
+        }
+
+        #[cfg(test)]
+        impl Event {
+            /// One event of every variant, every field of it hostile.
+            pub(crate) fn every_variant_hostile() -> Vec<Event> {
+                use crate::hostile::Hostile;
+                vec![$(Event::$v $({ $($f: <$t>::hostile()),* })? $((<$u>::hostile()))?),*]
+            }
+        }
+    };
+}
+
+events! {
 /// What the agent tells front ends.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -293,9 +323,11 @@ pub enum Event {
         session: Vec<String>,
     },
 }
+}
 
 /// One stored session as listed (`ikigai sessions`, `/sessions`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 pub struct SessionInfo {
     pub id: String,
     /// RFC 3339.
@@ -315,6 +347,7 @@ pub struct SessionInfo {
 
 /// One configured provider as `/model` lists it. Never holds a key.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 pub struct ProviderInfo {
     pub name: String,
     /// The wire kind (`openai-chat`, `openai-responses`, `anthropic`, `google`, `local`).
@@ -336,6 +369,7 @@ pub struct ProviderInfo {
 
 /// Whether a provider has the key it needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "snake_case")]
 pub enum KeyState {
     /// A key is set.

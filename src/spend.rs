@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// One model's share of a session.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 pub struct ModelSpend {
     pub model: String,
     pub input: u64,

@@ -1,4 +1,7 @@
-//! Small text helpers shared across the crate.
+//! Small text helpers shared across the crate, and the one display function for text
+//! ikigai does not control (`show`: `visible` for what is read, `exact` for what would run;
+//! `json_visible` and `JsonVisible` for JSON): every front end and printing command puts
+//! model-, server- and file-controlled text through it. Pure; prints nothing.
 
 /// At most `max` bytes of `s`, cut at a char boundary (for quoting or capping text).
 pub fn shorten(s: &str, max: usize) -> &str {
@@ -19,31 +22,98 @@ pub fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
-fn hidden(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c)
+/// How much `show` makes visible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strictness {
+    /// Anything that could act on a terminal, reorder or hide text: control characters
+    /// (but `\n`, `\t`), bidirectional controls and marks, zero-width and other format
+    /// characters, line and paragraph separators. The joiners that shape emoji and
+    /// scripts (ZWJ, ZWNJ) and the soft hyphen stay.
+    Text,
+    /// `Text`, and every other character a reader cannot see or tell from a space: the
+    /// joiners, the soft hyphen, variation selectors, fillers, blank braille, spaces other
+    /// than U+0020, and every `\r` (a `\r\n` line end too). For what will run or be
+    /// written (an approval question).
+    Exact,
+}
+
+/// Format characters (Unicode category Cf): they are not drawn, but change how what
+/// follows reads (bidirectional marks and controls) or hide text (tags, zero-width space).
+fn is_format(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{0600}'..='\u{0605}' | '\u{061C}' | '\u{06DD}' | '\u{070F}'
+        | '\u{0890}'..='\u{0891}' | '\u{08E2}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}'
+        | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}' | '\u{110BD}' | '\u{110CD}'
+        | '\u{13430}'..='\u{1343F}' | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0001}' | '\u{E0020}'..='\u{E007F}')
+}
+
+/// Characters a reader cannot see, or cannot tell from a space, that are not format
+/// characters: non-breaking and other wide or narrow spaces, the combining grapheme
+/// joiner, Hangul and Khmer fillers, Mongolian and other variation selectors, blank braille.
+fn is_blank_lookalike(c: char) -> bool {
+    matches!(c,
+        '\u{00A0}' | '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{1680}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180D}' | '\u{180F}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}'
+        | '\u{2800}' | '\u{3000}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FFA0}'
+        | '\u{E0100}'..='\u{E01EF}')
+}
+
+/// Whether `show` replaces `c` at `strictness`.
+pub fn is_hidden(c: char, strictness: Strictness) -> bool {
+    if c.is_control() {
+        return c != '\n' && c != '\t';
+    }
+    match strictness {
+        Strictness::Text => {
+            (is_format(c) && !matches!(c, '\u{00AD}' | '\u{200C}' | '\u{200D}'))
+                || matches!(c, '\u{2028}' | '\u{2029}')
+        }
+        Strictness::Exact => is_format(c) || is_blank_lookalike(c) || matches!(c, '\u{2028}' | '\u{2029}'),
+    }
 }
 
 /// Text made safe to show on a terminal, with nothing hidden: control characters other
 /// than `\n` and `\t` become visible symbols (ESC is `␛`, BEL `␇`, DEL `␡`; C1 controls
 /// and bidirectional controls read `<U+009B>`, `<U+202E>`), so an escape sequence can
 /// neither act on the terminal nor vanish; the `\r` of a `\r\n` line end is dropped.
+/// `show(text, Strictness::Text)`: the one function every front end and printing
+/// command puts model-, server- and file-controlled text through.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    show(text, Strictness::Text)
+}
+
+/// `show(text, Strictness::Exact)`: what will run or be written, every character a
+/// reader could miss shown (an approval question).
+pub fn exact(text: &str) -> std::borrow::Cow<'_, str> {
+    show(text, Strictness::Exact)
+}
+
+/// The one display function for text ikigai does not control: every character
+/// `is_hidden` at `strictness` becomes visible (C0 controls as their control pictures,
+/// `␛`, `␍`; DEL as `␡`; any other as `<U+XXXX>`). `\n` and `\t` pass; so does the `\r`
+/// of a `\r\n` line end, which is dropped, except at `Strictness::Exact`.
+pub fn show(text: &str, strictness: Strictness) -> std::borrow::Cow<'_, str> {
     let suspicious = text
         .bytes()
         .any(|b| (b < 0x20 && b != b'\n' && b != b'\t') || b >= 0x7f);
-    if !suspicious || !text.chars().any(hidden) {
+    if !suspicious || !text.chars().any(|c| is_hidden(c, strictness)) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\r' if chars.peek() == Some(&'\n') => {}
-            c if (c as u32) < 0x20 && hidden(c) => {
+            '\r' if strictness == Strictness::Text && chars.peek() == Some(&'\n') => {}
+            c if (c as u32) < 0x20 && is_hidden(c, strictness) => {
                 out.push(char::from_u32(0x2400 + c as u32).unwrap_or('?'));
             }
             '\u{7f}' => out.push('\u{2421}'),
-            c if hidden(c) => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            c if is_hidden(c, strictness) => {
+                use std::fmt::Write;
+                let _ = write!(out, "<U+{:04X}>", c as u32);
+            }
             c => out.push(c),
         }
     }
@@ -51,22 +121,42 @@ pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// JSON text with the characters a terminal could act on escaped as `\uXXXX` (DEL, C1
-/// controls, bidirectional controls; serde_json already escapes C0): the same JSON value,
-/// safe to print. Such characters only occur inside strings, where the escape is valid.
+/// controls, bidirectional and other format characters; serde_json already escapes C0):
+/// the same JSON value, safe to print. Such characters only occur inside strings, where
+/// the escape is valid.
 pub fn json_visible(json: &str) -> std::borrow::Cow<'_, str> {
-    let escape = |c: char| c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) || is_bidi_control(c);
+    // serde_json escapes C0; everything else `visible` would show is escaped here.
+    let escape = |c: char| c >= '\u{7f}' && is_hidden(c, Strictness::Text);
     if json.is_ascii() && !json.contains('\u{7f}') || !json.chars().any(escape) {
         return std::borrow::Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
         if escape(c) {
-            out.push_str(&format!("\\u{:04x}", c as u32));
+            // Characters past U+FFFF (tags) are written as their UTF-16 surrogate pair.
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
         } else {
             out.push(c);
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// A compact `serde_json` formatter whose strings get `json_visible`'s escapes as they are
+/// written: JSON lines (`--json`) that keep every value and that no terminal acts on.
+pub struct JsonVisible;
+
+impl serde_json::ser::Formatter for JsonVisible {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        writer.write_all(json_visible(fragment).as_bytes())
+    }
 }
 
 /// Deepest nesting of arrays and objects ikigai accepts in JSON a model wrote (tool-call
@@ -183,6 +273,62 @@ mod tests {
             "x<U+202E>gnp.exe<U+2066><U+2069>"
         );
         assert!(matches!(visible("ok"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn every_invisible_class_is_shown_and_exact_shows_more() {
+        use super::{Strictness, exact, is_hidden, visible};
+        // (text, what `visible` shows, what `exact` shows)
+        let table = [
+            ("a\u{200B}b", "a<U+200B>b", "a<U+200B>b"), // zero-width space
+            ("a\u{2060}b\u{FEFF}", "a<U+2060>b<U+FEFF>", "a<U+2060>b<U+FEFF>"), // joiners of words, BOM
+            (
+                "\u{200F}x\u{200E}\u{061C}",
+                "<U+200F>x<U+200E><U+061C>",
+                "<U+200F>x<U+200E><U+061C>",
+            ),
+            ("x\u{2028}y\u{2029}", "x<U+2028>y<U+2029>", "x<U+2028>y<U+2029>"),
+            ("\u{E0041}\u{E0042}", "<U+E0041><U+E0042>", "<U+E0041><U+E0042>"), // tag smuggling
+            ("ls\rrm -rf x", "ls␍rm -rf x", "ls␍rm -rf x"),
+            ("a\r\n", "a\n", "a␍\n"),
+            ("\u{0}\u{1b}[2J", "␀␛[2J", "␀␛[2J"),
+            // Kept for reading, shown when exact.
+            ("👩\u{200D}👧", "👩\u{200D}👧", "👩<U+200D>👧"),
+            ("ls\u{00A0}-la", "ls\u{00A0}-la", "ls<U+00A0>-la"),
+            (
+                "a\u{3000}b\u{2800}c",
+                "a\u{3000}b\u{2800}c",
+                "a<U+3000>b<U+2800>c",
+            ),
+            (
+                "x\u{FE0F}\u{115F}\u{00AD}",
+                "x\u{FE0F}\u{115F}\u{00AD}",
+                "x<U+FE0F><U+115F><U+00AD>",
+            ),
+            ("plain\ttext é 日本", "plain\ttext é 日本", "plain\ttext é 日本"),
+        ];
+        for (text, shown, exactly) in table {
+            assert_eq!(visible(text), shown, "{text:?}");
+            assert_eq!(exact(text), exactly, "{text:?}");
+        }
+        // Whatever is hidden at `Text` is hidden at `Exact` too, and nothing `Text` lets
+        // through is a control or a bidirectional character.
+        for c in (0..0x11_0000u32).filter_map(char::from_u32) {
+            if is_hidden(c, Strictness::Text) {
+                assert!(is_hidden(c, Strictness::Exact), "{c:?}");
+            }
+            if c.is_control() && c != '\n' && c != '\t' {
+                assert!(is_hidden(c, Strictness::Text), "{c:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn json_escapes_every_hidden_character_as_a_valid_escape() {
+        let v = serde_json::json!({"t": "\u{E0041}x\u{200B}\u{2028}"});
+        let safe = super::json_visible(&v.to_string()).into_owned();
+        assert!(safe.is_ascii(), "{safe}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).unwrap(), v);
     }
 
     #[test]

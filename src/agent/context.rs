@@ -259,8 +259,13 @@ async fn probe_window(st: &mut AgentState) {
     }
     st.budget_mut().probed();
     let model = st.model().to_string();
-    if let Some(w) = st.provider().context_window(&model).await {
-        st.budget_mut().set_window(w, WindowSource::Server);
+    match st.provider().context_window(&model).await {
+        Ok(Some(w)) => st.budget_mut().set_window(w, WindowSource::Server),
+        Ok(None) => {}
+        Err(e) => st.notice(
+            NoticeLevel::Warning,
+            format!("{e}; the context window was not learnt from the server (set context_window to say it)"),
+        ),
     }
 }
 

@@ -106,6 +106,12 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             }
         };
         let mut calls = Vec::new();
+        // Calls past the limit are answered in one step: the first of them is kept (its
+        // result says how many followed it); the others are counted, never kept or shown.
+        let keep = limit.saturating_sub(executed) as usize + 1;
+        let mut surplus: usize = 0;
+        // The ids already used in the session, gathered once per response.
+        let mut used_ids: Option<std::collections::HashSet<String>> = None;
         let mut reasoning = Reasoning::default();
         let mut finish = None;
         let mut broken = None;
@@ -120,7 +126,12 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     reasoning.block(text, opaque, st.provider().name())
                 }
                 Ok(StreamEvent::ToolCall { id, name, arguments }) => {
-                    let id = unique_id(st, id);
+                    if calls.len() >= keep {
+                        surplus += 1;
+                        continue;
+                    }
+                    let used = used_ids.get_or_insert_with(|| st.conversation().call_ids());
+                    let id = unique_id(used, id);
                     // Text and reasoning before a call stay before it; text after it, after.
                     for m in std::mem::take(&mut reasoning).finish(st.provider().name()) {
                         st.append(m);
@@ -189,8 +200,10 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 ),
             );
         }
-        let cut_off = finish == Some(FinishReason::Length);
-        if cut_off && calls.is_empty() {
+        // Cut off inside its last call: the call kept last is the response's last only
+        // when none was left out after it.
+        let cut_off = finish == Some(FinishReason::Length) && surplus == 0;
+        if finish == Some(FinishReason::Length) && calls.is_empty() {
             st.notice(
                 NoticeLevel::Warning,
                 "The answer was cut off by the model's output token limit (finish_reason: length).",
@@ -214,7 +227,7 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             let done = match action {
                 // The output limit cut the response inside its last call: never run it.
                 _ if cut_off && i == last => cut_off_call(&c.arguments),
-                Action::Skip => skipped(limit),
+                Action::Skip => skipped(limit, if i == last { surplus } else { 0 }),
                 _ if !guard.allow(&c.name, &c.arguments) => {
                     refusals += 1;
                     if !guard_noticed {
@@ -283,6 +296,16 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             if let Some(steps) = plan {
                 st.emit(Event::PlanUpdated { steps });
             }
+        }
+        if surplus > 0 {
+            st.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "The response asked for {surplus} more tool call{} past max_tool_turns ({limit}); \
+                     none of them ran, and they are not kept in the conversation.",
+                    if surplus == 1 { "" } else { "s" }
+                ),
+            );
         }
         if limit_reached {
             // A response after the limit asked for more tools: none ran; stop here.
@@ -359,15 +382,16 @@ fn repeated(name: &str, times: u32) -> Executed {
     }
 }
 
-/// An id unique in the session: a missing id, or one already used in the conversation
-/// (earlier calls of this response included, as they are appended when they arrive), is
-/// replaced by a fresh one.
-fn unique_id(st: &AgentState, id: String) -> String {
-    if id.is_empty() || st.conversation().has_call_id(&id) {
+/// An id unique in the session: a missing id, or one in `used` (the conversation's, and
+/// this response's so far), is replaced by a fresh one, which joins `used`.
+fn unique_id(used: &mut std::collections::HashSet<String>, id: String) -> String {
+    let id = if id.is_empty() || used.contains(&id) {
         fresh_call_id()
     } else {
         id
-    }
+    };
+    used.insert(id.clone());
+    id
 }
 
 /// The result of a call the output token limit cut off: not run; the model is told.
@@ -388,12 +412,21 @@ fn cut_off_call(arguments: &str) -> Executed {
     }
 }
 
-/// The result of a call that was not run because the limit was reached.
-fn skipped(limit: u32) -> Executed {
-    let mut envelope = Envelope::failure(
-        ErrorCode::LimitReached,
-        format!("Not executed: the tool call limit ({limit}) was reached."),
-    );
+/// The result of a call that was not run because the limit was reached; `more` calls of
+/// the same response after it were left out, and it answers for them too.
+fn skipped(limit: u32, more: usize) -> Executed {
+    let message = if more == 0 {
+        format!("Not executed: the tool call limit ({limit}) was reached.")
+    } else {
+        format!(
+            "Not executed: the tool call limit ({limit}) was reached. The {more} call{} after this \
+             one in your response {} not run either and {} not kept in the conversation.",
+            if more == 1 { "" } else { "s" },
+            if more == 1 { "was" } else { "were" },
+            if more == 1 { "is" } else { "are" },
+        )
+    };
+    let mut envelope = Envelope::failure(ErrorCode::LimitReached, message);
     envelope.mark_limit(limit);
     Executed {
         images: Vec::new(),

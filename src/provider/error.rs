@@ -57,6 +57,10 @@ pub enum ProviderError {
     /// kept. Not retryable.
     #[error("the response was cut off: {0} (max_response_bytes)")]
     TooLarge(String),
+    /// An answer ikigai reads whole (a model list, a window probe) passed the most bytes it
+    /// reads of one; the rest was not read. Not retryable.
+    #[error("{what} passed {cap} bytes; the rest was not read")]
+    BodyTooLarge { what: String, cap: usize },
     /// The response passed `response_timeout_secs`; the stream was cut and what arrived is
     /// kept. Not retryable.
     #[error("the response was cut off: it took longer than {0} s (response_timeout_secs)")]

@@ -182,6 +182,23 @@ where
 
 /// The whole body of a successful answer, at most `cap` bytes (more is an error).
 pub async fn read_body(resp: Response, cap: usize, idle: Duration) -> Result<String, ProviderError> {
+    let body = read_bytes(resp, cap, idle).await.map_err(|e| match e {
+        ProviderError::BodyTooLarge { cap, .. } => super::limits::too_large(cap),
+        e => e,
+    })?;
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// The whole body of an answer, at most `cap` bytes: more stops the read at once with
+/// `BodyTooLarge` (what the answer was is the caller's to say), a stall longer than `idle`
+/// with `Idle`. Nothing past `cap` is ever buffered.
+pub async fn read_bytes(resp: Response, cap: usize, idle: Duration) -> Result<Vec<u8>, ProviderError> {
+    if resp.content_length().is_some_and(|n| n > cap as u64) {
+        return Err(ProviderError::BodyTooLarge {
+            what: "the answer".into(),
+            cap,
+        });
+    }
     let mut body = Vec::new();
     let mut stream = resp.bytes_stream();
     loop {
@@ -191,13 +208,16 @@ pub async fn read_body(resp: Response, cap: usize, idle: Duration) -> Result<Str
             Ok(Some(Err(e))) => return Err(ProviderError::Stream(stream_error(&e))),
             Ok(Some(Ok(bytes))) => {
                 if body.len() + bytes.len() > cap {
-                    return Err(super::limits::too_large(cap));
+                    return Err(ProviderError::BodyTooLarge {
+                        what: "the answer".into(),
+                        cap,
+                    });
                 }
                 body.extend_from_slice(&bytes);
             }
         }
     }
-    Ok(String::from_utf8_lossy(&body).into_owned())
+    Ok(body)
 }
 
 /// At most `cap` bytes of a body, stopping at the first stall longer than `idle`.

@@ -201,13 +201,16 @@ pub trait Provider: Send + Sync {
     }
 
     /// `model`'s context window in tokens as the endpoint itself reports it (llama.cpp
-    /// `/props`, OpenRouter `/models`, Ollama `/api/show`), each asked for at most 3 s;
-    /// `None` when it does not say. The agent asks once, when neither the settings nor
-    /// the presets know the window.
-    async fn context_window(&self, model: &str) -> Option<u64> {
+    /// `/props`, OpenRouter `/models`, Ollama `/api/show`), each asked for at most 3 s and
+    /// read to `window::PROBE_MAX` bytes; `Ok(None)` when it does not say, an error when
+    /// an answer was too large. The agent asks once, when neither the settings nor the
+    /// presets know the window.
+    async fn context_window(&self, model: &str) -> Result<Option<u64>, ProviderError> {
         let spec = self.spec();
         let limit = std::time::Duration::from_secs(3);
-        let client = http::client(spec.connect_timeout.min(limit)).ok()?;
+        let Ok(client) = http::client(spec.connect_timeout.min(limit)) else {
+            return Ok(None);
+        };
         window::probe(&client, &spec.base_url, model, limit).await
     }
 

@@ -1,10 +1,13 @@
 //! How large a model's context window is: a preset table per model family, and the
 //! servers that say so themselves (llama.cpp `/props`, Ollama `/api/show`, OpenRouter
-//! `/models`). Knows nothing about conversations or budgets.
+//! `/models`), each answer read to `PROBE_MAX` bytes at most. Knows nothing about
+//! conversations or budgets.
 
 use std::time::Duration;
 
 use serde_json::Value;
+
+use super::ProviderError;
 
 /// Used when neither the config, the table nor the server knows the window.
 pub const FALLBACK_WINDOW: u64 = 32_768;
@@ -44,44 +47,72 @@ pub fn preset(model: &str) -> Option<u64> {
         .map(|(_, w)| *w)
 }
 
+/// The most bytes of one probe answer read (an OpenRouter model list is about 1 MB);
+/// a server that sends more, or sends forever, is cut off there.
+pub const PROBE_MAX: usize = 8 * 1024 * 1024;
+
 /// Asks the server at `base_url` (an OpenAI-compatible `…/v1`) for `model`'s window:
 /// llama.cpp `/props`, then OpenRouter-style `/models`, then Ollama `/api/show`. Each
-/// try is bounded by `timeout`; `None` when no server says.
-pub async fn probe(client: &reqwest::Client, base_url: &str, model: &str, timeout: Duration) -> Option<u64> {
+/// try is bounded by `timeout` (the answer's headers and its whole body) and its body by
+/// `PROBE_MAX` bytes; an answer past that says nothing, like one that is not JSON.
+/// `Ok(None)` when no server says, an error when none says and an answer was too large.
+pub async fn probe(
+    client: &reqwest::Client,
+    base_url: &str,
+    model: &str,
+    timeout: Duration,
+) -> Result<Option<u64>, ProviderError> {
     let base = base_url.trim_end_matches('/');
     let root = base.strip_suffix("/v1").unwrap_or(base);
-    let get = |url: String| async move {
-        let resp = tokio::time::timeout(timeout, client.get(url).send())
-            .await
-            .ok()?
-            .ok()?;
-        if !resp.status().is_success() {
-            return None;
+    let mut too_large = None;
+    let mut read = async |req: reqwest::RequestBuilder, url: String| {
+        let answer = async {
+            let resp = req.send().await.ok()?;
+            if !resp.status().is_success() {
+                return None;
+            }
+            Some(super::http::read_bytes(resp, PROBE_MAX, timeout).await)
+        };
+        match tokio::time::timeout(timeout, answer).await {
+            Ok(Some(Ok(bytes))) => serde_json::from_slice::<Value>(&bytes).ok(),
+            Ok(Some(Err(ProviderError::BodyTooLarge { cap, .. }))) => {
+                too_large.get_or_insert(ProviderError::BodyTooLarge {
+                    what: format!(
+                        "the context window probe's answer from {}",
+                        crate::config::redact_url(&url)
+                    ),
+                    cap,
+                });
+                None
+            }
+            _ => None,
         }
-        let bytes = tokio::time::timeout(timeout, resp.bytes()).await.ok()?.ok()?;
-        serde_json::from_slice::<Value>(&bytes).ok()
     };
-    if let Some(v) = get(format!("{root}/props")).await
-        && let Some(n) = llama_props(&v)
+    let props = format!("{root}/props");
+    if let Some(n) = read(client.get(&props), props.clone())
+        .await
+        .as_ref()
+        .and_then(llama_props)
     {
-        return Some(n);
+        return Ok(Some(n));
     }
-    if let Some(v) = get(format!("{base}/models")).await
-        && let Some(n) = models_list(&v, model)
+    let models = format!("{base}/models");
+    if let Some(n) = read(client.get(&models), models.clone())
+        .await
+        .as_ref()
+        .and_then(|v| models_list(v, model))
     {
-        return Some(n);
+        return Ok(Some(n));
     }
-    let show = client
-        .post(format!("{root}/api/show"))
+    let show = format!("{root}/api/show");
+    let req = client
+        .post(&show)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(serde_json::json!({"model": model}).to_string())
-        .send();
-    let resp = tokio::time::timeout(timeout, show).await.ok()?.ok()?;
-    if !resp.status().is_success() {
-        return None;
+        .body(serde_json::json!({"model": model}).to_string());
+    if let Some(n) = read(req, show.clone()).await.as_ref().and_then(ollama_show) {
+        return Ok(Some(n));
     }
-    let bytes = tokio::time::timeout(timeout, resp.bytes()).await.ok()?.ok()?;
-    ollama_show(&serde_json::from_slice::<Value>(&bytes).ok()?)
+    too_large.map_or(Ok(None), Err)
 }
 
 /// llama.cpp `/props`: `default_generation_settings.n_ctx` (or a top-level `n_ctx`).

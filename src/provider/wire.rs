@@ -85,6 +85,9 @@ pub trait Wire: Send + Sync + 'static {
     }
 }
 
+/// The most bytes of a model list read (OpenRouter's, the longest known, is about 1 MB).
+const MODEL_LIST_MAX: usize = 8 * 1024 * 1024;
+
 /// A provider speaking wire format `W` over HTTP.
 pub struct HttpProvider<W: Wire> {
     client: reqwest::Client,
@@ -165,9 +168,17 @@ impl<W: Wire> Provider for HttpProvider<W> {
     async fn models(&self) -> Result<Vec<String>, ProviderError> {
         let url = self.spec.url(&self.wire.models_path(&self.spec));
         let resp = self.send(self.client.get(&url), &self.spec.model, &url).await?;
-        let body = http::read_capped(resp, 4 * 1024 * 1024, self.spec.idle).await;
-        let v: Value =
-            serde_json::from_str(&body).map_err(|e| ProviderError::Stream(format!("bad model list: {e}")))?;
+        let body = http::read_bytes(resp, MODEL_LIST_MAX, self.spec.idle)
+            .await
+            .map_err(|e| match e {
+                ProviderError::BodyTooLarge { cap, .. } => ProviderError::BodyTooLarge {
+                    what: format!("the model list of {}", redact_url(&url)),
+                    cap,
+                },
+                e => e,
+            })?;
+        let v: Value = serde_json::from_slice(&body)
+            .map_err(|e| ProviderError::Stream(format!("bad model list: {e}")))?;
         let mut names = self.wire.model_names(&v);
         names.sort();
         Ok(names)

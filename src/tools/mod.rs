@@ -12,6 +12,7 @@ pub(crate) mod file_write;
 pub(crate) mod fsutil;
 pub(crate) mod glob;
 pub(crate) mod grep;
+pub(crate) mod html_markdown;
 pub mod launcher;
 pub mod leftovers;
 pub(crate) mod lenient;

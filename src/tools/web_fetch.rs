@@ -6,7 +6,9 @@
 //! gate again). Refuses other schemes and URLs with credentials before connecting, binary
 //! bodies without downloading them, and everything under a sandbox with
 //! `sandbox_network = false`. Sends no header of ikigai's beyond a user agent and an
-//! `Accept`: never a key or a cookie. Decides no permission (the gate runs before it).
+//! `Accept`: never a key or a cookie. Reads at most `MAX_DOWNLOAD` bytes; converts HTML in
+//! bounded work (`html_markdown`), stopped when the call ends; a call that runs out of time
+//! says how far it got. Decides no permission (the gate runs before it).
 
 use async_trait::async_trait;
 use reqwest::Url;
@@ -63,16 +65,63 @@ impl Tool for WebFetch {
             return Ok(sandbox_denied(&url, &c.mode));
         }
         let secs = ctx.timeout.as_secs_f64();
-        match tokio::time::timeout(ctx.timeout, fetch(&url, offset, ctx.max_output_size)).await {
+        // Whatever ends the call (its timeout, a cancel) stops a conversion still running.
+        let progress = StopOnDrop(std::sync::Arc::new(Progress::default()));
+        // The conversion has most of the time left and ends on its own with what it made.
+        let convert_by = std::time::Instant::now() + ctx.timeout.mul_f64(0.8);
+        let call = fetch(&url, offset, ctx.max_output_size, &progress.0, convert_by);
+        match tokio::time::timeout(ctx.timeout, call).await {
             Ok(out) => Ok(out),
             Err(_) => Err(ToolError::Timeout {
-                message: format!(
-                    "web_fetch: {url} did not answer within {secs} s (tool_timeout_secs); \
-                     nothing was received"
-                ),
+                message: progress.0.timed_out(&url, secs),
                 partial_output: String::new(),
             }),
         }
+    }
+}
+
+/// How far a call got: what its timeout message says; `stop` ends a conversion.
+#[derive(Default)]
+struct Progress {
+    /// The status of the answer, once its headers arrived (0 before).
+    status: std::sync::atomic::AtomicU16,
+    /// Bytes of the body received.
+    received: std::sync::atomic::AtomicU64,
+    /// The body was read and is being converted.
+    converting: std::sync::atomic::AtomicBool,
+    stop: std::sync::atomic::AtomicBool,
+}
+
+impl Progress {
+    /// What happened before the call ran out of `secs` seconds.
+    fn timed_out(&self, url: &Url, secs: f64) -> String {
+        use std::sync::atomic::Ordering::Relaxed;
+        let status = self.status.load(Relaxed);
+        let received = self.received.load(Relaxed);
+        if self.converting.load(Relaxed) {
+            format!(
+                "web_fetch: {url}: the page ({received} bytes) arrived, but converting it to Markdown \
+                 did not finish within {secs} s (tool_timeout_secs); the conversion was stopped"
+            )
+        } else if status != 0 {
+            format!(
+                "web_fetch: {url} answered (HTTP {status}) but its body did not arrive within {secs} s \
+                 (tool_timeout_secs): {received} bytes were received"
+            )
+        } else {
+            format!(
+                "web_fetch: {url} did not answer within {secs} s (tool_timeout_secs); nothing was received"
+            )
+        }
+    }
+}
+
+/// Sets the stop flag when the call ends, however it ends.
+struct StopOnDrop(std::sync::Arc<Progress>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -140,8 +189,15 @@ fn client() -> Result<reqwest::Client, String> {
         .map_err(|e| format!("web_fetch: cannot build the HTTP client: {}", root_cause(&e)))
 }
 
-/// GETs `url`, following same-host redirects, and makes the result.
-async fn fetch(url: &Url, offset: u64, cap: usize) -> ToolOutput {
+/// GETs `url`, following same-host redirects, and makes the result (saying how far it got
+/// in `progress`; an HTML page is converted by `convert_by` at the latest).
+async fn fetch(
+    url: &Url,
+    offset: u64,
+    cap: usize,
+    progress: &std::sync::Arc<Progress>,
+    convert_by: std::time::Instant,
+) -> ToolOutput {
     let client = match client() {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(e),
@@ -155,7 +211,10 @@ async fn fetch(url: &Url, offset: u64, cap: usize) -> ToolOutput {
         };
         let status = response.status();
         if !status.is_redirection() || status == reqwest::StatusCode::NOT_MODIFIED {
-            return page(response, &current, offset, cap).await;
+            progress
+                .status
+                .store(status.as_u16(), std::sync::atomic::Ordering::Relaxed);
+            return page(response, &current, offset, cap, progress, convert_by).await;
         }
         let Some(location) = response.headers().get(LOCATION).and_then(|v| v.to_str().ok()) else {
             return ToolOutput::error(format!(
@@ -199,7 +258,15 @@ fn elsewhere(url: &Url, from: &Url, to: &Url, status: reqwest::StatusCode) -> To
 }
 
 /// The result for a response that is not a redirect.
-async fn page(mut response: reqwest::Response, url: &Url, offset: u64, cap: usize) -> ToolOutput {
+async fn page(
+    mut response: reqwest::Response,
+    url: &Url,
+    offset: u64,
+    cap: usize,
+    progress: &std::sync::Arc<Progress>,
+    convert_by: std::time::Instant,
+) -> ToolOutput {
+    use std::sync::atomic::Ordering::Relaxed;
     let status = response.status();
     let headers = response.headers();
     let content_type = headers
@@ -228,6 +295,7 @@ async fn page(mut response: reqwest::Response, url: &Url, offset: u64, cap: usiz
             Ok(Some(chunk)) => {
                 let room = MAX_DOWNLOAD - body.len();
                 body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                progress.received.store(body.len() as u64, Relaxed);
                 if chunk.len() >= room {
                     cut = true;
                     break;
@@ -250,13 +318,47 @@ async fn page(mut response: reqwest::Response, url: &Url, offset: u64, cap: usiz
         ));
     };
     let (text, lossy) = web_page::decode(&body, content_type.as_deref(), kind);
+    let html_bytes = text.len();
+    let mut conversion = Vec::new();
     let text = match kind {
-        Kind::Html => match tokio::task::spawn_blocking(move || web_page::markdown(&text)).await {
-            Ok(md) => md,
-            Err(e) => {
-                return ToolOutput::error(format!("web_fetch: converting {url} to Markdown failed: {e}"));
+        Kind::Html => {
+            progress.converting.store(true, Relaxed);
+            let shared = progress.clone();
+            let converted = tokio::task::spawn_blocking(move || {
+                let stop = super::html_markdown::Stop {
+                    flag: &shared.stop,
+                    deadline: convert_by,
+                };
+                web_page::markdown(&text, stop)
+            })
+            .await;
+            progress.converting.store(false, Relaxed);
+            let c = match converted {
+                Ok(c) => c,
+                Err(e) => {
+                    return ToolOutput::error(format!("web_fetch: converting {url} to Markdown failed: {e}"));
+                }
+            };
+            if c.flattened > 0 {
+                conversion.push(format!(
+                    "The page nests elements deeper than {}: {} tags deeper than that were left out \
+                     (their text is kept).",
+                    super::html_markdown::MAX_DEPTH,
+                    c.flattened
+                ));
             }
-        },
+            if c.plain {
+                conversion
+                    .push("The page is nested too deeply to convert: it is shown as plain text.".into());
+            }
+            if let Some(at) = c.stopped_at {
+                conversion.push(format!(
+                    "Converting the page to Markdown was stopped at byte {at} of {html_bytes} (it took \
+                     most of tool_timeout_secs); what was converted is shown."
+                ));
+            }
+            c.markdown
+        }
         Kind::Text => text,
     };
     let shown_type = content_type.unwrap_or_else(|| "none".into());
@@ -294,6 +396,7 @@ async fn page(mut response: reqwest::Response, url: &Url, offset: u64, cap: usiz
     if lossy {
         notes.push("Some bytes of the body are not valid in its charset; they are shown as U+FFFD.".into());
     }
+    notes.extend(conversion);
     if !notes.is_empty() {
         result.insert("note".into(), json!(notes.join(" ")));
     }

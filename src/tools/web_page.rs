@@ -115,16 +115,10 @@ const SKIPPED: [&str; 12] = [
     "meta",
 ];
 
-/// An HTML document as Markdown, without scripts, styles and the like.
-pub(crate) fn markdown(html: &str) -> String {
-    let converter = htmd::HtmlToMarkdown::builder()
-        .skip_tags(SKIPPED.to_vec())
-        .build();
-    match converter.convert(html) {
-        Ok(md) => md,
-        // htmd fails only on an I/O error of its writer; keep the text rather than nothing.
-        Err(_) => html.to_string(),
-    }
+/// An HTML document as Markdown, without scripts, styles and the like, in bounded work
+/// (`html_markdown`): nesting past its depth is flattened, and it stops at `stop`.
+pub(crate) fn markdown(html: &str, stop: super::html_markdown::Stop<'_>) -> super::html_markdown::Converted {
+    super::html_markdown::convert(html, &SKIPPED, stop)
 }
 
 /// The lines from `offset` (1-based) of `text`, cut to fit `cap` bytes with the usual
@@ -239,11 +233,18 @@ mod tests {
 
     #[test]
     fn html_becomes_markdown_without_scripts_or_styles() {
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let stop = super::super::html_markdown::Stop {
+            flag: &flag,
+            deadline: std::time::Instant::now() + std::time::Duration::from_secs(3600),
+        };
         let md = markdown(
             "<html><head><title>T</title><style>p{color:red}</style></head><body>\
              <h1>Title</h1><script>alert('x')</script><p>Some <b>bold</b> \
              <a href=\"https://example.com/\">link</a>.</p><ul><li>one</li></ul></body></html>",
-        );
+            stop,
+        )
+        .markdown;
         assert!(md.contains("# Title"), "{md}");
         assert!(md.contains("**bold**"), "{md}");
         assert!(md.contains("[link](https://example.com/)"), "{md}");

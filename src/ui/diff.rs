@@ -46,17 +46,32 @@ impl Line {
 /// The preview of a tool call that changes a file, or `None` for any other call (or
 /// arguments that are not what the tool expects).
 pub(crate) fn preview(name: &str, arguments: &str) -> Option<Vec<Line>> {
+    preview_capped(name, arguments, MAX_LINES, WRITE_LINES)
+}
+
+/// `preview` with every line (an approval question shows all of it, scrolling).
+pub(crate) fn preview_whole(name: &str, arguments: &str) -> Option<Vec<Line>> {
+    preview_capped(name, arguments, usize::MAX, usize::MAX)
+}
+
+fn preview_capped(name: &str, arguments: &str, diff_lines: usize, write_lines: usize) -> Option<Vec<Line>> {
     let args: serde_json::Value = serde_json::from_str(arguments).ok()?;
     let s = |k: &str| args.get(k).and_then(serde_json::Value::as_str);
     match name {
-        "file_edit" => Some(edit(s("path")?, s("old_string")?, s("new_string")?)),
-        "file_write" => Some(write(s("path")?, s("content")?)),
+        "file_edit" => Some(edit_capped(
+            s("path")?,
+            s("old_string")?,
+            s("new_string")?,
+            diff_lines,
+        )),
+        "file_write" => Some(write_capped(s("path")?, s("content")?, write_lines)),
         _ => None,
     }
 }
 
-/// `path: +a -r`, then the unified diff of `old` → `new` (hunks with `CONTEXT` lines).
-pub(crate) fn edit(path: &str, old: &str, new: &str) -> Vec<Line> {
+/// `path: +a -r`, then the unified diff of `old` → `new` (hunks with `CONTEXT` lines), at
+/// most `max` lines of it.
+fn edit_capped(path: &str, old: &str, new: &str, max: usize) -> Vec<Line> {
     let diff = TextDiff::from_lines(old, new);
     let (mut added, mut removed) = (0, 0);
     let mut body = Vec::new();
@@ -82,12 +97,12 @@ pub(crate) fn edit(path: &str, old: &str, new: &str) -> Vec<Line> {
         }
     }
     let mut out = vec![Line::Header(format!("{path}: +{added} -{removed}"))];
-    out.extend(capped(body, MAX_LINES));
+    out.extend(capped(body, max));
     out
 }
 
-/// `path (N lines, size)`, then the first `WRITE_LINES` lines.
-pub(crate) fn write(path: &str, content: &str) -> Vec<Line> {
+/// `path (N lines, size)`, then the first `max` lines.
+fn write_capped(path: &str, content: &str, max: usize) -> Vec<Line> {
     let lines: Vec<&str> = content.lines().collect();
     let n = lines.len();
     let mut out = vec![Line::Header(format!(
@@ -96,7 +111,7 @@ pub(crate) fn write(path: &str, content: &str) -> Vec<Line> {
         crate::message::human_size(content.len())
     ))];
     let body = lines.iter().map(|l| Line::Content(l.to_string())).collect();
-    out.extend(capped(body, WRITE_LINES));
+    out.extend(capped(body, max));
     out
 }
 
@@ -110,7 +125,8 @@ fn capped(mut body: Vec<Line>, max: usize) -> Vec<Line> {
 }
 
 /// The preview as lines for a terminal: removed red, added green, the rest dim; no escape
-/// codes when `color` is false. Control characters in the text are shown as `?`.
+/// codes when `color` is false. Control, bidirectional and other hidden characters in the
+/// text are shown visibly (`crate::text::visible`).
 pub(crate) fn plain_lines(name: &str, arguments: &str, color: bool) -> Vec<String> {
     let Some(lines) = preview(name, arguments) else {
         return Vec::new();
@@ -118,11 +134,8 @@ pub(crate) fn plain_lines(name: &str, arguments: &str, color: bool) -> Vec<Strin
     lines
         .iter()
         .map(|l| {
-            let text: String = l
-                .text()
-                .chars()
-                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
-                .collect();
+            let text = l.text();
+            let text = crate::text::visible(&text);
             let code = match l {
                 Line::Removed(_) => "\x1b[31m",
                 Line::Added(_) => "\x1b[32m",
@@ -193,11 +206,11 @@ mod tests {
 
     #[test]
     fn plain_lines_are_coloured_only_when_asked() {
-        let args = serde_json::json!({"path": "p", "old_string": "x\n", "new_string": "y\u{1b}[31m\n"});
+        let args = serde_json::json!({"path": "p\u{202E}", "old_string": "x\n", "new_string": "y\u{1b}[31m\u{2066}\n"});
         let colored = plain_lines("file_edit", &args.to_string(), true);
         assert_eq!(colored[1], "    \x1b[31m-x\x1b[0m");
-        assert_eq!(colored[2], "    \x1b[32m+y?[31m\x1b[0m");
+        assert_eq!(colored[2], "    \x1b[32m+y␛[31m<U+2066>\x1b[0m");
         let plain = plain_lines("file_edit", &args.to_string(), false);
-        assert_eq!(plain, ["    p: +1 -1", "    -x", "    +y?[31m"]);
+        assert_eq!(plain, ["    p<U+202E>: +1 -1", "    -x", "    +y␛[31m<U+2066>"]);
     }
 }

@@ -72,6 +72,9 @@ pub fn table(servers: &[ServerInfo]) -> String {
                 out.push_str(&format!("    stderr: {l}\n"));
             }
         }
+        for why in &s.refused {
+            out.push_str(&format!("    {why}\n"));
+        }
     }
     out
 }
@@ -142,7 +145,14 @@ pub async fn run(
     } else {
         table(&servers)
     };
-    let text = crate::redact::global().scrub(&text).into_owned();
+    let text = crate::redact::global().scrub(&text);
+    // Names, descriptions, schemas and stderr lines are the servers' text: shown, never
+    // performed (JSON keeps its value).
+    let text = if json {
+        crate::text::json_visible(&text)
+    } else {
+        crate::text::visible(&text)
+    };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
@@ -164,6 +174,7 @@ fn to_json(s: &ServerInfo) -> serde_json::Value {
         "status": s.status.label(),
         "error": reason,
         "stderr": stderr,
+        "refused": s.refused,
         "tools": s.tools.iter().map(|t| serde_json::json!({
             "name": t.name,
             "server_name": t.server_name,

@@ -45,10 +45,30 @@ pub fn run(
         "mode ask (the TUI's default; scripted runs default to auto)".to_string()
     };
     let policy = Policy::new(rules, cwd);
-    let mut out = std::io::stdout().lock();
     for n in notes {
-        eprintln!("ikigai: warning: {n}");
+        eprintln!("ikigai: warning: {}", crate::text::visible(&n));
     }
+    // Built whole, then shown: the folder, the rules and the remembered answers are text
+    // from files, made visible (`crate::text::visible`) before they reach the terminal.
+    let mut out = String::new();
+    write_action(&mut out, action, &policy, mode, &mode_note, &kept)?;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(crate::text::visible(&out).as_bytes())?;
+    stdout.flush()?;
+    Ok(0)
+}
+
+/// The subcommand's text.
+fn write_action(
+    out: &mut String,
+    action: &crate::cli::PermissionsAction,
+    policy: &Policy,
+    mode: Mode,
+    mode_note: &str,
+    kept: &[String],
+) -> Result<(), PermissionsCmdError> {
+    use std::fmt::Write as _;
+    let fmt = |e: std::fmt::Error| PermissionsCmdError::Io(std::io::Error::other(e));
     match action {
         crate::cli::PermissionsAction::Check { call } => {
             let (name, arguments) = parse_call(call)?;
@@ -58,37 +78,37 @@ pub fn run(
                 Verdict::Ask => "ask",
                 Verdict::Deny => "deny",
             };
-            writeln!(out, "{verdict}")?;
-            writeln!(out, "  by: {}", d.by.describe(mode))?;
+            writeln!(out, "{verdict}").map_err(fmt)?;
+            writeln!(out, "  by: {}", d.by.describe(mode)).map_err(fmt)?;
             if !d.reason.is_empty() {
-                writeln!(out, "  why: {}", d.reason)?;
+                writeln!(out, "  why: {}", d.reason).map_err(fmt)?;
             }
-            writeln!(out, "  in: {mode_note}")?;
+            writeln!(out, "  in: {mode_note}").map_err(fmt)?;
         }
         crate::cli::PermissionsAction::List => {
-            writeln!(out, "{mode_note}")?;
+            writeln!(out, "{mode_note}").map_err(fmt)?;
             let mut any = false;
             for (list, r) in policy.rules.all() {
                 if r.source == crate::permissions::rule::Source::Remembered {
                     continue;
                 }
                 any = true;
-                writeln!(out, "{} {} ({})", list.as_str(), r.text, r.source.as_str())?;
+                writeln!(out, "{} {} ({})", list.as_str(), r.text, r.source.as_str()).map_err(fmt)?;
             }
             if !any {
-                writeln!(out, "no rules in the config ([permissions] allow / ask / deny)")?;
+                writeln!(out, "no rules in the config ([permissions] allow / ask / deny)").map_err(fmt)?;
             }
             if kept.is_empty() {
-                writeln!(out, "no remembered answers for {}", policy.root().display())?;
+                writeln!(out, "no remembered answers for {}", policy.root().display()).map_err(fmt)?;
             } else {
-                writeln!(out, "remembered answers for {}:", policy.root().display())?;
+                writeln!(out, "remembered answers for {}:", policy.root().display()).map_err(fmt)?;
                 for (i, r) in kept.iter().enumerate() {
-                    writeln!(out, "  {}. allow {r}", i + 1)?;
+                    writeln!(out, "  {}. allow {r}", i + 1).map_err(fmt)?;
                 }
             }
         }
     }
-    Ok(0)
+    Ok(())
 }
 
 /// What `/permissions` shows: the mode, the config rules, this project's remembered

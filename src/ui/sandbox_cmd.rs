@@ -44,7 +44,10 @@ pub async fn run(command: &[OsString], config: &Config) -> io::Result<u8> {
     let mut cmd = match crate::tools::launcher::sandboxed_command(Path::new(program), args, &cwd, path_var) {
         Ok(cmd) => cmd,
         Err(e) => {
-            eprintln!("ikigai: cannot run {}: {e}", Path::new(program).display());
+            eprintln!(
+                "ikigai: {}",
+                crate::text::visible(&format!("cannot run {}: {e}", Path::new(program).display()))
+            );
             return Ok(127);
         }
     };
@@ -54,7 +57,10 @@ pub async fn run(command: &[OsString], config: &Config) -> io::Result<u8> {
     let status = match cmd.status().await {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("ikigai: cannot run {}: {e}", Path::new(program).display());
+            eprintln!(
+                "ikigai: {}",
+                crate::text::visible(&format!("cannot run {}: {e}", Path::new(program).display()))
+            );
             return Ok(127);
         }
     };

@@ -130,7 +130,7 @@ pub async fn list(config: &Config, json: bool, scope: Scope, limit: usize) -> Re
     let sessions = &sel.shown;
     if json {
         let text = serde_json::to_string_pretty(&sessions).map_err(std::io::Error::other)?;
-        writeln!(out, "{text}")?;
+        writeln!(out, "{}", crate::text::json_visible(&text))?;
     } else {
         let home = crate::environ::var("HOME");
         let width = if out.is_terminal() {
@@ -173,7 +173,8 @@ pub async fn export(config: &Config, id: &str, format: ExportFormat) -> Result<u
     let text = match format {
         // Stored as sent; shown so that no escape sequence acts on the terminal.
         ExportFormat::Markdown => crate::text::visible(&markdown(&info, &events)).into_owned(),
-        ExportFormat::Jsonl => jsonl(&events)?,
+        // The same values, with the characters a terminal could act on escaped.
+        ExportFormat::Jsonl => crate::text::json_visible(&jsonl(&events)?).into_owned(),
     };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;

@@ -109,6 +109,7 @@ fn pages_text_redirects_and_failures_through_the_agent_loop() {
                 status: "200 OK",
                 headers: Vec::new(),
                 body: b"\x7fELF\x02\x01\x01\0\0\0\0".to_vec(),
+                promised: 0,
             },
             _ => answer("404 Not Found", "text/plain", "?"),
         })

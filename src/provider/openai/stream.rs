@@ -91,6 +91,9 @@ struct PartialCall {
 #[derive(Default)]
 pub struct Accumulator {
     calls: BTreeMap<u64, PartialCall>,
+    /// The index of each call id seen (for deltas without an index), so that finding one
+    /// does not walk every call.
+    by_id: std::collections::HashMap<String, u64>,
     /// Index of the most recent call, for deltas that carry no index.
     last_index: Option<u64>,
     usage: Option<(u64, u64, u64)>,
@@ -129,8 +132,8 @@ impl Accumulator {
             Some(i) => i,
             // No index (Mistral): a new id starts a new call, otherwise continue the last one.
             None => match (&id, self.last_index) {
-                (Some(id), _) => match self.calls.iter().find(|(_, c)| &c.id == id) {
-                    Some((i, _)) => *i,
+                (Some(id), _) => match self.by_id.get(id) {
+                    Some(i) => *i,
                     None => self.calls.keys().next_back().map_or(0, |k| k + 1),
                 },
                 (None, Some(last)) => last,
@@ -142,6 +145,7 @@ impl Accumulator {
         if let Some(id) = id
             && slot.id.is_empty()
         {
+            self.by_id.entry(id.clone()).or_insert(index);
             slot.id = id;
         }
         if let Some(f) = call.function {
@@ -160,7 +164,8 @@ impl Accumulator {
     }
 
     fn drain_calls(&mut self, out: &mut Vec<StreamEvent>) {
-        let mut seen: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        self.by_id.clear();
         for (_, call) in std::mem::take(&mut self.calls) {
             // A missing id gets a fresh one; an id sent at two indexes is made unique.
             let id = match call.id {
@@ -168,7 +173,7 @@ impl Accumulator {
                 id if seen.contains(&id) => crate::message::fresh_call_id(),
                 id => id,
             };
-            seen.push(id.clone());
+            seen.insert(id.clone());
             out.push(StreamEvent::ToolCall {
                 id,
                 name: call.name,

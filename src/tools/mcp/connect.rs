@@ -19,7 +19,8 @@ use crate::config::mcp::{ServerSpec, Transport};
 use crate::tools::EnvPolicy;
 use crate::tools::progress::Sink;
 
-/// Largest single message read from a stdio server (or one SSE event over HTTP).
+/// Largest single message read from a stdio server (or one SSE event, or one JSON body,
+/// over HTTP).
 pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 /// The calls in flight that asked for progress, by their token.
@@ -170,7 +171,10 @@ fn http_transport(
     }
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
         .custom_headers(map)
-        .max_sse_event_size(MAX_MESSAGE);
+        // Every answer is read to a cap: one SSE event, one JSON body, an error's text.
+        .max_sse_event_size(MAX_MESSAGE)
+        .max_json_response_size(MAX_MESSAGE)
+        .max_error_response_size(64 * 1024);
     if let Some(var) = token_env {
         match crate::environ::var(var) {
             Some(t) if !t.trim().is_empty() => config = config.auth_header(t.trim().to_string()),

@@ -39,6 +39,9 @@ pub struct ServerInfo {
     /// The tools as offered: (name offered to the model, the server's name, description,
     /// input schema).
     pub tools: Vec<ToolInfo>,
+    /// Tools of this server not offered because another tool would have the same name,
+    /// each with why (`names::Collision::describe`).
+    pub refused: Vec<String>,
 }
 
 /// One tool of a server as listed.
@@ -60,6 +63,10 @@ struct Inner {
     servers: Vec<Arc<Server>>,
     /// The first request has waited for starting servers already.
     waited: AtomicBool,
+    /// Where notices go (the app forwards them to the front ends).
+    notices: server::Notices,
+    /// The name collisions already told (each is told once).
+    told: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Mcp {
@@ -78,6 +85,8 @@ impl Mcp {
             inner: Arc::new(Inner {
                 servers,
                 waited: AtomicBool::new(false),
+                notices: tx,
+                told: std::sync::Mutex::new(std::collections::HashSet::new()),
             }),
         };
         (mcp, rx)
@@ -136,15 +145,19 @@ impl Mcp {
     }
 
     /// The tools of every server, named, with whether each can be called now. `taken`
-    /// names tools that exist already (a clash gets a hashed name).
+    /// names tools that exist already: an MCP tool whose name would be one of them, or
+    /// another MCP tool's, is not offered (see `names`).
     pub fn tools(&self, taken: &[String]) -> Vec<(Arc<dyn Tool>, bool)> {
         self.mcp_tools(taken)
+            .0
             .into_iter()
             .map(|(t, ready)| (t as Arc<dyn Tool>, ready))
             .collect()
     }
 
-    fn mcp_tools(&self, taken: &[String]) -> Vec<(Arc<tool::McpTool>, bool)> {
+    /// The tools of every server under their names; tools that would share a name are
+    /// left out (see `names`), told once as a warning, and returned as the collisions.
+    fn mcp_tools(&self, taken: &[String]) -> (Vec<(Arc<tool::McpTool>, bool)>, Vec<names::Collision>) {
         let mut pairs = Vec::new();
         let mut defs = Vec::new();
         for s in &self.inner.servers {
@@ -154,16 +167,30 @@ impl Mcp {
                 defs.push((s.clone(), t, ready));
             }
         }
-        let names = names::assign(&pairs, taken);
-        defs.into_iter()
+        let (names, collisions) = names::assign(&pairs, taken);
+        if !collisions.is_empty()
+            && let Ok(mut told) = self.inner.told.lock()
+        {
+            for c in &collisions {
+                let text = c.describe();
+                if told.insert(text.clone()) {
+                    let _ = self.inner.notices.send((NoticeLevel::Warning, text));
+                }
+            }
+        }
+        let tools = defs
+            .into_iter()
             .zip(names)
-            .map(|((server, def, ready), name)| (Arc::new(tool::McpTool::new(server, &def, name)), ready))
-            .collect()
+            .filter_map(|((server, def, ready), name)| {
+                name.map(|name| (Arc::new(tool::McpTool::new(server, &def, name)), ready))
+            })
+            .collect();
+        (tools, collisions)
     }
 
     /// Every server with its status and tools.
     pub fn list(&self, taken: &[String]) -> Vec<ServerInfo> {
-        let tools = self.mcp_tools(taken);
+        let (tools, collisions) = self.mcp_tools(taken);
         self.inner
             .servers
             .iter()
@@ -181,6 +208,11 @@ impl Mcp {
                         description: t.schema.description.clone(),
                         input_schema: t.schema.json_schema.clone().unwrap_or_default(),
                     })
+                    .collect(),
+                refused: collisions
+                    .iter()
+                    .filter(|c| c.tools.iter().any(|(server, _)| *server == s.spec.name))
+                    .map(names::Collision::describe)
                     .collect(),
             })
             .collect()

@@ -83,7 +83,9 @@ impl JsonLines {
             usage: ended.then_some(self.usage),
         };
         let mut w = std::io::BufWriter::with_capacity(64 * 1024, out);
-        serde_json::to_writer(&mut w, &line).map_err(std::io::Error::other)?;
+        // The exact values, with what a terminal could act on escaped (`\u202e`).
+        let mut json = serde_json::Serializer::with_formatter(&mut w, crate::text::JsonVisible);
+        line.serialize(&mut json).map_err(std::io::Error::other)?;
         w.write_all(b"\n")?;
         w.flush()
     }

@@ -17,6 +17,8 @@ use crate::ui::slash::{self, Slash};
 
 mod json;
 mod render;
+#[cfg(test)]
+mod tests_hostile;
 
 pub use render::{PlainOptions, RESULT_LINES, Renderer, sanitize};
 

@@ -279,7 +279,11 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 )?;
             }
             Event::SessionStarted { id: Some(id), .. } if self.opts.verbose => {
-                writeln!(self.err, "{}", self.paint(DIM, &format!("session {id}")))?;
+                writeln!(
+                    self.err,
+                    "{}",
+                    self.paint(DIM, &format!("session {}", sanitize(id)))
+                )?;
             }
             Event::ToolCallProgress { text, .. } if self.opts.verbose => {
                 writeln!(

@@ -433,15 +433,14 @@ impl App {
                 reason,
                 always,
                 outside_sandbox,
-            } => self.on_approval_requested(super::question::Pending {
+            } => self.on_approval_requested(super::question::Pending::new(
                 id,
                 name,
                 arguments,
                 reason,
                 always,
                 outside_sandbox,
-                typing: None,
-            }),
+            )),
             Event::ApprovalMode { mode } => self.mode = mode,
             // Stored with the call and shown by `ikigai export`; the call's result says it.
             Event::Permission(_) => {}

@@ -11,7 +11,8 @@
 //! the frame's saved starting point with "cursor up/down", which never scroll. The viewport
 //! is drawn with auto-wrap off, so a row wider than a narrowed screen cannot wrap and
 //! scroll; history lines are printed as text with auto-wrap on, so the terminal wraps (and
-//! later re-flows) them itself and no text is lost.
+//! later re-flows) them itself and no text is lost. Every text it writes goes through
+//! `crate::text::visible` last: only the escapes made here reach the terminal.
 
 use std::io::{self, Write};
 
@@ -83,6 +84,8 @@ pub struct TrackedBackend {
     cursor: Position,
     /// The size frames are laid out for (see `Anchor::lay_out_for`).
     size: Size,
+    /// Where flushed bytes go instead of stdout (tests of what reaches the terminal).
+    captured: Option<std::sync::Arc<std::sync::Mutex<Vec<u8>>>>,
 }
 
 impl TrackedBackend {
@@ -94,6 +97,7 @@ impl TrackedBackend {
             out: Vec::with_capacity(16 * 1024),
             cursor: Position { x, y },
             size: Size { width, height },
+            captured: None,
         })
     }
 
@@ -151,6 +155,24 @@ const ATTRIBUTES: [(Modifier, Attribute); 9] = [
     (Modifier::CROSSED_OUT, Attribute::CrossedOut),
 ];
 
+#[cfg(test)]
+impl TrackedBackend {
+    /// A backend of `width` x `height` with its cursor at the top whose flushed bytes go
+    /// to `captured` instead of stdout (tests of what reaches the terminal).
+    pub(crate) fn capturing(
+        width: u16,
+        height: u16,
+        captured: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    ) -> Self {
+        TrackedBackend {
+            out: Vec::new(),
+            cursor: Position { x: 0, y: 0 },
+            size: Size { width, height },
+            captured: Some(captured),
+        }
+    }
+}
+
 impl Clone for TrackedBackend {
     /// The copy starts with nothing queued: flush before cloning.
     fn clone(&self) -> Self {
@@ -158,6 +180,7 @@ impl Clone for TrackedBackend {
             out: Vec::with_capacity(16 * 1024),
             cursor: self.cursor,
             size: self.size,
+            captured: self.captured.clone(),
         }
     }
 }
@@ -200,10 +223,13 @@ impl Anchor for TrackedBackend {
             crossterm::queue!(self.out, Clear(C::CurrentLine))?;
             for span in &line.spans {
                 let style: Style = line.style.patch(span.style);
+                // The last guard: whatever a cell forgot to make visible is shown, never
+                // performed (`crate::text::visible`).
+                let content = crate::text::visible(&span.content);
                 if style == Style::default() {
-                    crossterm::queue!(self.out, Print(&span.content))?;
+                    crossterm::queue!(self.out, Print(&content))?;
                 } else {
-                    let styled = crossterm::style::StyledContent::new(style.into_crossterm(), &span.content);
+                    let styled = crossterm::style::StyledContent::new(style.into_crossterm(), &content);
                     crossterm::queue!(self.out, crossterm::style::PrintStyledContent(styled))?;
                 }
             }
@@ -275,7 +301,8 @@ impl Backend for TrackedBackend {
                     self.set_style(cell.fg, cell.bg, cell.modifier)?;
                     style = want;
                 }
-                crossterm::queue!(self.out, Print(cell.symbol()))?;
+                // A symbol holding a character that could act on the terminal is shown.
+                crossterm::queue!(self.out, Print(crate::text::visible(cell.symbol())))?;
                 next = Some(x.saturating_add(super::wrap::str_width(cell.symbol()).max(1) as u16));
             }
             if keep < row.len() {
@@ -377,6 +404,13 @@ impl Backend for TrackedBackend {
         if self.out.is_empty() {
             return Ok(());
         }
+        if let Some(captured) = &self.captured {
+            if let Ok(mut c) = captured.lock() {
+                c.extend_from_slice(&self.out);
+            }
+            self.out.clear();
+            return Ok(());
+        }
         let mut stdout = io::stdout().lock();
         let r = stdout.write_all(&self.out).and_then(|()| stdout.flush());
         self.out.clear();
@@ -420,6 +454,7 @@ mod tests {
                 width: 20,
                 height: 10,
             },
+            captured: None,
         }
     }
 

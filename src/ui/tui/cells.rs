@@ -44,6 +44,9 @@ impl ToolCell {
             _ => crate::ui::plan::call_line(&name, arguments)
                 .unwrap_or_else(|| crate::message::call_summary(&name, arguments)),
         };
+        // The name, the argument keys and arguments that are not JSON are the model's
+        // text: shown visibly, on one line.
+        let call = wrap::sanitize(&call).replace('\n', "⏎");
         ToolCell {
             call,
             preview,
@@ -242,7 +245,7 @@ fn columns(
     width: usize,
     t: &Theme,
 ) -> Vec<Line<'static>> {
-    let mut out = vec![Line::styled(title.to_string(), t.heading)];
+    let mut out = vec![Line::styled(wrap::sanitize(title).into_owned(), t.heading)];
     let kw = rows.iter().map(|(k, _)| wrap::str_width(k)).max().unwrap_or(0) + 2;
     let side_by_side = width >= kw + 2 + 24;
     for (k, v) in rows {

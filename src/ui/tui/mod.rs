@@ -31,11 +31,15 @@ mod tests;
 #[cfg(test)]
 mod tests_context;
 #[cfg(test)]
+pub(crate) mod tests_hostile;
+#[cfg(test)]
 mod tests_input;
 #[cfg(test)]
 mod tests_live;
 #[cfg(test)]
 mod tests_models;
+#[cfg(test)]
+mod tests_question;
 #[cfg(test)]
 mod tests_screens;
 

@@ -120,22 +120,41 @@ pub(crate) fn layout(app: &App, cache: &mut LiveCache, width: u16, max_live: usi
         let text = format!("{label}… {secs}s · Esc to interrupt");
         below.push(Line::from(vec![
             Span::styled(spin_bullet.clone(), t.spinner),
-            Span::styled(wrap::truncate(&text, width.saturating_sub(2)), t.dim),
+            Span::styled(
+                wrap::truncate(&wrap::sanitize(&text), width.saturating_sub(2)),
+                t.dim,
+            ),
         ]));
     }
     for q in &app.queued {
         let first = q.lines().next().unwrap_or("");
         let more = if q.contains('\n') { " …" } else { "" };
-        let text = wrap::truncate(&format!("queued: {first}{more}"), width.saturating_sub(2));
+        let text = wrap::truncate(
+            &wrap::sanitize(&format!("queued: {first}{more}")),
+            width.saturating_sub(2),
+        );
         below.push(Line::from(vec![
             Span::styled("↳ ", t.accent),
             Span::styled(text, t.dim),
         ]));
     }
-    below.extend(app.approval_lines(width));
-    if let Some(h) = &app.hint {
-        below.extend(wrap::wrap_text(h, t.dim, width, &[], &[], wrap::Mode::Words));
+    let hint = match &app.hint {
+        Some(h) => wrap::wrap_text(h, t.dim, width, &[], &[], wrap::Mode::Words),
+        None => Vec::new(),
+    };
+    // The question gets what the screen has left under the rows above it and over the
+    // hint, the rule, the input and the status line: its top is never pushed off.
+    if app.approval.is_some() {
+        let input_rows = app
+            .editor
+            .layout(width.saturating_sub(2).max(1))
+            .0
+            .len()
+            .min((max_live / 2).max(3));
+        let taken = below.len() + hint.len() + 1 + input_rows + 1;
+        below.extend(app.approval_lines(width, max_live.saturating_sub(taken)));
     }
+    below.extend(hint);
     below.push(Line::styled("─".repeat(width), t.dim));
 
     let text_width = width.saturating_sub(2).max(1);
@@ -226,7 +245,7 @@ pub(crate) fn status_line(app: &App, width: usize) -> Line<'static> {
         parts.remove(i);
     }
     let text = parts.into_iter().map(|(s, _)| s).collect::<Vec<_>>().join(" · ");
-    Line::styled(wrap::truncate(&text, width), t.status)
+    Line::styled(wrap::truncate(&wrap::sanitize(&text), width), t.status)
 }
 
 fn human(n: u64) -> String {

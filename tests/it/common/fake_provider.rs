@@ -35,6 +35,8 @@ pub enum End {
     Drop,
     /// Nothing more is ever sent.
     Stall,
+    /// These bytes are sent again and again, as fast as they are read, forever.
+    Forever(Vec<u8>),
 }
 
 /// One scripted answer.
@@ -160,6 +162,15 @@ impl Reply {
             chunks: bytes.chunks(61).map(<[u8]>::to_vec).collect(),
             delay: Duration::ZERO,
             end: End::Close,
+        }
+    }
+
+    /// A body that starts with `start` and never ends (`x` forever, 64 KiB at a time).
+    pub fn endless(start: &str) -> Reply {
+        Reply::Sse {
+            chunks: vec![start.as_bytes().to_vec()],
+            delay: Duration::ZERO,
+            end: End::Forever(vec![b'x'; 64 * 1024]),
         }
     }
 
@@ -405,6 +416,10 @@ async fn handle(
                                 End::Stall => {
                                     std::future::pending::<()>().await;
                                     None
+                                }
+                                End::Forever(bytes) => {
+                                    let c = Bytes::from(bytes.clone());
+                                    Some((Ok(c), (it, delay, End::Forever(bytes), false)))
                                 }
                             },
                         }

@@ -14,6 +14,9 @@ pub struct Answer {
     pub status: &'static str,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// Bytes promised in `Content-Length` past `body` and never sent: the connection is
+    /// held open after `body` until the test ends.
+    pub promised: usize,
 }
 
 pub fn answer(status: &'static str, content_type: &str, body: impl Into<Vec<u8>>) -> Answer {
@@ -21,6 +24,15 @@ pub fn answer(status: &'static str, content_type: &str, body: impl Into<Vec<u8>>
         status,
         headers: vec![("Content-Type".into(), content_type.into())],
         body: body.into(),
+        promised: 0,
+    }
+}
+
+/// `answer`, whose body stops after `body` although `promised` more bytes are announced.
+pub fn stalling(content_type: &str, body: impl Into<Vec<u8>>, promised: usize) -> Answer {
+    Answer {
+        promised,
+        ..answer("200 OK", content_type, body)
     }
 }
 
@@ -29,6 +41,7 @@ pub fn redirect(to: &str) -> Answer {
         status: "302 Found",
         headers: vec![("Location".into(), to.into())],
         body: Vec::new(),
+        promised: 0,
     }
 }
 
@@ -104,7 +117,7 @@ fn serve(mut stream: TcpStream, seen: &Mutex<Vec<String>>, stop: &AtomicBool, ro
     let mut out = format!(
         "HTTP/1.1 {}\r\nContent-Length: {}\r\nConnection: close\r\n",
         a.status,
-        a.body.len()
+        a.body.len() + a.promised
     );
     for (k, v) in &a.headers {
         out.push_str(&format!("{k}: {v}\r\n"));
@@ -112,4 +125,8 @@ fn serve(mut stream: TcpStream, seen: &Mutex<Vec<String>>, stop: &AtomicBool, ro
     out.push_str("\r\n");
     let _ = stream.write_all(out.as_bytes());
     let _ = stream.write_all(&a.body);
+    let _ = stream.flush();
+    while a.promised > 0 && !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -11,6 +11,7 @@ use super::mode::Mode;
 use super::readonly;
 use super::rule::{FILE_TOOLS, List, Rule, Source};
 use super::shell::{self, Analysis};
+use crate::tools::Pinned;
 
 /// The rules in force, by list (user, trusted project, remembered and session answers).
 #[derive(Clone, Debug, Default)]
@@ -89,6 +90,9 @@ pub struct Decision {
     pub by: By,
     /// Why, in a sentence (for `ask` and `deny`; empty when allowed).
     pub reason: String,
+    /// For a file tool, the place it judged: the tool acts on exactly that place, so what
+    /// changes on the way afterwards (a folder swapped for a link) cannot move the call.
+    pub pinned: Option<Pinned>,
 }
 
 impl Decision {
@@ -97,6 +101,7 @@ impl Decision {
             verdict,
             by,
             reason: reason.into(),
+            pinned: None,
         }
     }
 
@@ -146,11 +151,23 @@ impl Policy {
 
     /// Decides one call of tool `name` with its raw `arguments`.
     pub fn decide(&self, mode: Mode, name: &str, arguments: &str) -> Decision {
-        // The common case costs one comparison: nothing to check.
+        // The common case costs one comparison: nothing to check (but a file tool's path,
+        // whose place the tool is held to).
+        let file_tool = FILE_TOOLS.contains(&name);
+        if mode == Mode::Auto && self.rules.deny.is_empty() && self.rules.ask.is_empty() && !file_tool {
+            return Decision::new(Verdict::Allow, By::Mode, "");
+        }
+        let (subject, pinned) = self.subject(name, arguments);
+        let mut d = self.judge(mode, name, &subject);
+        d.pinned = pinned;
+        d
+    }
+
+    /// The decision about `subject`, a call of tool `name`.
+    fn judge(&self, mode: Mode, name: &str, subject: &Subject) -> Decision {
         if mode == Mode::Auto && self.rules.deny.is_empty() && self.rules.ask.is_empty() {
             return Decision::new(Verdict::Allow, By::Mode, "");
         }
-        let subject = self.subject(name, arguments);
         for list in [List::Deny, List::Ask] {
             let verdict = if list == List::Deny {
                 Verdict::Deny
@@ -161,7 +178,7 @@ impl Policy {
             // A bash line's redirections write files: `file_write` rules see them.
             let relevant = |r: &&Rule| r.names(name) || (is_bash && r.names("file_write"));
             for r in self.rules.list(list).iter().filter(relevant) {
-                if let Some(what) = self.matches_any(r, &subject) {
+                if let Some(what) = self.matches_any(r, subject) {
                     return Decision::rule(
                         verdict,
                         list,
@@ -172,7 +189,7 @@ impl Policy {
             }
             // A line whose commands cannot all be seen cannot be cleared of a rule about
             // commands: somebody decides.
-            if let Subject::Bash { analysis, .. } = &subject
+            if let Subject::Bash { analysis, .. } = subject
                 && let Some(why) = &analysis.opaque
                 && self
                     .rules
@@ -187,18 +204,18 @@ impl Policy {
                 );
             }
         }
-        if let Some(d) = self.allowed(mode, name, &subject) {
+        if let Some(d) = self.allowed(mode, name, subject) {
             return d;
         }
         match mode {
             Mode::Auto => Decision::new(Verdict::Allow, By::Mode, ""),
-            Mode::Ask => self.ask_mode(name, &subject),
+            Mode::Ask => self.ask_mode(name, subject),
             Mode::ReadOnly => Decision::new(
                 Verdict::Deny,
                 By::Mode,
                 format!(
                     "{} {}, and approval mode read-only runs only what reads",
-                    describe(name, &subject),
+                    describe(name, subject),
                     if matches!(subject, Subject::Url(_)) {
                         "reaches the network"
                     } else {
@@ -351,27 +368,32 @@ impl Policy {
         }
     }
 
-    fn subject(&self, name: &str, arguments: &str) -> Subject {
+    /// What the call is about, and for a file tool the place its path leads to.
+    fn subject(&self, name: &str, arguments: &str) -> (Subject, Option<Pinned>) {
         let args: serde_json::Value = serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null);
         let text = |k: &str| args.get(k).and_then(|v| v.as_str()).map(str::to_string);
         if name == "bash" {
             let command = text("command").unwrap_or_default();
             let analysis = shell::analyse(&command);
-            return Subject::Bash { command, analysis };
+            return (Subject::Bash { command, analysis }, None);
         }
         if FILE_TOOLS.contains(&name) {
             let path = text("path")
                 .filter(|p| !p.is_empty())
                 .unwrap_or_else(|| ".".into());
-            return Subject::Path(self.resolve(&path));
+            let (judged, real) = self.resolved(&path);
+            return (Subject::Path(judged), Some(Pinned { given: path, real }));
         }
         if name == crate::tools::web_fetch::NAME {
             let url = text("url").unwrap_or_default();
             let url = reqwest::Url::parse(url.trim()).map_or(url, |u| u.to_string());
-            return Subject::Url(url);
+            return (Subject::Url(url), None);
         }
         // Compact JSON with sorted keys, so a glob does not depend on the model's spacing.
-        Subject::Arguments(serde_json::to_string(&args).unwrap_or_default())
+        (
+            Subject::Arguments(serde_json::to_string(&args).unwrap_or_default()),
+            None,
+        )
     }
 
     /// Whether one part of a command only reads: on the read-only list, and for `git`,
@@ -389,6 +411,11 @@ impl Policy {
     /// before a `..` after it applies, as the kernel does (`link/../x` is beside the
     /// link's target, not beside the link).
     pub fn resolve(&self, path: &str) -> Result<PathBuf, PathBuf> {
+        self.resolved(path).0
+    }
+
+    /// `resolve`, with the absolute place the path leads to (`None`: a link loop).
+    fn resolved(&self, path: &str) -> (Result<PathBuf, PathBuf>, Option<PathBuf>) {
         let home = path
             .strip_prefix("~/")
             .zip(crate::environ::var_os("HOME"))
@@ -400,19 +427,20 @@ impl Policy {
         };
         // A link loop reaches nothing the rules could name: judged as outside the project.
         let Some(abs) = super::sandbox_writes::resolve(&joined) else {
-            return Err(normalise(&joined));
+            return (Err(normalise(&joined)), None);
         };
-        match abs.strip_prefix(&self.root) {
+        let judged = match abs.strip_prefix(&self.root) {
             Ok(rel) => Ok(rel.to_path_buf()),
-            Err(_) => Err(abs),
-        }
+            Err(_) => Err(abs.clone()),
+        };
+        (judged, Some(abs))
     }
 
     /// The rules "always" would add for this call: the command's prefix for each part
     /// that is not allowed yet (`bash(cargo test *)`), the file's folder for a file tool,
     /// the tool for any other. Empty when the call cannot be judged part by part.
     pub fn suggest(&self, mode: Mode, name: &str, arguments: &str) -> Vec<String> {
-        match self.subject(name, arguments) {
+        match self.subject(name, arguments).0 {
             Subject::Bash { analysis, .. } => {
                 if analysis.opaque.is_some() {
                     return Vec::new();

@@ -17,6 +17,7 @@ mod example_tools;
 mod external_tools;
 mod external_tools_e2e;
 mod fixtures_replay;
+mod fs_races;
 mod hostile_nesting_e2e;
 mod images;
 mod images_mcp;

@@ -7,7 +7,9 @@
 //! files of a turn. Whatever the race does, nothing outside the folder the calls were
 //! judged in is created, changed or deleted, and no temporary file is left anywhere.
 //! Each test asserts only that, which the fixed code cannot fail; on the code before it,
-//! each failed every run (see the counts in the assertion messages).
+//! each failed every run (see the counts in the assertion messages). The same race is
+//! then made deterministic in the TUI: the folder changes while the approval question
+//! waits, and the approved write lands at the place the question showed, or nowhere.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -21,6 +23,7 @@ use serde_json::json;
 
 use crate::common;
 use crate::common::fake_provider::{FakeProvider, Reply};
+use crate::common::tmux::Tmux;
 
 /// `file_write` calls per run.
 const WRITES: usize = 150;
@@ -400,4 +403,84 @@ fn undo_with_the_sandbox_on_touches_nothing_outside_while_a_folder_is_swapped() 
 #[test]
 fn undo_with_the_sandbox_off_touches_nothing_outside_while_a_folder_is_swapped() {
     race_undo("");
+}
+
+// The same race made deterministic: the folder changes while the question about the call
+// waits, between the decision and the call.
+
+fn send(t: &Tmux, text: &str) {
+    t.wait_text("Ask anything");
+    t.type_text(text);
+    t.keys(&["Enter"]);
+}
+
+/// The tool results of the last request the model got.
+fn tool_results(fake: &FakeProvider) -> Vec<serde_json::Value> {
+    let reqs = fake.requests();
+    let last = reqs.last().expect("a request");
+    last.messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_write_approved_outside_lands_at_the_path_the_question_showed_or_nowhere() {
+    let p = place();
+    let dir = p.approved.join("d");
+    std::fs::create_dir(&dir).unwrap();
+    let target = dir.join("x.txt");
+    let fake = FakeProvider::start();
+    let args = json!({ "path": target, "content": "approved\n" }).to_string();
+    fake.push(Reply::tool_calls(&[("c1", "file_write", &args)]));
+    fake.push(Reply::text("Turn over."));
+    let t = Tmux::start(&p.home, &fake.base_url, "--approval ask");
+    send(&t, "go");
+    let pane = t.wait_text("y yes · n no");
+    let joined: String = pane.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    assert!(joined.contains("outside the working directory"), "{pane}");
+    // While the question waits, the folder becomes a link to another one.
+    std::fs::rename(&dir, p.approved.join("d.real")).unwrap();
+    std::os::unix::fs::symlink(&p.out, &dir).unwrap();
+    t.keys(&["y"]);
+    t.wait_text("Turn over.");
+    assert!(
+        !p.out.join("x.txt").exists(),
+        "the write went where the link leads now"
+    );
+    assert!(!p.approved.join("d.real/x.txt").exists());
+    let r = &tool_results(&fake)[0];
+    let error = r["result"]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("changed while it was being reached"), "{r}");
+}
+
+#[test]
+fn a_write_run_outside_the_sandbox_lands_where_the_question_said() {
+    let p = place();
+    std::os::unix::fs::symlink(&p.approved, p.home.join("link")).unwrap();
+    let fake = FakeProvider::start();
+    let args = json!({ "path": "link/x.txt", "content": "approved\n" }).to_string();
+    fake.push(Reply::tool_calls(&[("c1", "file_write", &args)]));
+    fake.push(Reply::text("Turn over."));
+    let t = Tmux::start(
+        &p.home,
+        &fake.base_url,
+        "--approval auto --sandbox workspace-write",
+    );
+    send(&t, "go");
+    let pane = t.wait_text("OUTSIDE the sandbox");
+    let joined: String = pane.lines().map(str::trim).collect::<Vec<_>>().join("");
+    let shown = p.approved.join("x.txt");
+    assert!(joined.contains(shown.to_str().unwrap()), "{pane}");
+    // While the question waits, the link is made to lead elsewhere.
+    std::fs::remove_file(p.home.join("link")).unwrap();
+    std::os::unix::fs::symlink(&p.out, p.home.join("link")).unwrap();
+    t.keys(&["y"]);
+    t.wait_text("Turn over.");
+    assert!(
+        !p.out.join("x.txt").exists(),
+        "the write went where the link leads now"
+    );
+    assert_eq!(std::fs::read_to_string(&shown).unwrap(), "approved\n");
 }

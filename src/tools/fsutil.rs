@@ -140,6 +140,18 @@ pub(crate) fn open_at(real: &Path, shown: &str) -> Result<Opened, String> {
     }
 }
 
+/// The folder at `real` (a resolved place: `place`), every folder on the way opened
+/// without following a link; `Err` is the message for `shown` (`what`: "Directory",
+/// "Path").
+pub(crate) fn open_folder(real: &Path, shown: &str, what: &str) -> Result<beneath::Folder, String> {
+    let rel = real.strip_prefix("/").unwrap_or(real);
+    match beneath::Folder::root().and_then(|root| root.walk(rel, false)) {
+        Ok(f) => Ok(f),
+        Err(beneath::Error::NotFolder(p)) if p == real => Err(format!("Not a directory: {shown}")),
+        Err(e) => Err(describe_place(&e, what, shown)),
+    }
+}
+
 /// Why an atomic write failed, with the step that failed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum WriteError {

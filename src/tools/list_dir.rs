@@ -9,12 +9,12 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
-use super::fsutil::{describe_place, place};
+use super::fsutil::{describe_place, open_folder, place};
 use super::output::CappedBuf;
 use super::params::Params;
 use super::walk;
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
-use crate::beneath::{self, Folder, Kind};
+use crate::beneath::{Folder, Kind};
 
 pub(crate) struct ListDir;
 
@@ -60,13 +60,9 @@ struct Entry {
 }
 
 fn list(path: &Path, shown: &str, cap: usize) -> ToolOutput {
-    let rel = path.strip_prefix("/").unwrap_or(path);
-    let folder = match Folder::root().and_then(|root| root.walk(rel, false)) {
+    let folder = match open_folder(path, shown, "Directory") {
         Ok(f) => f,
-        Err(beneath::Error::NotFolder(p)) if p == path => {
-            return ToolOutput::error(format!("Not a directory: {shown}"));
-        }
-        Err(e) => return ToolOutput::error(describe_place(&e, "Directory", shown)),
+        Err(e) => return ToolOutput::error(e),
     };
     let names = match folder.names() {
         Ok(n) => n,

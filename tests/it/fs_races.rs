@@ -405,6 +405,54 @@ fn undo_with_the_sandbox_off_touches_nothing_outside_while_a_folder_is_swapped()
     race_undo("");
 }
 
+/// A turn of `grep` calls over the project while its folder `sub` is swapped with a link
+/// to a folder outside holding files of the same names: no search reads a file outside.
+#[test]
+fn grep_never_reads_through_a_folder_swapped_for_a_link_during_its_walk() {
+    let p = place();
+    p.config("");
+    let sub = p.home.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    for i in 0..40 {
+        std::fs::write(sub.join(format!("f{i}.txt")), format!("public {i}\n")).unwrap();
+        std::fs::write(p.out.join(format!("f{i}.txt")), format!("SECRET-OUTSIDE {i}\n")).unwrap();
+    }
+    // Searches of the project folder, judged as such: what they read must lie beneath it.
+    let calls: Vec<(String, &str, String)> = (0..200)
+        .map(|i| {
+            let args = json!({"pattern": format!("SECRET|public|call{i}"), "glob": "*.txt"});
+            (format!("g{i}"), "grep", args.to_string())
+        })
+        .collect();
+    let fake = FakeProvider::start();
+    let swapper = Swapper::start(&sub, &p.out);
+    let out = p.turn(&fake, &calls, &["--approval", "auto"]);
+    let swaps = swapper.stop();
+    assert!(swaps > 100, "the folder was swapped {swaps} times only");
+    assert_eq!(fake.requests().len(), 2, "{}", common::text(&out.stderr));
+    let reqs = fake.requests();
+    let results: Vec<&str> = reqs
+        .last()
+        .unwrap()
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    let leaked = results.iter().filter(|r| r.contains("SECRET-OUTSIDE")).count();
+    let found = results.iter().filter(|r| r.contains("public")).count();
+    eprintln!(
+        "{swaps} swaps; {found} of {} searches found the project's files",
+        results.len()
+    );
+    assert_eq!(
+        leaked,
+        0,
+        "{leaked} of {} searches read files outside",
+        results.len()
+    );
+}
+
 // The same race made deterministic: the folder changes while the question about the call
 // waits, between the decision and the call.
 

@@ -202,4 +202,42 @@ mod tests {
         );
         assert_eq!(check(&c, &root.join("scratch")), Ok(()));
     }
+
+    #[test]
+    fn a_file_tools_decision_pins_the_place_it_judged_in_every_mode() {
+        use crate::permissions::{Mode, Policy, Rules};
+        use crate::tools::Pinned;
+        let (_d, proj, _root, out) = place();
+        symlink(&out, proj.join("link")).unwrap();
+        symlink("loop", proj.join("loop")).unwrap();
+        let policy = Policy::new(Rules::default(), &proj);
+        let cases = [
+            (
+                "file_write",
+                Some("a/new.txt"),
+                "a/new.txt",
+                Some(proj.join("a/new.txt")),
+            ),
+            ("file_edit", Some("link/x"), "link/x", Some(out.join("x"))),
+            ("file_read", Some("loop/x"), "loop/x", None),
+            ("list_dir", None, ".", Some(proj.clone())),
+            ("grep", Some("link/../proj"), "link/../proj", Some(proj.clone())),
+        ];
+        for mode in [Mode::Auto, Mode::Ask, Mode::ReadOnly] {
+            for (tool, path, given, real) in &cases {
+                let args = match path {
+                    Some(p) => serde_json::json!({ "path": p }),
+                    None => serde_json::json!({}),
+                };
+                let d = policy.decide(mode, tool, &args.to_string());
+                let want = Pinned {
+                    given: (*given).to_string(),
+                    real: real.clone(),
+                };
+                assert_eq!(d.pinned, Some(want), "{mode:?} {tool}");
+            }
+            let d = policy.decide(mode, "bash", r#"{"command":"ls"}"#);
+            assert_eq!(d.pinned, None);
+        }
+    }
 }

@@ -1,6 +1,9 @@
 //! Criterion benches for the built-in tools: bash overhead per call (spawn to result, with
 //! `true`; without the sandbox, with it, and with it but without its private mount table),
 //! and grep/glob over a generated tree. The rg comparison is scripts/bench-compare.sh.
+//! The file tools per call as the agent runs them — the permission decision (which
+//! resolves a file tool's path, to hold the tool to it) and the call — for a 4 KB file
+//! four folders deep: file_write (flushed to disk), file_edit, file_read.
 
 use std::path::Path;
 use std::time::Duration;
@@ -111,5 +114,56 @@ fn search(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bash_overhead, search);
+fn file_tools(c: &mut Criterion) {
+    use ikigai::permissions::decide::{Policy, Rules};
+    use ikigai::permissions::mode::Mode;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let root = dir
+        .path()
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("canonicalize: {e}"));
+    let file = root.join("src/a/b/c/f.txt");
+    std::fs::create_dir_all(root.join("src/a/b/c")).unwrap_or_else(|e| panic!("mkdir: {e}"));
+    let text = "let value = 1;\n".repeat(4096 / 15);
+    std::fs::write(&file, &text).unwrap_or_else(|e| panic!("write: {e}"));
+    let ctx = ctx(&root);
+    let registry = Registry::builtin();
+    let policy = Policy::new(Rules::default(), &root);
+    let rt = runtime();
+    let mut g = c.benchmark_group("file_tools_4k");
+    // Decided and run as the agent does (auto mode, no rules: the common case).
+    let call = |name: &'static str, args: String| {
+        let (registry, policy, ctx, rt) = (&registry, &policy, &ctx, &rt);
+        move || {
+            let d = policy.decide(Mode::Auto, name, &args);
+            let mut ctx = ctx.clone();
+            ctx.pinned = d.pinned;
+            let e = rt.block_on(registry.execute(name, &args, &ctx));
+            assert!(e.success, "{}", e.envelope);
+        }
+    };
+    let write = serde_json::json!({"path": "src/a/b/c/f.txt", "content": text}).to_string();
+    let mut run = call("file_write", write);
+    g.bench_function("file_write_per_call", |b| b.iter(&mut run));
+    // Each edit undoes the one before: `1;` and `2;` in turn, all 273 of them.
+    let edits = ["1;", "2;"].map(|from| {
+        let to = if from == "1;" { "2;" } else { "1;" };
+        serde_json::json!({"path": "src/a/b/c/f.txt", "old_string": from, "new_string": to, "replace_all": true})
+            .to_string()
+    });
+    let runs = edits.map(|args| call("file_edit", args));
+    let mut turn = 0usize;
+    g.bench_function("file_edit_per_call", |b| {
+        b.iter(|| {
+            (runs[turn % 2])();
+            turn += 1;
+        })
+    });
+    let read = serde_json::json!({"path": "src/a/b/c/f.txt"}).to_string();
+    let mut run = call("file_read", read);
+    g.bench_function("file_read_per_call", |b| b.iter(&mut run));
+    g.finish();
+}
+
+criterion_group!(benches, bash_overhead, search, file_tools);
 criterion_main!(benches);

@@ -11,6 +11,7 @@
 pub mod agent;
 pub mod app;
 pub(crate) mod backoff;
+pub(crate) mod beneath;
 pub mod checkpoints;
 pub mod cli;
 pub mod config;

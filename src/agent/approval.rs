@@ -9,7 +9,7 @@ use crate::permissions::rule::{Rule, Source};
 use crate::permissions::{Decision, Verdict};
 use crate::protocol::{Answer, Event, NoticeLevel};
 use crate::store::MarkerKind;
-use crate::tools::Executed;
+use crate::tools::{Executed, Pinned};
 
 /// The error code of a call that was not run because it was not approved.
 pub const NOT_APPROVED: &str = "NOT_APPROVED";
@@ -21,22 +21,31 @@ pub fn sandbox_in_force(st: &AgentState) -> String {
     st.config().sandbox.mode.to_string()
 }
 
-/// Decides call `id`; `None` lets it run, `Some` is the result of a call not run.
-pub(super) async fn gate(st: &mut AgentState, id: &str, name: &str, arguments: &str) -> Option<Executed> {
+/// Decides call `id`; `Ok` lets it run — held, for a file tool, to the place the decision
+/// judged (the `Pinned` goes into its context) — and `Err` is the result of a call not run.
+pub(super) async fn gate(
+    st: &mut AgentState,
+    id: &str,
+    name: &str,
+    arguments: &str,
+) -> Result<Option<Pinned>, Executed> {
     let mode = st.gate.mode.get();
     let d = st.gate.policy.decide(mode, name, arguments);
     match d.verdict {
         Verdict::Allow => {
             record(st, Record::of(id, name, &d, mode, &sandbox_in_force(st)));
-            None
+            Ok(d.pinned)
         }
         Verdict::Deny => {
             record(st, Record::of(id, name, &d, mode, &sandbox_in_force(st)));
-            Some(refused(name, &refusal(&d, mode)))
+            Err(refused(name, &refusal(&d, mode)))
         }
         Verdict::Ask => {
             let always = st.gate.policy.suggest(mode, name, arguments);
-            ask_user(st, id, name, arguments, &d.reason, always).await
+            match ask_user(st, id, name, arguments, &d.reason, always).await {
+                None => Ok(d.pinned),
+                Some(refused) => Err(refused),
+            }
         }
     }
 }

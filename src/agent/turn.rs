@@ -13,7 +13,7 @@ use crate::protocol::{Event, NoticeLevel, TurnEndReason};
 use crate::provider::text_protocol::decode::is_recovered_id;
 use crate::provider::{FinishReason, StreamEvent};
 use crate::store::MarkerKind;
-use crate::tools::{Envelope, ErrorCode, Executed, envelope};
+use crate::tools::{Envelope, ErrorCode, Executed, Pinned, envelope};
 
 /// A tool call as the response gave it.
 struct Call {
@@ -252,22 +252,25 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 Action::Execute | Action::ExecuteLast => 'run: {
                     // What the tool will get (aliases read as the real names) is what is judged.
                     let judged = st.registry().judged_arguments(&c.name, &c.arguments);
-                    if let Some(mut done) = super::approval::gate(st, &c.id, &c.name, &judged).await {
-                        // A refused call counts against the limit too: loops end.
-                        executed += 1;
-                        if action == Action::ExecuteLast {
-                            done.envelope.mark_limit(limit);
+                    let pinned = match super::approval::gate(st, &c.id, &c.name, &judged).await {
+                        Ok(pinned) => pinned,
+                        Err(mut done) => {
+                            // A refused call counts against the limit too: loops end.
+                            executed += 1;
+                            if action == Action::ExecuteLast {
+                                done.envelope.mark_limit(limit);
+                            }
+                            break 'run done;
                         }
-                        break 'run done;
-                    }
-                    let mut done = run_call(st, c, &judged, false).await;
+                    };
+                    let mut done = run_call(st, c, &judged, false, pinned.as_ref()).await;
                     if let Some(why) = done.envelope.sandbox_denial() {
                         let denied = done;
                         done =
                             match super::approval::outside_sandbox(st, &c.id, &c.name, &judged, denied, &why)
                                 .await
                             {
-                                None => run_call(st, c, &judged, true).await,
+                                None => run_call(st, c, &judged, true, pinned.as_ref()).await,
                                 Some(refused) => refused,
                             };
                     }
@@ -326,11 +329,19 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
 
 /// Runs call `c` (`outside`: with its processes started, and its built-in writes made,
 /// outside the sandbox, after the user approved that). What the command prints is kept outside the call: if the turn is
-/// cancelled, `AgentState::interrupt` puts it in the call's result.
-async fn run_call(st: &mut AgentState, c: &Call, judged: &str, outside: bool) -> Executed {
-    // What the call is about to change (by the arguments as the tool reads them) is saved
-    // first, for /undo.
-    super::undo::before_call(st, &c.name, judged).await;
+/// cancelled, `AgentState::interrupt` puts it in the call's result. A file tool acts on
+/// `pinned`, the place its decision judged (run again outside the sandbox too: the place
+/// the question named).
+async fn run_call(
+    st: &mut AgentState,
+    c: &Call,
+    judged: &str,
+    outside: bool,
+    pinned: Option<&Pinned>,
+) -> Executed {
+    // What the call is about to change (by the arguments as the tool reads them, at the
+    // place judged) is saved first, for /undo.
+    super::undo::before_call(st, &c.name, judged, pinned).await;
     st.set_running_call(Some(c.id.clone()));
     let partial = st.tool_partial();
     let progress = progress_sink(st, &c.id);
@@ -340,6 +351,7 @@ async fn run_call(st: &mut AgentState, c: &Call, judged: &str, outside: bool) ->
     if outside {
         ctx.sandbox = None;
     }
+    ctx.pinned = pinned.cloned();
     let call = live
         .sink()
         .scope(progress.scope(partial.scope(st.registry().execute_with_stderr(&c.name, &c.arguments, &ctx))));

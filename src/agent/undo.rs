@@ -11,9 +11,11 @@ use crate::checkpoints::{Checkpoint, undo};
 use crate::message::{Kind, Message};
 use crate::protocol::{Event, NoticeLevel};
 use crate::store::MarkerKind;
+use crate::tools::Pinned;
 
-/// Before tool `name` runs (approved): saves what it is about to change.
-pub(crate) async fn before_call(st: &mut AgentState, name: &str, arguments: &str) {
+/// Before tool `name` runs (approved): saves what it is about to change — for a file tool,
+/// at `pinned`, the place its decision judged and the tool acts on.
+pub(crate) async fn before_call(st: &mut AgentState, name: &str, arguments: &str, pinned: Option<&Pinned>) {
     if !st.checkpoints.watches(name) {
         return;
     }
@@ -27,7 +29,13 @@ pub(crate) async fn before_call(st: &mut AgentState, name: &str, arguments: &str
     let snapshot = st.checkpoints.before_call(
         name,
         arguments,
-        |given| crate::tools::fsutil::resolve(&ctx, given),
+        |given| match pinned {
+            Some(Pinned {
+                given: g,
+                real: Some(real),
+            }) if g == given => real.clone(),
+            _ => crate::tools::fsutil::resolve(&ctx, given),
+        },
         || turn,
     );
     let Some(snapshot) = snapshot else { return };

@@ -1,15 +1,21 @@
 //! The content store of checkpoints: file contents kept by their SHA-256, one file each,
 //! under the user's data folder (0700 folders, 0600 files: they may hold anything a
-//! project holds). Also the one way a file's current state is named (`state_of`). Never
-//! writes inside a project and never follows a symlink when reading a state.
+//! project holds). Also the one way a file's current state is named (`state_of`) and
+//! the way undo puts a state back (`write_state`, `remove_state`). Every one of these
+//! reaches a project file through `crate::beneath`: each folder on the way opened from
+//! its parent without following a link, the file itself read, replaced or removed as the
+//! name it is (a link there is itself, never what it points to), so a link swapped in
+//! cannot lead a read, a write or a removal elsewhere.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
+
+use crate::beneath::{self, Anchors, Keep, Kind};
 
 /// Git-style mode of a regular file.
 pub(crate) const MODE_FILE: u32 = 0o100644;
@@ -50,26 +56,51 @@ pub(crate) fn hash(bytes: &[u8], mode: u32) -> String {
 }
 
 /// What `path` holds now (`None`: nothing, or a folder or another non-file). A symlink
-/// is itself (its target text), never followed.
+/// is itself (its target text), never followed; a folder on the way that is a link is an
+/// error (what is behind it is not the project's).
 pub(crate) fn state_of(path: &Path) -> io::Result<Option<State>> {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    state_in(&anchors(None)?, path)
+}
+
+/// The anchors paths are reached from: `project` (opened once) for paths inside it, `/`
+/// for others.
+pub(crate) fn anchors(project: Option<&Path>) -> io::Result<Anchors> {
+    Anchors::new(project).map_err(other)
+}
+
+fn other(e: beneath::Error) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+/// `state_of`, with paths reached from `anchors`.
+pub(crate) fn state_in(anchors: &Anchors, path: &Path) -> io::Result<Option<State>> {
+    let (folder, name) = match anchors.locate(path, false) {
+        Ok(at) => at,
+        Err(beneath::Error::Missing(_) | beneath::Error::NotFolder(_)) => return Ok(None),
+        Err(e) => return Err(other(e)),
     };
-    let ft = meta.file_type();
-    let (bytes, mode) = if ft.is_symlink() {
-        let target = fs::read_link(path)?;
-        (target.into_os_string().into_vec(), MODE_LINK)
-    } else if ft.is_file() {
-        let mode = if meta.mode() & 0o111 != 0 {
-            MODE_EXEC
-        } else {
-            MODE_FILE
-        };
-        (fs::read(path)?, mode)
-    } else {
+    let Some(st) = folder.stat(&name).map_err(other)? else {
         return Ok(None);
+    };
+    let (bytes, mode) = match Kind::of(&st) {
+        Kind::Link => (folder.read_link(&name).map_err(other)?.into_vec(), MODE_LINK),
+        Kind::File => {
+            let Some((mut file, st)) = folder.open_read(&name).map_err(other)? else {
+                return Ok(None);
+            };
+            if Kind::of(&st) != Kind::File {
+                return Ok(None);
+            }
+            let mode = if beneath::permissions(&st) & 0o111 != 0 {
+                MODE_EXEC
+            } else {
+                MODE_FILE
+            };
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)?;
+            (bytes, mode)
+        }
+        Kind::Folder | Kind::Other => return Ok(None),
     };
     Ok(Some(State {
         hash: hash(&bytes, mode),
@@ -91,7 +122,9 @@ impl Blobs {
         Some(self.dir.join(&hash[..2]).join(&hash[2..]))
     }
 
-    /// Keeps `bytes` under `hash` (nothing to do when it is there already).
+    /// Keeps `bytes` under `hash` (nothing to do when it is there already). The store's
+    /// folder is opened as its path names it; the folder and file below it are reached
+    /// without following a link (the store may lie inside a project, in a home folder).
     pub(crate) fn put(&self, hash: &str, bytes: &[u8]) -> io::Result<()> {
         let Some(path) = self.path(hash) else {
             return Err(io::Error::other(format!("not a content hash: {hash}")));
@@ -99,21 +132,20 @@ impl Blobs {
         if path.exists() {
             return Ok(());
         }
-        let Some(parent) = path.parent() else {
-            return Err(io::Error::other("content store has no folder"));
-        };
-        fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
-        let tmp = parent.join(format!(".tmp-{}", uuid::Uuid::new_v4().simple()));
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        let written = f.write_all(bytes).and_then(|()| fs::rename(&tmp, &path));
-        if written.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        written
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)?;
+        let store = beneath::Folder::anchor(&self.dir).map_err(other)?;
+        let (folder, name) = store.locate(&path, true).map_err(other)?;
+        folder.replace(
+            &name,
+            bytes,
+            Keep {
+                mode: Some(0o600),
+                owner: None,
+            },
+        )
     }
 
     /// The content kept under `hash`, checked against it.
@@ -133,53 +165,42 @@ impl Blobs {
     }
 }
 
-/// Puts `bytes` at `path` as a file of `mode` (or a symlink to them for `MODE_LINK`),
-/// replacing what is there and creating missing folders.
-pub(crate) fn write_state(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent)?;
+/// Puts `bytes` at `path` (reached from `anchors`) as a file of `mode` (or a symlink to
+/// them for `MODE_LINK`), replacing what is there — the name itself: a link there is
+/// replaced, not followed — and creating missing folders. A folder in the way (the turn
+/// replaced a file with one) is removed first, links in it removed, never followed.
+pub(crate) fn write_state(anchors: &Anchors, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let (folder, name) = anchors.locate(path, true).map_err(other)?;
+    if let Some(st) = folder.stat(&name).map_err(other)?
+        && Kind::of(&st) == Kind::Folder
+    {
+        folder.remove_tree(&name)?;
     }
-    let Some(parent) = path.parent() else {
-        return Err(io::Error::other("no parent folder"));
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = parent.join(format!(".{name}.ikigai-undo-{}", uuid::Uuid::new_v4().simple()));
-    let made = if mode == MODE_LINK {
-        let target = std::ffi::OsStr::from_bytes(bytes);
-        std::os::unix::fs::symlink(target, &tmp)
-    } else {
-        fs::write(&tmp, bytes).and_then(|()| {
-            let perm = if mode == MODE_EXEC { 0o755 } else { 0o644 };
-            fs::set_permissions(&tmp, fs::Permissions::from_mode(perm))
-        })
-    };
-    // A folder in the way (the turn replaced a file with one) goes first.
-    let replaced = made.and_then(|()| {
-        if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-            fs::remove_dir_all(path)?;
-        }
-        fs::rename(&tmp, path)
-    });
-    if replaced.is_err() {
-        let _ = fs::remove_file(&tmp);
+    if mode == MODE_LINK {
+        return folder.replace_with_link(&name, std::ffi::OsStr::from_bytes(bytes));
     }
-    replaced
+    let perm = if mode == MODE_EXEC { 0o755 } else { 0o644 };
+    let keep = Keep {
+        mode: Some(perm),
+        owner: None,
+    };
+    folder.replace(&name, bytes, keep)
 }
 
-/// Removes what the turn created at `path` (nothing to do when it is gone).
-pub(crate) fn remove_state(path: &Path) -> io::Result<()> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        r => r,
+/// Removes what the turn created at `path` (reached from `anchors`; nothing to do when it
+/// is gone). A link there is removed itself.
+pub(crate) fn remove_state(anchors: &Anchors, path: &Path) -> io::Result<()> {
+    match anchors.locate(path, false) {
+        Ok((folder, name)) => folder.remove_file(&name),
+        Err(beneath::Error::Missing(_)) => Ok(()),
+        Err(e) => Err(other(e)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     #[test]
     fn contents_round_trip_and_damage_is_caught() {
@@ -205,29 +226,38 @@ mod tests {
 
     #[test]
     fn states_name_files_links_and_absence() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("a.sh");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        let dir = dir.as_path();
+        let f = dir.join("a.sh");
         assert_eq!(state_of(&f).unwrap(), None);
         fs::write(&f, "echo").unwrap();
         fs::set_permissions(&f, fs::Permissions::from_mode(0o755)).unwrap();
         let s = state_of(&f).unwrap().unwrap();
         assert_eq!((s.mode, s.bytes.as_slice()), (MODE_EXEC, b"echo".as_slice()));
-        let l = dir.path().join("link");
+        let l = dir.join("link");
         std::os::unix::fs::symlink("/etc/passwd", &l).unwrap();
         let s = state_of(&l).unwrap().unwrap();
         assert_eq!(
             (s.mode, s.bytes.as_slice()),
             (MODE_LINK, b"/etc/passwd".as_slice())
         );
-        assert_eq!(state_of(dir.path()).unwrap(), None);
+        assert_eq!(state_of(dir).unwrap(), None);
         // Written back as they were.
+        let a = anchors(Some(dir)).unwrap();
         fs::remove_file(&l).unwrap();
-        write_state(&l, b"/etc/passwd", MODE_LINK).unwrap();
+        write_state(&a, &l, b"/etc/passwd", MODE_LINK).unwrap();
         assert_eq!(fs::read_link(&l).unwrap(), Path::new("/etc/passwd"));
-        let deep = dir.path().join("new/dir/x.txt");
-        write_state(&deep, b"x", MODE_FILE).unwrap();
+        let deep = dir.join("new/dir/x.txt");
+        write_state(&a, &deep, b"x", MODE_FILE).unwrap();
         assert_eq!(fs::read(&deep).unwrap(), b"x");
-        remove_state(&deep).unwrap();
-        remove_state(&deep).unwrap();
+        remove_state(&a, &deep).unwrap();
+        remove_state(&a, &deep).unwrap();
+        // A folder on the way that is a link: not followed, neither to read nor to write.
+        std::os::unix::fs::symlink(dir.join("new"), dir.join("via")).unwrap();
+        assert!(state_of(&dir.join("via/dir/x.txt")).is_err());
+        assert!(write_state(&a, &dir.join("via/dir/y.txt"), b"y", MODE_FILE).is_err());
+        assert!(remove_state(&a, &dir.join("via/dir/x.txt")).is_err());
+        assert!(!dir.join("new/dir/y.txt").exists());
     }
 }

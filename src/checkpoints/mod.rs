@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::beneath;
 use blobs::Blobs;
 use shadow::{Shadow, ShadowError};
 
@@ -179,8 +180,8 @@ impl Checkpoints {
         self.pending.is_some()
     }
 
-    /// Before tool `name` runs with `arguments` (resolved like the file tools do, against
-    /// `resolve`): saves the file a file tool will change (once per turn), or says that a
+    /// Before tool `name` runs with `arguments` (its path made the place the tool acts on
+    /// by `resolve`: the one its permission decision judged): saves the file a file tool will change (once per turn), or says that a
     /// snapshot is due (`Some`: take it off the runtime, then call `snapshot_taken`).
     /// `turn` gives the turn's number and prompt when this is its first change.
     pub fn before_call(
@@ -306,6 +307,10 @@ impl Finishing {
                 Err(_) => uncovered = true,
             }
         }
+        // What each file holds now is read from the project opened once, never through a
+        // link (`None`: then nothing can be read, and every state reads as absent).
+        let anchors = blobs::anchors(Some(&self.cwd)).ok();
+        let change = |path: &Path, before: Before| change(anchors.as_ref(), path, before);
         // A file saved before the snapshot holds what the turn started from; the rest, the
         // snapshot does.
         for (path, before, early) in &p.files {
@@ -337,9 +342,11 @@ impl Finishing {
     }
 }
 
-/// A `FileChange` for `path` as it is now, from `before`.
-fn change(path: &Path, before: Before) -> FileChange {
-    let after = blobs::state_of(path).ok().flatten().map(|s| s.hash);
+/// A `FileChange` for `path` as it is now (reached from `anchors`), from `before`.
+fn change(anchors: Option<&beneath::Anchors>, path: &Path, before: Before) -> FileChange {
+    let after = anchors
+        .and_then(|a| blobs::state_in(a, path).ok().flatten())
+        .map(|s| s.hash);
     let (before, mode) = match before {
         Some((h, m)) => (Some(h), m),
         None => (None, 0),

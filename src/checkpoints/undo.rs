@@ -1,7 +1,12 @@
 //! Undoing checkpoints: which files go back to what, which of them somebody else changed
 //! since ikigai's turn left them (refused unless forced), putting them back from the
 //! content store, and one summary line per file. Touches only the files the checkpoints
-//! name; never the shadow repository or any `.git`.
+//! name, each at exactly its recorded path: the project folder is opened once and every
+//! file in it reached from there, folder by folder, never through a link (a folder that
+//! became a link since is refused, "not restored"; a file that became a link is
+//! replaced or removed as the link it is) — so nothing outside the project is touched
+//! but a file a turn wrote there itself, after your approval. Never the shadow
+//! repository or any `.git`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +27,9 @@ pub(crate) enum UndoError {
         list(.0)
     )]
     ChangedSince(Vec<String>),
+    /// `/` or the project folder could not be opened.
+    #[error("cannot open the project folder: {0}")]
+    Io(String),
 }
 
 fn list(paths: &[String]) -> String {
@@ -104,10 +112,15 @@ pub(crate) fn undo(
             }
         }
     }
+    // The project opened once: every path inside it is reached from this descriptor.
+    let anchors = match blobs::anchors(Some(cwd)) {
+        Ok(a) => a,
+        Err(e) => return Err(UndoError::Io(e.to_string())),
+    };
     let mut conflicts = Vec::new();
     let mut now = BTreeMap::new();
     for (path, t) in &targets {
-        let current = blobs::state_of(path).ok().flatten();
+        let current = blobs::state_in(&anchors, path).ok().flatten();
         if t.changed_between || current.as_ref().map(|s| &s.hash) != t.expect.as_ref() {
             conflicts.push(shown(path, cwd));
         }
@@ -126,15 +139,15 @@ pub(crate) fn undo(
         let name = shown(&path, cwd);
         let current = now.remove(&path).flatten();
         let result = match &t.back {
-            None => blobs::remove_state(&path).map(|()| {
-                remove_empty_parents(&path, cwd);
+            None => blobs::remove_state(&anchors, &path).map(|()| {
+                anchors.remove_empty_parents(&path);
                 current.map(|_| format!("removed {name} (the turn created it)"))
             }),
             Some((hash, mode)) => blobs.get(hash, *mode).and_then(|bytes| {
                 if current.as_ref().is_some_and(|c| c.hash == *hash) {
                     return Ok(None);
                 }
-                blobs::write_state(&path, &bytes, *mode)?;
+                blobs::write_state(&anchors, &path, &bytes, *mode)?;
                 Ok(Some(match &current {
                     None => format!("recreated {name}{}", stats(b"", &bytes)),
                     Some(c) => format!("restored {name}{}", stats(&c.bytes, &bytes)),
@@ -266,22 +279,6 @@ pub(crate) fn listing(list: &[Checkpoint], cwd: &Path) -> String {
     text
 }
 
-/// Removes the folders above `path` that are empty now, up to `cwd` (never `cwd` itself
-/// nor anything outside it): those the turn made for a file it created.
-fn remove_empty_parents(path: &Path, cwd: &Path) {
-    // `a/../b` could name `cwd` itself or a folder outside it: left alone.
-    if path.components().any(|c| c == std::path::Component::ParentDir) {
-        return;
-    }
-    let mut dir = path.parent();
-    while let Some(d) = dir {
-        if d == cwd || !d.starts_with(cwd) || std::fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
-}
-
 /// ` (+3 −1)`: lines the undo adds and removes (` (binary)` when either is not text).
 fn stats(from: &[u8], to: &[u8]) -> String {
     let (Ok(a), Ok(b)) = (std::str::from_utf8(from), std::str::from_utf8(to)) else {
@@ -371,13 +368,14 @@ mod tests {
         assert!(!b.exists());
         assert_eq!(done.ids, ["t2", "t1"]);
         // Folders left empty by a removed file go, up to the project and never it.
+        let anchors = blobs::anchors(Some(&cwd)).unwrap();
         let made = cwd.join("made/deep/x.txt");
         write_made(&made);
-        remove_empty_parents(&made, &cwd);
+        anchors.remove_empty_parents(&made);
         assert!(!cwd.join("made").exists() && cwd.exists());
         let odd = cwd.join("made/../y.txt");
         write_made(&odd);
-        remove_empty_parents(&odd, &cwd);
+        anchors.remove_empty_parents(&odd);
         assert!(cwd.join("made").exists(), "`..` paths are left alone");
         assert_eq!(
             done.lines,

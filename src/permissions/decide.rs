@@ -14,6 +14,7 @@ use super::mode::Mode;
 use super::readonly;
 use super::rule::{FILE_TOOLS, List, Rule, Source};
 use super::shell::{self, Analysis};
+use crate::tools::Pinned;
 
 #[path = "decide_bash.rs"]
 mod bash;
@@ -95,6 +96,9 @@ pub struct Decision {
     pub by: By,
     /// Why, in a sentence (for `ask` and `deny`; empty when allowed).
     pub reason: String,
+    /// For a file tool, the place it judged: the tool acts on exactly that place, so what
+    /// changes on the way afterwards (a folder swapped for a link) cannot move the call.
+    pub pinned: Option<Pinned>,
 }
 
 impl Decision {
@@ -103,6 +107,7 @@ impl Decision {
             verdict,
             by,
             reason: reason.into(),
+            pinned: None,
         }
     }
 
@@ -153,32 +158,44 @@ impl Policy {
 
     /// Decides one call of tool `name` with its raw `arguments`.
     pub fn decide(&self, mode: Mode, name: &str, arguments: &str) -> Decision {
-        // The common case costs one comparison: nothing to check.
+        // The common case costs one comparison: nothing to check (but a file tool's path,
+        // whose place the tool is held to).
+        let file_tool = FILE_TOOLS.contains(&name);
+        if mode == Mode::Auto && self.rules.deny.is_empty() && self.rules.ask.is_empty() && !file_tool {
+            return Decision::new(Verdict::Allow, By::Mode, "");
+        }
+        let (subject, pinned) = self.subject(name, arguments);
+        let mut d = self.judge(mode, name, &subject);
+        d.pinned = pinned;
+        d
+    }
+
+    /// The decision about `subject`, a call of tool `name`.
+    fn judge(&self, mode: Mode, name: &str, subject: &Subject) -> Decision {
         if mode == Mode::Auto && self.rules.deny.is_empty() && self.rules.ask.is_empty() {
             return Decision::new(Verdict::Allow, By::Mode, "");
         }
-        let subject = self.subject(name, arguments);
         for list in [List::Deny, List::Ask] {
-            let found = match &subject {
+            let found = match subject {
                 Subject::Bash { command, analysis } => self.bash_rules(list, command, analysis),
-                _ => self.tool_rules(list, name, &subject),
+                _ => self.tool_rules(list, name, subject),
             };
             if let Some(d) = found {
                 return d;
             }
         }
-        if let Some(d) = self.allowed(mode, name, &subject) {
+        if let Some(d) = self.allowed(mode, name, subject) {
             return d;
         }
         match mode {
             Mode::Auto => Decision::new(Verdict::Allow, By::Mode, ""),
-            Mode::Ask => self.ask_mode(name, &subject),
+            Mode::Ask => self.ask_mode(name, subject),
             Mode::ReadOnly => Decision::new(
                 Verdict::Deny,
                 By::Mode,
                 format!(
                     "{} {}, and approval mode read-only runs only what reads",
-                    describe(name, &subject),
+                    describe(name, subject),
                     if matches!(subject, Subject::Url(_)) {
                         "reaches the network"
                     } else {
@@ -304,26 +321,31 @@ impl Policy {
         }
     }
 
-    fn subject(&self, name: &str, arguments: &str) -> Subject {
+    /// What the call is about, and for a file tool the place its path leads to.
+    fn subject(&self, name: &str, arguments: &str) -> (Subject, Option<Pinned>) {
         let args: serde_json::Value = serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null);
         let text = |k: &str| args.get(k).and_then(|v| v.as_str()).map(str::to_string);
         if name == "bash" {
             let command = text("command").unwrap_or_default();
             let analysis = shell::analyse(&command);
-            return Subject::Bash { command, analysis };
+            return (Subject::Bash { command, analysis }, None);
         }
         if FILE_TOOLS.contains(&name) {
             let path = text("path")
                 .filter(|p| !p.is_empty())
                 .unwrap_or_else(|| ".".into());
-            return Subject::Path(self.resolve(&path));
+            let (judged, real) = self.resolved(&path);
+            return (Subject::Path(judged), Some(Pinned { given: path, real }));
         }
         if name == crate::tools::web_fetch::NAME {
             let url = text("url").unwrap_or_default();
-            return Subject::Url(reqwest::Url::parse(url.trim()).map_err(|_| url));
+            return (Subject::Url(reqwest::Url::parse(url.trim()).map_err(|_| url)), None);
         }
         // Compact JSON with sorted keys, so a glob does not depend on the model's spacing.
-        Subject::Arguments(serde_json::to_string(&args).unwrap_or_default())
+        (
+            Subject::Arguments(serde_json::to_string(&args).unwrap_or_default()),
+            None,
+        )
     }
 
     /// A path as the rules see it: relative to the project when inside it, else absolute.
@@ -332,6 +354,11 @@ impl Policy {
     /// before a `..` after it applies, as the kernel does (`link/../x` is beside the
     /// link's target, not beside the link).
     pub fn resolve(&self, path: &str) -> Result<PathBuf, PathBuf> {
+        self.resolved(path).0
+    }
+
+    /// `resolve`, with the absolute place the path leads to (`None`: a link loop).
+    fn resolved(&self, path: &str) -> (Result<PathBuf, PathBuf>, Option<PathBuf>) {
         let home = path
             .strip_prefix("~/")
             .zip(crate::environ::var_os("HOME"))
@@ -343,19 +370,20 @@ impl Policy {
         };
         // A link loop reaches nothing the rules could name: judged as outside the project.
         let Some(abs) = super::sandbox_writes::resolve(&joined) else {
-            return Err(normalise(&joined));
+            return (Err(normalise(&joined)), None);
         };
-        match abs.strip_prefix(&self.root) {
+        let judged = match abs.strip_prefix(&self.root) {
             Ok(rel) => Ok(rel.to_path_buf()),
-            Err(_) => Err(abs),
-        }
+            Err(_) => Err(abs.clone()),
+        };
+        (judged, Some(abs))
     }
 
     /// The rules "always" would add for this call: the command's prefix for each part
     /// that is not allowed yet (`bash(cargo test *)`), the file's folder for a file tool,
     /// the tool for any other. Empty when the call cannot be judged part by part.
     pub fn suggest(&self, mode: Mode, name: &str, arguments: &str) -> Vec<String> {
-        match self.subject(name, arguments) {
+        match self.subject(name, arguments).0 {
             Subject::Bash { analysis, .. } => {
                 if analysis.opaque.is_some() || analysis.unseen_redirect.is_some() {
                     return Vec::new();

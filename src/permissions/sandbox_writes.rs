@@ -3,8 +3,10 @@
 //! here first. A path is resolved as the write would reach it (symlinks of its existing
 //! part followed, `..` applied, a missing tail placed under its nearest existing
 //! ancestor) and checked against the very roots the launcher gives a tool process
-//! (`Confinement::writable`, by `sandbox_denials::writable`), so both agree. Decides and
-//! words the denial; never writes, never prints.
+//! (`Confinement::writable`, by `sandbox_denials::writable`), so both agree. The place
+//! judged is the place written: the tool then reaches it without following any link
+//! (`crate::beneath`), so a folder swapped for a link after the check fails the write
+//! instead of moving it. Decides and words the denial; never writes, never prints.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -14,18 +16,13 @@ use crate::tools::launcher::Confinement;
 /// How many symbolic links one path may go through (the kernel's own limit).
 const MAX_LINKS: usize = 40;
 
-/// Whether `c` lets ikigai write `path` (absolute) for a tool: `Err` is what the model
-/// reads, worded like a command's denial (`sandbox: write outside the workspace denied:
-/// …`).
-pub(crate) fn check(c: &Confinement, path: &Path) -> Result<(), String> {
-    let real = match resolve(path) {
-        Some(real) => real,
-        None => {
-            let shown = format!("{} (too many symbolic links to resolve)", path.display());
-            return Err(sandbox_denials::denied_write(c, &shown));
-        }
-    };
-    if sandbox_denials::writable(c, &real) {
+/// Whether `c` lets ikigai write for a tool where `path` (absolute, as given) led when it
+/// was resolved: `real` (`resolve`), which is what is judged — the file tools then write at
+/// exactly `real` (`crate::beneath`), so nothing swapped in since can move the write.
+/// `Err` is what the model reads, worded like a command's denial (`sandbox: write
+/// outside the workspace denied: …`).
+pub(crate) fn check_resolved(c: &Confinement, real: &Path, path: &Path) -> Result<(), String> {
+    if sandbox_denials::writable(c, real) {
         return Ok(());
     }
     let shown = if real == sandbox_denials::normalize(path) {
@@ -41,6 +38,12 @@ pub(crate) fn check(c: &Confinement, path: &Path) -> Result<(), String> {
 /// create); `..` goes to the real parent; a component that does not exist yet, and what
 /// follows it, is taken as written. `None` past `MAX_LINKS` links (a loop).
 pub(crate) fn resolve(path: &Path) -> Option<PathBuf> {
+    // A path that exists whole: the kernel's own answer, in one call.
+    if path.is_absolute()
+        && let Ok(real) = path.canonicalize()
+    {
+        return Some(real);
+    }
     resolve_from(PathBuf::from("/"), path, 0)
 }
 
@@ -79,6 +82,19 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     use super::*;
+
+    /// Whether `c` lets ikigai write `path` (absolute) for a tool: `Err` is what the model
+    /// reads, worded like a command's denial (`sandbox: write outside the workspace denied:
+    /// …`).
+    fn check(c: &Confinement, path: &Path) -> Result<(), String> {
+        match resolve(path) {
+            Some(real) => check_resolved(c, &real, path),
+            None => {
+                let shown = format!("{} (too many symbolic links to resolve)", path.display());
+                Err(sandbox_denials::denied_write(c, &shown))
+            }
+        }
+    }
 
     /// A project `proj`, a writable root `root` and a folder `out` outside both, canonical.
     fn place() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
@@ -187,5 +203,43 @@ mod tests {
             "{e}"
         );
         assert_eq!(check(&c, &root.join("scratch")), Ok(()));
+    }
+
+    #[test]
+    fn a_file_tools_decision_pins_the_place_it_judged_in_every_mode() {
+        use crate::permissions::{Mode, Policy, Rules};
+        use crate::tools::Pinned;
+        let (_d, proj, _root, out) = place();
+        symlink(&out, proj.join("link")).unwrap();
+        symlink("loop", proj.join("loop")).unwrap();
+        let policy = Policy::new(Rules::default(), &proj);
+        let cases = [
+            (
+                "file_write",
+                Some("a/new.txt"),
+                "a/new.txt",
+                Some(proj.join("a/new.txt")),
+            ),
+            ("file_edit", Some("link/x"), "link/x", Some(out.join("x"))),
+            ("file_read", Some("loop/x"), "loop/x", None),
+            ("list_dir", None, ".", Some(proj.clone())),
+            ("grep", Some("link/../proj"), "link/../proj", Some(proj.clone())),
+        ];
+        for mode in [Mode::Auto, Mode::Ask, Mode::ReadOnly] {
+            for (tool, path, given, real) in &cases {
+                let args = match path {
+                    Some(p) => serde_json::json!({ "path": p }),
+                    None => serde_json::json!({}),
+                };
+                let d = policy.decide(mode, tool, &args.to_string());
+                let want = Pinned {
+                    given: (*given).to_string(),
+                    real: real.clone(),
+                };
+                assert_eq!(d.pinned, Some(want), "{mode:?} {tool}");
+            }
+            let d = policy.decide(mode, "bash", r#"{"command":"ls"}"#);
+            assert_eq!(d.pinned, None);
+        }
     }
 }

@@ -1,16 +1,19 @@
 //! The `file_edit` tool: replaces an exact string in a file (once, or everywhere with
 //! `replace_all`) and writes the result atomically. Changes nothing unless the match count
-//! is what was asked for.
+//! is what was asked for. The file is read and written back in the one folder the path
+//! was judged to lead to (`fsutil::place`, `fsutil::open_at`), opened once.
 
+use std::io::Read;
 use std::path::Path;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::fsutil::{atomic_write, describe, resolve};
+use super::fsutil::{WriteError, describe, open_at, place};
 use super::params::Params;
 use super::walk;
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
+use crate::beneath::{Keep, Kind};
 
 /// Largest file file_edit loads into memory.
 const MAX_EDIT_SIZE: u64 = 64 * 1024 * 1024;
@@ -61,13 +64,16 @@ impl Tool for FileEdit {
         let old = p.non_empty_string("old_string")?.to_string();
         let new = p.string("new_string")?.to_string();
         let all = p.opt_bool("replace_all")?.unwrap_or(false);
-        let path = resolve(ctx, &shown);
         let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {
-            if let Err(why) = sandbox.may_write(&path) {
+            let (given, real) = match place(&sandbox, &shown) {
+                Ok(p) => p,
+                Err(e) => return Ok(ToolOutput::error(e)),
+            };
+            if let Err(why) = sandbox.may_write(&real, &given) {
                 return Ok(ToolOutput::sandbox_denied(why));
             }
-            Ok(edit(&path, &shown, &old, &new, all))
+            Ok(edit(&real, &shown, &old, &new, all))
         })
         .await?
     }
@@ -77,26 +83,31 @@ fn edit(path: &Path, shown: &str, old: &str, new: &str, all: bool) -> ToolOutput
     if old == new {
         return ToolOutput::error("old_string and new_string are identical; nothing to change");
     }
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) => return ToolOutput::error(describe(&e, "File", shown)),
+    let mut opened = match open_at(path, shown) {
+        Ok(o) => o,
+        Err(e) => return ToolOutput::error(e),
     };
-    if meta.is_dir() {
-        return ToolOutput::error(format!("Is a directory: {shown}"));
+    match opened.kind() {
+        Kind::File => {}
+        Kind::Folder => return ToolOutput::error(format!("Is a directory: {shown}")),
+        Kind::Link | Kind::Other => return ToolOutput::error(format!("Not a regular file: {shown}")),
     }
-    if !meta.is_file() {
-        return ToolOutput::error(format!("Not a regular file: {shown}"));
-    }
-    if meta.len() > MAX_EDIT_SIZE {
+    if opened.len() > MAX_EDIT_SIZE {
         return ToolOutput::error(format!(
             "{shown} is {} bytes; file_edit handles files up to {MAX_EDIT_SIZE} bytes",
-            meta.len()
+            opened.len()
         ));
     }
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(describe(&e, "File", shown)),
-    };
+    let mut bytes = Vec::new();
+    if let Err(e) = (&mut opened.file).take(MAX_EDIT_SIZE + 1).read_to_end(&mut bytes) {
+        return ToolOutput::error(describe(&e, "File", shown));
+    }
+    if bytes.len() as u64 > MAX_EDIT_SIZE {
+        // It grew since it was looked at: editing a cut copy would lose its end.
+        return ToolOutput::error(format!(
+            "{shown} is over {MAX_EDIT_SIZE} bytes; file_edit handles files up to {MAX_EDIT_SIZE} bytes"
+        ));
+    }
     let starts = find_all(&bytes, old.as_bytes());
     let k = starts.len();
     if k == 0 {
@@ -119,7 +130,17 @@ fn edit(path: &Path, shown: &str, old: &str, new: &str, all: bool) -> ToolOutput
         at = s + old.len();
     }
     out.extend_from_slice(&bytes[at..]);
-    if let Err(e) = atomic_write(path, shown, &out) {
+    // Back in the folder it was read from, as the file it was (less set-ID bits, which
+    // the kernel too drops when a file is written).
+    let keep = Keep {
+        mode: Some(crate::beneath::permissions(&opened.stat) & 0o1777),
+        owner: Some((opened.stat.st_uid, opened.stat.st_gid)),
+    };
+    if let Err(source) = opened.folder.replace(&opened.name, &out, keep) {
+        let e = WriteError::Write {
+            path: shown.to_string(),
+            source,
+        };
         return ToolOutput::error(e.to_string());
     }
     let noun = if k == 1 { "occurrence" } else { "occurrences" };

@@ -1,18 +1,19 @@
 //! The `file_read` tool: returns a text file's contents, or a window of its lines, read in
-//! chunks and capped while reading. Refuses directories, binary and special files.
+//! chunks and capped while reading. Refuses directories, binary and special files. Reads
+//! the file at exactly the place the path was judged to lead to (`fsutil::place`).
 
-use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
-use super::fsutil::{describe, resolve};
+use super::fsutil::{describe, open_at, place};
 use super::output::{CappedBuf, Total};
 use super::params::Params;
 use super::walk;
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
+use crate::beneath::Kind;
 
 /// How much of the start of a file is checked for NUL bytes.
 const SNIFF: usize = 8 * 1024;
@@ -63,9 +64,13 @@ impl Tool for FileRead {
         // Models often count from 0: offset 0 is the first line too.
         let offset = p.opt_u64("offset", 0)?.unwrap_or(1).max(1);
         let limit = p.opt_u64("limit", 1)?;
-        let path = resolve(ctx, &shown);
         let cap = ctx.max_output_size;
-        walk::run_blocking(ctx, move |_| read(&path, &shown, offset, limit, cap)).await?
+        let at = ctx.clone();
+        walk::run_blocking(ctx, move |_| match place(&at, &shown) {
+            Ok((_, real)) => read(&real, &shown, offset, limit, cap),
+            Err(e) => Ok(ToolOutput::error(e)),
+        })
+        .await?
     }
 }
 
@@ -77,22 +82,21 @@ fn read(
     cap: usize,
 ) -> Result<ToolOutput, ToolError> {
     let fail = |e: io::Error| Ok(ToolOutput::error(describe(&e, "File", shown)));
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) => return fail(e),
+    let opened = match open_at(path, shown) {
+        Ok(o) => o,
+        Err(e) => return Ok(ToolOutput::error(e)),
     };
-    if meta.is_dir() {
-        return Ok(ToolOutput::error(format!(
-            "Is a directory: {shown} (use list_dir)"
-        )));
+    match opened.kind() {
+        Kind::File => {}
+        Kind::Folder => {
+            return Ok(ToolOutput::error(format!(
+                "Is a directory: {shown} (use list_dir)"
+            )));
+        }
+        Kind::Link | Kind::Other => return Ok(ToolOutput::error(format!("Not a regular file: {shown}"))),
     }
-    if !meta.is_file() {
-        return Ok(ToolOutput::error(format!("Not a regular file: {shown}")));
-    }
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) => return fail(e),
-    };
+    let size = opened.len();
+    let mut file = opened.file;
     let mut chunk = vec![0u8; CHUNK];
     let mut filled = 0;
     // The first read may be short; fill the sniff window before deciding.
@@ -106,8 +110,7 @@ fn read(
     }
     if chunk[..filled].contains(&0) {
         return Ok(ToolOutput::error(format!(
-            "Binary file: {shown} ({} bytes); file_read shows text files only",
-            meta.len()
+            "Binary file: {shown} ({size} bytes); file_read shows text files only"
         )));
     }
 
@@ -139,7 +142,7 @@ fn read(
     let next_line = offset + window.kept_newlines().max(u64::from(long_line));
     let whole_file = offset == 1 && limit.is_none();
     let total = if whole_file {
-        Total::Exact(meta.len())
+        Total::Exact(size)
     } else if stopped_early && window.out.is_full() {
         Total::AtLeast(window.out.total())
     } else {

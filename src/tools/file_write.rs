@@ -1,10 +1,11 @@
 //! The `file_write` tool: writes a whole file atomically (temporary file + rename), creating
-//! parent directories and keeping an existing file's permissions.
+//! parent directories and keeping an existing file's permissions; at exactly the place
+//! the path was judged to lead to (`fsutil::place`), or nowhere.
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::fsutil::{atomic_write, resolve};
+use super::fsutil::{place, write_at};
 use super::params::Params;
 use super::walk;
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
@@ -39,14 +40,17 @@ impl Tool for FileWrite {
         let p = Params::new(&args, &schema)?;
         let shown = p.non_empty_string("path")?.to_string();
         let content = p.string("content")?.to_string();
-        let path = resolve(ctx, &shown);
         let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {
-            if let Err(why) = sandbox.may_write(&path) {
+            let (given, real) = match place(&sandbox, &shown) {
+                Ok(p) => p,
+                Err(e) => return Ok(ToolOutput::error(e)),
+            };
+            if let Err(why) = sandbox.may_write(&real, &given) {
                 return Ok(ToolOutput::sandbox_denied(why));
             }
             let n = content.len();
-            Ok(match atomic_write(&path, &shown, content.as_bytes()) {
+            Ok(match write_at(&real, &shown, content.as_bytes()) {
                 Ok(()) => ToolOutput::new(
                     json!({"output": format!("Wrote {n} bytes to {shown}"), "bytes": n}),
                     format!("wrote {n} bytes"),

@@ -1,5 +1,8 @@
 //! The `glob` tool: finds files whose path under a directory matches a glob pattern,
 //! walking like ripgrep (ignore files honoured, `.git` skipped). Sorted, capped output.
+//! The directory is the place its path was judged to lead to (`fsutil::place`), and no
+//! link is followed beneath it: not on the way to where a pattern's literal start
+//! begins the walk, not during the walk.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -10,11 +13,12 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
 use serde_json::{Map, Value, json};
 
-use super::fsutil::{describe, resolve};
+use super::fsutil::{open_folder, place};
 use super::output::SortedCapped;
 use super::params::Params;
 use super::walk::{self, Stop};
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
+use crate::beneath::Folder;
 
 pub(crate) struct Glob;
 
@@ -53,7 +57,6 @@ impl Tool for Glob {
         let pattern = p.non_empty_string("pattern")?;
         let given = p.opt_string("path")?.map(str::to_string);
         let shown = given.clone().unwrap_or_else(|| ".".into());
-        let base = resolve(ctx, &shown);
 
         if Path::new(pattern).is_absolute() {
             return Ok(ToolOutput::error(format!(
@@ -74,15 +77,16 @@ impl Tool for Glob {
                 )));
             }
         };
-        match std::fs::metadata(&base) {
-            Err(e) => return Ok(ToolOutput::error(describe(&e, "Path", &shown))),
-            Ok(m) if !m.is_dir() => return Ok(ToolOutput::error(format!("Not a directory: {shown}"))),
-            Ok(_) => {}
-        }
+        let (base, folder) = match place(ctx, &shown)
+            .and_then(|(_, real)| open_folder(&real, &shown, "Path").map(|f| (real, f)))
+        {
+            Ok(at) => at,
+            Err(e) => return Ok(ToolOutput::error(e)),
+        };
 
         let cap = ctx.max_output_size;
         let (found, count, stopped) = walk::run_blocking(ctx, move |stop| {
-            let (found, count) = search(&base, given.as_deref(), &pattern, &matcher, cap, stop);
+            let (found, count) = search(&base, &folder, given.as_deref(), &pattern, &matcher, cap, stop);
             (found, count, stop.timed_out())
         })
         .await?;
@@ -127,6 +131,7 @@ fn max_depth(pattern: &str) -> Option<usize> {
 
 fn search(
     base: &Path,
+    folder: &Folder,
     given: Option<&str>,
     pattern: &str,
     matcher: &GlobMatcher,
@@ -137,7 +142,9 @@ fn search(
     let root = base.join(&prefix);
     let found = Mutex::new(SortedCapped::new(cap));
     let count = AtomicU64::new(0);
-    if !root.is_dir() {
+    // The walk starts at the pattern's literal start: a real folder beneath the base, not
+    // one reached through a link (the walk itself follows none).
+    if folder.walk(&prefix, false).is_err() {
         return (found.into_inner().unwrap_or_else(|e| e.into_inner()), 0);
     }
     let depth = max_depth(pattern).map(|d| d.saturating_sub(prefix.components().count()));

@@ -1,10 +1,12 @@
 //! The `grep` tool: searches file contents with a regex like ripgrep does (grep-searcher,
 //! grep-regex, the `ignore` walker): ignored and binary files are skipped, results are
-//! `path:line: text`, sorted by path, capped while collected. Files a `file_read` deny rule
-//! covers are not searched.
+//! `path:line: text`, sorted by path, capped while collected. The file or directory is
+//! the place its path was judged to lead to (`fsutil::place`); every file it reads is
+//! opened beneath it without following a link, so what it reads is what lies there. Files
+//! a `file_read` deny rule covers are not searched.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -15,11 +17,12 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use ignore::WalkState;
 use serde_json::{Map, Value, json};
 
-use super::fsutil::{describe, resolve};
+use super::fsutil::{open_at, place};
 use super::output::{SortedCapped, content_limit};
 use super::params::Params;
 use super::walk::{self, Stop};
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
+use crate::beneath::{Folder, Kind};
 use crate::permissions::unreadable::Unreadable;
 
 /// Longest line shown; the rest of a longer line (minified code) is elided.
@@ -77,7 +80,6 @@ impl Tool for Grep {
         let file_glob = p.opt_string("glob")?.map(str::to_string);
         let case_insensitive = p.opt_bool("case_insensitive")?.unwrap_or(false);
         let shown = given.clone().unwrap_or_else(|| ".".into());
-        let base = resolve(ctx, &shown);
 
         let matcher = match RegexMatcherBuilder::new()
             .case_insensitive(case_insensitive)
@@ -91,42 +93,58 @@ impl Tool for Grep {
             Ok(f) => f,
             Err(e) => return Ok(ToolOutput::error(e)),
         };
-        let meta = match std::fs::metadata(&base) {
-            Ok(m) => m,
-            Err(e) => return Ok(ToolOutput::error(describe(&e, "Path", &shown))),
+        let base = match place(ctx, &shown) {
+            Ok((_, real)) => real,
+            Err(e) => return Ok(ToolOutput::error(e)),
+        };
+        let opened = match open_at(&base, &shown) {
+            Ok(o) => o,
+            Err(e) => {
+                return Ok(ToolOutput::error(e.replacen(
+                    "File not found",
+                    "Path not found",
+                    1,
+                )));
+            }
         };
         // A FIFO, a socket or a device (`/dev/tty`) could block the read forever, past the
         // timeout (a walk skips them; a path given by name is refused, as file_read does).
-        if !meta.is_dir() && !meta.is_file() {
-            return Ok(ToolOutput::error(format!("Not a regular file: {shown}")));
-        }
+        let is_dir = match opened.kind() {
+            Kind::Folder => true,
+            Kind::File => false,
+            Kind::Link | Kind::Other => return Ok(ToolOutput::error(format!("Not a regular file: {shown}"))),
+        };
         // A `file_read` deny rule keeps a file from the model: not searched.
         let unreadable = ctx.unreadable.clone();
-        if meta.is_file() && unreadable.as_ref().is_some_and(|u| u.covers(&base)) {
+        if !is_dir && unreadable.as_ref().is_some_and(|u| u.covers_real(&base)) {
             return Ok(ToolOutput::error(format!(
                 "Not searched: {shown} is covered by a file_read deny rule"
             )));
         }
-        let real_base = unreadable
-            .as_ref()
-            .map(|_| base.canonicalize().unwrap_or_else(|_| base.clone()));
+        let folder = if is_dir {
+            match super::fsutil::open_folder(&base, &shown, "Path") {
+                Ok(f) => Some(f),
+                Err(e) => return Ok(ToolOutput::error(e)),
+            }
+        } else {
+            None
+        };
 
         let cap = ctx.max_output_size;
         let (found, totals, stopped, text_file) = walk::run_blocking(ctx, move |stop| {
             let job = Job {
                 matcher,
                 filter,
-                unreadable: unreadable.zip(real_base),
+                unreadable,
                 cap,
                 found: Mutex::new(SortedCapped::new(cap)),
                 lines: AtomicU64::new(0),
                 files: AtomicU64::new(0),
             };
             let mut text_file = true;
-            if meta.is_dir() {
-                job.walk(&base, given.as_deref(), stop);
-            } else {
-                text_file = job.search_file(&mut searcher(), &base, shown.clone());
+            match &folder {
+                Some(folder) => job.walk(&base, folder, given.as_deref(), stop),
+                None => text_file = job.search_file(&mut searcher(), &opened.file, shown.clone()),
             }
             let totals = (
                 job.lines.load(Ordering::Relaxed),
@@ -200,8 +218,8 @@ fn searcher() -> Searcher {
 struct Job {
     matcher: RegexMatcher,
     filter: Option<FileFilter>,
-    /// Files a `file_read` deny rule covers, and the searched folder resolved.
-    unreadable: Option<(Arc<Unreadable>, std::path::PathBuf)>,
+    /// Files a `file_read` deny rule covers.
+    unreadable: Option<Arc<Unreadable>>,
     cap: usize,
     found: Mutex<SortedCapped>,
     lines: AtomicU64,
@@ -209,9 +227,11 @@ struct Job {
 }
 
 impl Job {
-    fn walk(&self, base: &Path, given: Option<&str>, stop: &Stop) {
+    fn walk(&self, base: &Path, folder: &Folder, given: Option<&str>, stop: &Stop) {
         walk::builder(base).build_parallel().run(|| {
             let mut searcher = searcher();
+            // The folder the last file was in (files of one folder come together).
+            let mut last: Option<(PathBuf, Folder)> = None;
             Box::new(move |entry| {
                 if stop.should_stop() {
                     return WalkState::Quit;
@@ -229,19 +249,21 @@ impl Job {
                 if self.filter.as_ref().is_some_and(|f| !f.accepts(rel)) {
                     return WalkState::Continue;
                 }
-                if let Some((u, real)) = &self.unreadable
-                    && u.covers_real(&real.join(rel))
-                {
+                if self.unreadable.as_ref().is_some_and(|u| u.covers_real(&base.join(rel))) {
                     return WalkState::Continue;
                 }
-                let _ = self.search_file(&mut searcher, entry.path(), walk::display_join(given, rel));
+                // Read beneath the base, never through a link: a folder the walk listed that
+                // became a link since is not followed.
+                if let Some(file) = open_beneath(folder, rel, &mut last) {
+                    let _ = self.search_file(&mut searcher, &file, walk::display_join(given, rel));
+                }
                 WalkState::Continue
             })
         });
     }
 
     /// Searches one file; returns false when it turned out to be binary.
-    fn search_file(&self, searcher: &mut Searcher, path: &Path, shown: String) -> bool {
+    fn search_file(&self, searcher: &mut Searcher, file: &std::fs::File, shown: String) -> bool {
         let mut sink = Collect {
             shown: &shown,
             text: String::new(),
@@ -251,7 +273,7 @@ impl Job {
             binary: false,
         };
         // Unreadable files are skipped, as ripgrep does when walking.
-        if searcher.search_path(&self.matcher, path, &mut sink).is_err() || sink.binary || sink.count == 0 {
+        if searcher.search_file(&self.matcher, file, &mut sink).is_err() || sink.binary || sink.count == 0 {
             return !sink.binary;
         }
         self.lines.fetch_add(sink.count, Ordering::Relaxed);
@@ -261,6 +283,21 @@ impl Job {
             found.insert(shown, text, total);
         }
         true
+    }
+}
+
+/// Opens file `rel` beneath `base` for reading, every folder on the way opened from the
+/// one above without following a link (`last` keeps the folder of the previous file);
+/// `None` for what cannot be read so, or is not a regular file.
+fn open_beneath(base: &Folder, rel: &Path, last: &mut Option<(PathBuf, Folder)>) -> Option<std::fs::File> {
+    let (parent, name) = (rel.parent()?, rel.file_name()?);
+    if last.as_ref().is_none_or(|(p, _)| p != parent) {
+        *last = Some((parent.to_path_buf(), base.walk(parent, false).ok()?));
+    }
+    let (_, folder) = last.as_ref()?;
+    match folder.open_read(name) {
+        Ok(Some((file, st))) if Kind::of(&st) == Kind::File => Some(file),
+        _ => None,
     }
 }
 

@@ -1,17 +1,20 @@
 //! The `list_dir` tool: one directory's entries with type and size, directories first,
-//! sorted by name; non-UTF-8 names shown lossily; capped output.
+//! sorted by name; non-UTF-8 names shown lossily; capped output. Lists the folder at
+//! exactly the place the path was judged to lead to (`fsutil::place`), through its
+//! descriptor; an entry that is a link is shown as one, never followed.
 
-use std::fs;
+use std::ffi::OsStr;
 use std::path::Path;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
-use super::fsutil::{describe, resolve};
+use super::fsutil::{describe_place, open_folder, place};
 use super::output::CappedBuf;
 use super::params::Params;
 use super::walk;
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
+use crate::beneath::{Folder, Kind};
 
 pub(crate) struct ListDir;
 
@@ -40,9 +43,13 @@ impl Tool for ListDir {
         let schema = self.schema();
         let p = Params::new(&args, &schema)?;
         let shown = p.opt_string("path")?.unwrap_or(".").to_string();
-        let path = resolve(ctx, &shown);
         let cap = ctx.max_output_size;
-        walk::run_blocking(ctx, move |_| Ok(list(&path, &shown, cap))).await?
+        let at = ctx.clone();
+        walk::run_blocking(ctx, move |_| match place(&at, &shown) {
+            Ok((_, real)) => Ok(list(&real, &shown, cap)),
+            Err(e) => Ok(ToolOutput::error(e)),
+        })
+        .await?
     }
 }
 
@@ -53,16 +60,15 @@ struct Entry {
 }
 
 fn list(path: &Path, shown: &str, cap: usize) -> ToolOutput {
-    match fs::metadata(path) {
-        Err(e) => return ToolOutput::error(describe(&e, "Directory", shown)),
-        Ok(m) if !m.is_dir() => return ToolOutput::error(format!("Not a directory: {shown}")),
-        Ok(_) => {}
-    }
-    let reader = match fs::read_dir(path) {
-        Ok(r) => r,
-        Err(e) => return ToolOutput::error(describe(&e, "Directory", shown)),
+    let folder = match open_folder(path, shown, "Directory") {
+        Ok(f) => f,
+        Err(e) => return ToolOutput::error(e),
     };
-    let mut entries: Vec<Entry> = reader.filter_map(Result::ok).map(|e| entry(&e)).collect();
+    let names = match folder.names() {
+        Ok(n) => n,
+        Err(e) => return ToolOutput::error(describe_place(&e, "Directory", shown)),
+    };
+    let mut entries: Vec<Entry> = names.iter().map(|n| entry(&folder, n)).collect();
     entries.sort_by(|a, b| {
         (a.kind != "dir")
             .cmp(&(b.kind != "dir"))
@@ -88,37 +94,40 @@ fn list(path: &Path, shown: &str, cap: usize) -> ToolOutput {
     ToolOutput::new(Value::Object(result), summary)
 }
 
-fn entry(e: &fs::DirEntry) -> Entry {
-    let name = e.file_name().to_string_lossy().into_owned();
-    match e.metadata() {
-        Ok(m) if m.is_dir() => Entry {
+fn entry(folder: &Folder, name: &OsStr) -> Entry {
+    let shown = name.to_string_lossy().into_owned();
+    let Ok(Some(st)) = folder.stat(name) else {
+        return Entry {
+            kind: "?",
+            size: None,
+            name: shown,
+        };
+    };
+    match Kind::of(&st) {
+        Kind::Folder => Entry {
             kind: "dir",
             size: None,
-            name: format!("{name}/"),
+            name: format!("{shown}/"),
         },
-        Ok(m) if m.is_file() => Entry {
+        Kind::File => Entry {
             kind: "file",
-            size: Some(m.len()),
-            name,
+            size: u64::try_from(st.st_size).ok(),
+            name: shown,
         },
-        Ok(m) if m.file_type().is_symlink() => {
-            let target = fs::read_link(e.path())
+        Kind::Link => {
+            let target = folder
+                .read_link(name)
                 .map_or_else(|_| "?".to_string(), |t| t.to_string_lossy().into_owned());
             Entry {
                 kind: "link",
                 size: None,
-                name: format!("{name} -> {target}"),
+                name: format!("{shown} -> {target}"),
             }
         }
-        Ok(_) => Entry {
+        Kind::Other => Entry {
             kind: "other",
             size: None,
-            name,
-        },
-        Err(_) => Entry {
-            kind: "?",
-            size: None,
-            name,
+            name: shown,
         },
     }
 }

@@ -62,6 +62,19 @@ pub struct ToolContext {
     pub sandbox: Option<Arc<launcher::Confinement>>,
     /// Files `file_read` deny rules keep from the model: `grep` does not read them.
     pub unreadable: Option<Arc<crate::permissions::unreadable::Unreadable>>,
+    /// For a file tool's call, the place the permission decision judged; the tool reads
+    /// or writes exactly there, never where the path leads by the time it runs. `None`
+    /// (no decision, as in `ikigai tool`): the tool resolves the path itself, once.
+    pub pinned: Option<Pinned>,
+}
+
+/// The path a permission decision judged for a file tool: the `path` argument as given
+/// and where it led then — absolute, every link followed, no `..` (`None`: nowhere, a
+/// link loop).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pinned {
+    pub given: String,
+    pub real: Option<PathBuf>,
 }
 
 impl ToolContext {
@@ -76,6 +89,7 @@ impl ToolContext {
             images: &[],
             sandbox: None,
             unreadable: None,
+            pinned: None,
         }
     }
 
@@ -90,6 +104,7 @@ impl ToolContext {
             images: &[],
             sandbox: None,
             unreadable: None,
+            pinned: None,
         }
     }
 
@@ -106,11 +121,12 @@ impl ToolContext {
         self
     }
 
-    /// Whether a built-in tool may write `path` (absolute) under the sandbox; `Err` says
-    /// what the sandbox denied, worded like a command's denial.
-    pub(crate) fn may_write(&self, path: &Path) -> Result<(), String> {
+    /// Whether a built-in tool may write `real` (where `given`, absolute, leads: see
+    /// `fsutil::place`) under the sandbox; `Err` says what the sandbox denied, worded like
+    /// a command's denial.
+    pub(crate) fn may_write(&self, real: &Path, given: &Path) -> Result<(), String> {
         match &self.sandbox {
-            Some(c) => crate::permissions::sandbox_writes::check(c, path),
+            Some(c) => crate::permissions::sandbox_writes::check_resolved(c, real, given),
             None => Ok(()),
         }
     }

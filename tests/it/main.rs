@@ -19,6 +19,7 @@ mod example_tools;
 mod external_tools;
 mod external_tools_e2e;
 mod fixtures_replay;
+mod fs_races;
 mod hostile_nesting_e2e;
 mod hostile_text_e2e;
 mod images;

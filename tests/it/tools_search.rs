@@ -317,3 +317,40 @@ async fn grep_refuses_a_fifo_instead_of_hanging() {
     let e = run("grep", json!({"pattern": "TODO"}), &c).await;
     assert!(e.success);
 }
+
+#[tokio::test]
+async fn no_search_starts_or_reads_through_a_link_beneath_its_folder() {
+    let d = tree();
+    let p = d.path().canonicalize().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write(out.path(), "secret.rs", "SECRET outside\n");
+    symlink(out.path(), p.join("link")).unwrap();
+    let c = ctx(&p);
+    // A pattern's literal start is where the walk begins: not through a link.
+    let e = run("glob", json!({"pattern": "link/*.rs"}), &c).await;
+    assert_eq!(result(&e)["count"], 0, "{}", output(&e));
+    let e = run("glob", json!({"pattern": "**/*.rs"}), &c).await;
+    assert_eq!(result(&e)["count"], 3);
+    let e = run("grep", json!({"pattern": "SECRET"}), &c).await;
+    assert_eq!(result(&e)["count"], 0);
+
+    // The folder judged was `src`; by the time the search runs it is a link out.
+    let mut c = ctx(&p);
+    c.pinned = Some(ikigai::tools::Pinned {
+        given: "src".into(),
+        real: Some(p.join("src")),
+    });
+    std::fs::rename(p.join("src"), p.join("src.was")).unwrap();
+    symlink(out.path(), p.join("src")).unwrap();
+    for (tool, args) in [
+        ("grep", json!({"pattern": "SECRET", "path": "src"})),
+        ("glob", json!({"pattern": "*.rs", "path": "src"})),
+    ] {
+        let e = run(tool, args, &c).await;
+        assert!(
+            op_error(&e).contains("changed while it was being reached"),
+            "{tool}: {}",
+            op_error(&e)
+        );
+    }
+}

@@ -1,12 +1,16 @@
-//! file_write and file_edit on real files: shapes, parent creation, kept permissions, and
-//! failures that leave the original untouched.
+//! file_write and file_edit on real files: shapes, parent creation, kept permissions,
+//! failures that leave the original untouched, and the place a call acts on: the one its
+//! decision judged, whatever a folder on the way became since (every kind of link), a
+//! hard link's name and never the file it shares, never a FIFO.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 
 use crate::tools_util::*;
+use ikigai::tools::Pinned;
 use serde_json::json;
 
 fn mode(p: &std::path::Path) -> u32 {
@@ -240,4 +244,147 @@ async fn file_edit_works_on_non_utf8_files() {
     .await;
     assert_eq!(result(&e)["replacements"], 1);
     assert_eq!(fs::read(&p).unwrap(), b"caf\xe9 = new\n");
+}
+
+/// A project `ws` and a folder `out` beside it (canonical): `ws/d/x.txt` holds "old\n",
+/// `out/x.txt` and `ws/.git/hooks/x.txt` files of the same name.
+fn judged_place() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let base = t.path().canonicalize().unwrap();
+    let (ws, out) = (base.join("ws"), base.join("out"));
+    write(&ws, "d/x.txt", "old\n");
+    write(&ws, ".git/hooks/x.txt", "old hook\n");
+    write(&out, "x.txt", "old outside\n");
+    (t, ws, out)
+}
+
+/// Every entry under `dir` with its content, never through a link.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let m = fs::symlink_metadata(&p).unwrap();
+        if m.is_dir() {
+            out.push((p.clone(), Vec::new()));
+            out.extend(snapshot(&p));
+        } else if m.is_file() {
+            out.push((p.clone(), fs::read(&p).unwrap()));
+        } else {
+            out.push((
+                p.clone(),
+                fs::read_link(&p).unwrap().into_os_string().into_encoded_bytes(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn a_call_acts_on_the_place_its_decision_judged_whatever_a_folder_became_since() {
+    // Each way `d` can lead elsewhere by the time the call runs, after the decision saw
+    // it a plain folder.
+    type Target = fn(&Path, &Path) -> PathBuf;
+    let forms: [(&str, Target); 8] = [
+        ("an absolute link out", |_, out| out.to_path_buf()),
+        ("a relative link out", |_, _| PathBuf::from("../out")),
+        ("a link to .git/hooks", |ws, _| ws.join(".git/hooks")),
+        ("a relative link inside", |_, _| PathBuf::from(".git/hooks")),
+        ("a magic link of /proc", |_, out| {
+            PathBuf::from(format!("/proc/self/root{}", out.display()))
+        }),
+        ("a link to a link", |ws, out| {
+            std::os::unix::fs::symlink(out, ws.join("hop")).unwrap();
+            ws.join("hop")
+        }),
+        ("a dangling link", |_, out| out.join("missing")),
+        ("a link to itself", |ws, _| ws.join("d")),
+    ];
+    for (form, target) in forms {
+        let (_t, ws, out) = judged_place();
+        let mut c = ctx(&ws);
+        c.pinned = Some(Pinned {
+            given: "d/x.txt".into(),
+            real: Some(ws.join("d/x.txt")),
+        });
+        fs::rename(ws.join("d"), ws.join("d.was")).unwrap();
+        let to = target(&ws, &out);
+        std::os::unix::fs::symlink(&to, ws.join("d")).unwrap();
+        let (outside, hooks) = (snapshot(&out), snapshot(&ws.join(".git")));
+        let calls = [
+            ("file_write", json!({"path": "d/x.txt", "content": "model\n"})),
+            (
+                "file_edit",
+                json!({"path": "d/x.txt", "old_string": "old", "new_string": "new"}),
+            ),
+            ("file_read", json!({"path": "d/x.txt"})),
+            ("list_dir", json!({"path": "d/x.txt"})),
+        ];
+        for (tool, args) in calls {
+            let e = run(tool, args, &c).await;
+            let error = op_error(&e);
+            assert!(
+                error.contains("changed while it was being reached")
+                    && error.contains("is a symbolic link now"),
+                "{form}, {tool}: {error}"
+            );
+        }
+        assert_eq!(snapshot(&out), outside, "{form}");
+        assert_eq!(snapshot(&ws.join(".git")), hooks, "{form}");
+        assert_eq!(fs::read_to_string(ws.join("d.was/x.txt")).unwrap(), "old\n");
+        no_temp_files(&ws);
+        no_temp_files(&ws.join("d.was"));
+    }
+}
+
+#[tokio::test]
+async fn writing_through_a_hard_link_replaces_the_name_never_the_file_it_shares() {
+    let (_t, ws, out) = judged_place();
+    for name in ["a.sh", "b.sh"] {
+        write(&out, name, "#!/bin/sh\nold\n");
+        fs::set_permissions(out.join(name), fs::Permissions::from_mode(0o6755)).unwrap();
+        fs::hard_link(out.join(name), ws.join(name)).unwrap();
+    }
+    let c = ctx(&ws);
+    let e = run(
+        "file_edit",
+        json!({"path": "a.sh", "old_string": "old", "new_string": "new"}),
+        &c,
+    )
+    .await;
+    assert!(e.success, "{}", e.envelope);
+    let e = run(
+        "file_write",
+        json!({"path": "b.sh", "content": "#!/bin/sh\nnew\n"}),
+        &c,
+    )
+    .await;
+    assert!(e.success, "{}", e.envelope);
+    for name in ["a.sh", "b.sh"] {
+        assert_eq!(fs::read_to_string(ws.join(name)).unwrap(), "#!/bin/sh\nnew\n");
+        assert_eq!(fs::read_to_string(out.join(name)).unwrap(), "#!/bin/sh\nold\n");
+        assert_eq!(fs::metadata(out.join(name)).unwrap().nlink(), 1, "{name}");
+        // The mode is kept, less the set-user-ID and set-group-ID bits: rewritten with
+        // new content, the file is not the program that was given them.
+        assert_eq!(mode(&ws.join(name)), 0o755, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_fifo_or_device_is_not_replaced_by_a_write() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("pipe");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let c = ctx(d.path());
+    let e = run("file_write", json!({"path": "pipe", "content": "x"}), &c).await;
+    assert_eq!(op_error(&e), "Not a regular file: pipe");
+    let e = run(
+        "file_edit",
+        json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+        &c,
+    )
+    .await;
+    assert_eq!(op_error(&e), "Not a regular file: pipe");
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    no_temp_files(d.path());
 }

@@ -425,3 +425,144 @@ fn checkpoints_and_bash_never_run_a_program_the_repository_put_on_path() {
         );
     }
 }
+
+/// A folder outside the project (beside it, in the same home) holding `files`.
+fn outside(p: &Project, files: &[(&str, &str)]) -> PathBuf {
+    let out = p.home.path().join("outside");
+    std::fs::create_dir_all(&out).unwrap();
+    for (name, text) in files {
+        std::fs::write(out.join(name), text).unwrap();
+    }
+    out
+}
+
+#[test]
+fn undo_never_follows_a_folder_that_became_a_link_since_the_turn() {
+    let p = Project::new(&[("README", "a project\n")]);
+    std::fs::create_dir(p.path("d")).unwrap();
+    std::fs::write(p.path("d/old.txt"), "old\n").unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[
+        ("c1", "file_write", &write("d/new.txt", "made\n")),
+        ("c2", "file_edit", &edit("d/old.txt", "old", "edited")),
+    ]));
+    fake.push(Reply::text("Done."));
+    let out = p.run(&fake, &[], "change\n");
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    // Since the turn, the folder was swapped for a link to a folder outside holding
+    // files of the same names.
+    let outside = outside(&p, &[("new.txt", "mine\n"), ("old.txt", "mine too\n")]);
+    std::fs::rename(p.path("d"), p.path("d.moved")).unwrap();
+    std::os::unix::fs::symlink(&outside, p.path("d")).unwrap();
+    let undone = p.undo(&["--force"]);
+    let said = s(&undone.stdout);
+    assert_eq!(
+        undone.status.code(),
+        Some(1),
+        "some files were not put back: {said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("new.txt")).unwrap(),
+        "mine\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("old.txt")).unwrap(),
+        "mine too\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        2,
+        "nothing was added outside"
+    );
+    for name in ["d/new.txt", "d/old.txt"] {
+        assert!(
+            said.contains(&format!("not restored: {name}: "))
+                && said.contains("is a symbolic link (not followed)"),
+            "{name}: {said}"
+        );
+    }
+}
+
+#[test]
+fn an_edit_through_a_link_is_undone_at_the_file_it_changed() {
+    let p = Project::new(&[("real.txt", "one\n")]);
+    std::os::unix::fs::symlink("real.txt", p.path("link.txt")).unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[(
+        "c1",
+        "file_edit",
+        &edit("link.txt", "one", "two"),
+    )]));
+    fake.push(Reply::text("Done."));
+    let out = p.run(&fake, &[], "change\n");
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert_eq!(p.read("real.txt").as_deref(), Some("two\n"));
+    let undone = p.undo(&[]);
+    assert_eq!(
+        undone.status.code(),
+        Some(0),
+        "{}{}",
+        s(&undone.stdout),
+        s(&undone.stderr)
+    );
+    assert_eq!(p.read("real.txt").as_deref(), Some("one\n"));
+    assert!(
+        std::fs::symlink_metadata(p.path("link.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        s(&undone.stdout).contains("restored real.txt (+1 −1)"),
+        "{}",
+        s(&undone.stdout)
+    );
+}
+
+#[test]
+fn a_file_replaced_since_by_a_link_or_a_hard_link_is_put_back_as_the_name_it_is() {
+    let p = Project::new(&[("edited.txt", "before\n")]);
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[
+        ("c1", "file_edit", &edit("edited.txt", "before", "after")),
+        ("c2", "file_write", &write("created.txt", "new\n")),
+    ]));
+    fake.push(Reply::text("Done."));
+    let out = p.run(&fake, &[], "change\n");
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    // Since the turn: the edited file is a hard link to a file outside, the created one a
+    // link to another.
+    let outside = outside(&p, &[("hard.txt", "outside\n"), ("soft.txt", "outside\n")]);
+    std::fs::remove_file(p.path("edited.txt")).unwrap();
+    std::fs::hard_link(outside.join("hard.txt"), p.path("edited.txt")).unwrap();
+    std::fs::remove_file(p.path("created.txt")).unwrap();
+    std::os::unix::fs::symlink(outside.join("soft.txt"), p.path("created.txt")).unwrap();
+    let undone = p.undo(&["--force"]);
+    assert_eq!(
+        undone.status.code(),
+        Some(0),
+        "{}{}",
+        s(&undone.stdout),
+        s(&undone.stderr)
+    );
+    assert_eq!(p.read("edited.txt").as_deref(), Some("before\n"));
+    assert!(
+        std::fs::symlink_metadata(p.path("created.txt")).is_err(),
+        "the link is removed"
+    );
+    use std::os::unix::fs::MetadataExt;
+    let hard = std::fs::metadata(outside.join("hard.txt")).unwrap();
+    assert_eq!(
+        hard.nlink(),
+        1,
+        "the project's name for it was replaced, not the file"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("hard.txt")).unwrap(),
+        "outside\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("soft.txt")).unwrap(),
+        "outside\n"
+    );
+}

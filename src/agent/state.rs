@@ -89,6 +89,8 @@ pub struct AgentState {
     pub(crate) gate: Gatekeeping,
     /// What the session's turns changed, for `/undo` (driven by `undo.rs`).
     pub(crate) checkpoints: crate::checkpoints::Checkpoints,
+    /// The server's answer about its window, while in flight (driven by `window.rs`).
+    pub(crate) probe: super::window::Probe,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -143,6 +145,7 @@ impl AgentState {
             },
             gate,
             checkpoints,
+            probe: Default::default(),
         }
     }
 
@@ -164,6 +167,7 @@ impl AgentState {
     /// Uses `model` of the current provider (whose own configured window is `window`, 0
     /// when unknown) from the next request on; the budget follows its window.
     pub fn set_model(&mut self, model: String, window: u64) {
+        self.probe.forget();
         self.budget
             .provider_changed(&self.runtime.config, self.runtime.provider.spec(), window, &model);
         self.runtime.model = model;

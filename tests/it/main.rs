@@ -85,3 +85,4 @@ mod vendor_ends;
 mod vendor_fixtures;
 mod vendor_switch;
 mod web_fetch_e2e;
+mod window_probe;

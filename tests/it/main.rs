@@ -41,6 +41,7 @@ mod permissions_tui;
 mod piped_discovery;
 mod plain_changes;
 mod plan_e2e;
+mod prompt_prefix;
 mod provider_redirects;
 mod readonly_git;
 mod reasoning_display;

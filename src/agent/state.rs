@@ -109,7 +109,12 @@ impl AgentState {
         // Checkpoints are stored with the session: a run that keeps no session keeps none.
         let limit = setup.config.checkpoint_limit_mb.saturating_mul(1_000_000);
         let checkpoints = match setup.sessions {
-            Some(_) => crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), limit),
+            Some(_) => {
+                let mut c = crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), limit);
+                // The tree is known before the first command runs (taken meanwhile).
+                c.track();
+                c
+            }
             None => crate::checkpoints::Checkpoints::new(setup.cwd.clone(), None, limit),
         };
         AgentState {

@@ -9,6 +9,7 @@ mod tools_util;
 
 mod agent_every_tool;
 mod agent_loop;
+mod checkpoints_tracked;
 mod cli_binary;
 mod compaction_notice_e2e;
 mod costs;

@@ -34,6 +34,8 @@ bench: deps
 	@bash scripts/bench-process.sh
 	@bash scripts/bench-compare.sh
 	@bash scripts/bench-long-session.sh
+	@bash scripts/bench-reexec.sh
+	@bash scripts/bench-checkpoints.sh
 
 # The small-model task suite (evals/tasks) against a llama-server at EVAL_URL (native tool
 # calls, then the text protocol) and the in-process engine, each with the 0.5B test model.

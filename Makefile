@@ -34,6 +34,8 @@ bench: deps
 	@bash scripts/bench-process.sh
 	@bash scripts/bench-compare.sh
 	@bash scripts/bench-long-session.sh
+	@bash scripts/bench-reexec.sh
+	@bash scripts/bench-checkpoints.sh
 
 # The small-model suite (evals/questions, evals/coding) with the local model EVAL_MODEL
 # (0.5b, the default, or 1.5b): native tool calls and the text protocol through

@@ -134,6 +134,7 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         records: n,
         interrupted: Vec::new(),
         checkpoints: Vec::new(),
+        began: String::new(),
     };
     let setup = AgentSetup {
         config: config.clone(),

@@ -5,6 +5,9 @@
 #   KINDS="openai-chat openai-responses anthropic google"   the kinds to measure
 #   PROFILE=release                  or `debug` to check the script quickly (numbers mean
 #                                    nothing then)
+#   BEFORE=/path/to/an/older/ikigai  measured too, right after ours, against the same fake
+# No `context_window` is set: with openai-chat (a loopback base_url) the server is asked
+# for its window, as a local server is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${RUNS:-40}"
@@ -25,10 +28,14 @@ for kind in $kinds; do
     openai-responses|anthropic|google) provider="$kind" ;;
     *) echo "bench-process: unknown kind $kind" >&2; exit 2 ;;
   esac
-  coproc VENDOR { exec "$dir/examples/fake_vendor" "$((2 * runs + 5))" --kind "$kind"; }
+  coproc VENDOR { exec "$dir/examples/fake_vendor" "$((4 * runs + 10))" --kind "$kind"; }
   read -r base_url <&"${VENDOR[0]}"
   echo "== $kind (--provider $provider, $profile build)"
   python3 scripts/measure_process.py "$PWD/$dir/ikigai" "$base_url" "$runs" "$provider"
+  if [ -n "${BEFORE:-}" ]; then
+    echo "-- before: $BEFORE"
+    python3 scripts/measure_process.py "$BEFORE" "$base_url" "$runs" "$provider"
+  fi
   vendor_pid=$VENDOR_PID
   exec {VENDOR[1]}>&-
   wait "$vendor_pid"

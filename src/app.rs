@@ -338,7 +338,12 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
     let system_prompt = match config.system_prompt.clone() {
         Some(p) => p,
         None => {
-            let p = crate::agent::prompt::default_prompt(&cwd);
+            // A resumed session keeps its date: the prompt stays the bytes it was.
+            let date = resumed
+                .as_ref()
+                .and_then(|r| crate::agent::prompt::date_of(&r.began))
+                .unwrap_or_else(crate::agent::prompt::today);
+            let p = crate::agent::prompt::default_prompt(&cwd, &date);
             for text in p.notices {
                 let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
             }

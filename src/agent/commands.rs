@@ -129,6 +129,8 @@ async fn resume(st: &mut AgentState, prefix: &str) {
 
 /// `/compact [instructions]`: summarise the conversation now.
 pub(crate) async fn compact(st: &mut AgentState, instructions: Option<&str>) {
+    // The summary is sized to the window.
+    super::window::settle(st).await;
     if let Err(e) = super::compact::run(st, instructions).await {
         st.notice(NoticeLevel::Warning, format!("/compact: {e}"));
     }

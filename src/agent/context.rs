@@ -12,6 +12,7 @@ use super::budget::{Budget, WindowSource};
 use super::compact::{self, CompactError};
 use super::elide::{self, KEEP_NEWEST, Plan};
 use super::state::AgentState;
+use super::window;
 use crate::message::{Kind, Message};
 use crate::protocol::NoticeLevel;
 use crate::provider::{EventStream, ProviderError};
@@ -31,11 +32,11 @@ pub async fn request(st: &mut AgentState) -> Result<EventStream, Failure> {
     // Let front ends show what was emitted (a finished tool call) before the request is
     // encoded: encoding grows with the conversation, showing results must not.
     tokio::task::yield_now().await;
-    probe_window(st).await;
     // External tools found so far (a discovery in progress is waited for, briefly).
     let schemas = st.registry().ready_schemas().await;
     let system = st.system_prompt().to_string();
     st.budget_mut().refresh_fixed(&system, &schemas);
+    window_before(st).await;
     let mut force = false;
     loop {
         let plan = ensure(st, force).await?;
@@ -49,14 +50,20 @@ pub async fn request(st: &mut AgentState) -> Result<EventStream, Failure> {
             }
         };
         match result {
-            Ok(s) => return Ok(s),
+            Ok(s) => {
+                // Sent: now the server may be asked its window, meanwhile.
+                window::start(st);
+                return Ok(s);
+            }
             Err(
                 e @ ProviderError::ContextLength {
                     requested, window, ..
                 },
             ) => {
-                // The server knows its window better than any table; the request exceeded
+                // The window matters now: a question in flight is answered first. The
+                // server knows its window better than any table; the request exceeded
                 // that window, not the table's (which may be 50 times larger).
+                window::settle(st).await;
                 let current = st.budget().window();
                 if let Some(w) = window.filter(|w| *w < current && *w >= 1024) {
                     st.budget_mut().set_window(w, WindowSource::Server);
@@ -252,21 +259,33 @@ fn message_too_large(st: &AgentState, i: usize) -> String {
     )
 }
 
-/// Asks the provider for the window once, when neither the config nor the table knew it.
-async fn probe_window(st: &mut AgentState) {
-    if !st.budget().needs_probe() {
+/// Before a request, when the server is still to say its window: a question in flight
+/// (asked after an earlier request) is waited for; when nobody asked yet, a request past
+/// `window::FLOOR` asks and waits, a shorter one goes first (the question follows it).
+async fn window_before(st: &mut AgentState) {
+    if window::asked(st) {
+        window::settle(st).await;
         return;
     }
-    st.budget_mut().probed();
-    let model = st.model().to_string();
-    match st.provider().context_window(&model).await {
-        Ok(Some(w)) => st.budget_mut().set_window(w, WindowSource::Server),
-        Ok(None) => {}
-        Err(e) => st.notice(
-            NoticeLevel::Warning,
-            format!("{e}; the context window was not learnt from the server (set context_window to say it)"),
-        ),
+    if !window::unknown(st) {
+        return;
     }
+    st.sync_budget();
+    let b = st.budget();
+    if b.tokens(b.messages_chars()) > window::FLOOR {
+        window::settle(st).await;
+    }
+}
+
+/// Before tools run: their results are sized to the window, so a question in flight is
+/// answered first (it has had the whole response to come back).
+pub async fn before_tools(st: &mut AgentState) {
+    if !window::unknown(st) {
+        return;
+    }
+    window::settle(st).await;
+    let cap = st.budget().tool_cap(st.config().max_output_size);
+    st.set_tool_cap(cap);
 }
 
 /// After a tool ran: a result cut to fit the window tells the model how to read on.

@@ -20,6 +20,7 @@ pub(crate) mod state;
 pub(crate) mod switch;
 pub(crate) mod turn;
 pub mod undo;
+pub(crate) mod window;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

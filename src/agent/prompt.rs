@@ -1,6 +1,9 @@
-//! The default system prompt: what ikigai is, where it runs, and the project's AGENTS.md —
-//! only a regular file whose resolved path lies inside the project (a symlink to
-//! `/proc/self/environ` or to `~/.aws/credentials` is skipped with a notice).
+//! The default system prompt: what ikigai is, the project's AGENTS.md — only a regular
+//! file whose resolved path lies inside the project (a symlink to `/proc/self/environ` or
+//! to `~/.aws/credentials` is skipped with a notice) — and, last, where it runs and the
+//! session's date. Byte-stable for a session (servers' prompt caches hit on every
+//! request): what differs between sessions comes last, and the date is the day the
+//! session began, also when it is resumed on another day.
 
 use std::path::{Path, PathBuf};
 
@@ -15,19 +18,15 @@ pub(crate) struct Prompt {
     pub notices: Vec<String>,
 }
 
-/// The prompt for a session in `cwd`.
-pub(crate) fn default_prompt(cwd: &Path) -> Prompt {
+/// The prompt for a session in `cwd` that began on `date` (`YYYY-MM-DD`).
+pub(crate) fn default_prompt(cwd: &Path, date: &str) -> Prompt {
     let shell = crate::environ::var("SHELL").unwrap_or_else(|| "/bin/sh".to_string());
-    let date = chrono::Local::now().format("%Y-%m-%d");
-    let mut p = format!(
+    let mut p = String::from(
         "You are ikigai, a coding agent working in the user's terminal. You help with software \
-engineering tasks in the project below by calling the tools you are given: find files, read \
-them, search them, write and edit them, and run shell commands. Look before you change \
-anything; prefer small, precise edits; run the project's tests when you change code. \
-Answer concisely in Markdown.\n\n\
-Working directory: {}\nOS: {}\nShell: {shell}\nDate: {date}\n",
-        cwd.display(),
-        std::env::consts::OS,
+engineering tasks in the project described at the end by calling the tools you are given: find \
+files, read them, search them, write and edit them, and run shell commands. Look before you \
+change anything; prefer small, precise edits; run the project's tests when you change code. \
+Answer concisely in Markdown.\n",
     );
     let mut notices = Vec::new();
     if let Some((path, text)) = agents_md(cwd, &mut notices) {
@@ -36,7 +35,23 @@ Working directory: {}\nOS: {}\nShell: {shell}\nDate: {date}\n",
             path.display()
         ));
     }
+    p.push_str(&format!(
+        "\nWorking directory: {}\nOS: {}\nShell: {shell}\nDate: {date}\n",
+        cwd.display(),
+        std::env::consts::OS,
+    ));
     Prompt { text: p, notices }
+}
+
+/// Today, as the prompt gives a session's date.
+pub(crate) fn today() -> String {
+    chrono::Local::now().format("%Y-%m-%d").to_string()
+}
+
+/// The local date of an RFC 3339 time (a session's `created_at`).
+pub(crate) fn date_of(rfc3339: &str) -> Option<String> {
+    let t = chrono::DateTime::parse_from_rfc3339(rfc3339).ok()?;
+    Some(t.with_timezone(&chrono::Local).format("%Y-%m-%d").to_string())
 }
 
 /// AGENTS.md from the working directory, else from its git root: the first that is a
@@ -125,18 +140,33 @@ mod tests {
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
         let sub = dir.path().join("src");
         std::fs::create_dir(&sub).unwrap();
-        let p = default_prompt(&sub).text;
+        let p = default_prompt(&sub, "2026-01-02").text;
         assert!(p.contains(&format!("Working directory: {}", sub.display())));
         assert!(p.contains("Use tabs."));
         std::fs::write(sub.join("AGENTS.md"), "Local rules.").unwrap();
-        let p = default_prompt(&sub).text;
+        let p = default_prompt(&sub, "2026-01-02").text;
         assert!(p.contains("Local rules.") && !p.contains("Use tabs."));
+    }
+
+    #[test]
+    fn what_differs_between_sessions_comes_last() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
+        let p = default_prompt(dir.path(), "2026-01-02").text;
+        let agents = p.find("Use tabs.").unwrap();
+        let folder = p.find("Working directory:").unwrap();
+        assert!(agents < folder, "{p}");
+        assert!(p.ends_with("Date: 2026-01-02\n"), "{p}");
+        // The same session's prompt is the same bytes, whenever it is made.
+        assert_eq!(default_prompt(dir.path(), "2026-01-02").text, p);
+        assert_eq!(date_of("2026-03-04T12:00:00+00:00").map(|d| d.len()), Some(10));
+        assert_eq!(date_of("yesterday"), None);
     }
 
     #[test]
     fn no_agents_md_is_fine() {
         let dir = tempfile::tempdir().unwrap();
-        let p = default_prompt(dir.path());
+        let p = default_prompt(dir.path(), "2026-01-02");
         assert!(!p.text.contains("project's instructions"));
         assert!(p.notices.is_empty());
     }
@@ -151,7 +181,7 @@ mod tests {
         std::fs::create_dir(&sub).unwrap();
         std::os::unix::fs::symlink(outside.path().join("creds"), sub.join("AGENTS.md")).unwrap();
         std::os::unix::fs::symlink("/proc/self/environ", dir.path().join("AGENTS.md")).unwrap();
-        let p = default_prompt(&sub);
+        let p = default_prompt(&sub, "2026-01-02");
         assert!(!p.text.contains("XYZ") && !p.text.contains("project's instructions"));
         assert_eq!(p.notices.len(), 2, "{:?}", p.notices);
         assert!(
@@ -163,10 +193,10 @@ mod tests {
         std::fs::remove_file(sub.join("AGENTS.md")).unwrap();
         std::fs::write(dir.path().join("RULES.md"), "Be brief.").unwrap();
         std::os::unix::fs::symlink("../RULES.md", sub.join("AGENTS.md")).unwrap();
-        assert!(default_prompt(&sub).text.contains("Be brief."));
+        assert!(default_prompt(&sub, "2026-01-02").text.contains("Be brief."));
         std::fs::remove_file(sub.join("AGENTS.md")).unwrap();
         std::fs::create_dir(sub.join("AGENTS.md")).unwrap();
-        let p = default_prompt(&sub);
+        let p = default_prompt(&sub, "2026-01-02");
         assert!(p.notices[0].contains("not a regular file"), "{:?}", p.notices);
     }
 
@@ -177,11 +207,12 @@ mod tests {
         let f = std::fs::File::create(dir.path().join("AGENTS.md")).unwrap();
         std::io::Write::write_all(&mut &f, b"Rules first.").unwrap();
         f.set_len(64 << 30).unwrap();
-        let p = default_prompt(dir.path()).text;
+        let p = default_prompt(dir.path(), "2026-01-02").text;
+        // Cut there; what differs between sessions follows it.
         assert!(
-            p.contains("Rules first.") && p.ends_with("[AGENTS.md truncated]\n"),
+            p.contains("Rules first.") && p.contains("[AGENTS.md truncated]\n\nWorking directory: "),
             "{}",
-            &p[p.len() - 60..]
+            &p[p.len() - 200..]
         );
         assert!(p.len() < AGENTS_MD_CAP + 4096, "{}", p.len());
     }

@@ -30,6 +30,8 @@ pub struct Resumed {
     pub interrupted: Vec<usize>,
     /// What its turns changed that was not undone, for `/undo`.
     pub checkpoints: Vec<crate::checkpoints::Checkpoint>,
+    /// When the session began (RFC 3339): the date its system prompt gives.
+    pub began: String,
 }
 
 /// Loads the session `which` names, taking it for this process (or a fork of it, when
@@ -42,6 +44,7 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
     };
     let claimed = store.claim(target).await?;
     let records = claimed.records;
+    let began = claimed.info.created_at.clone();
     let restored = claimed.restored;
     Ok(Resumed {
         id: claimed.info.id,
@@ -58,6 +61,7 @@ pub async fn load(store: &dyn Sessions, which: &Resume, cwd: &Path) -> Result<Re
         records,
         interrupted: restored.interrupted,
         checkpoints: super::undo::parse(restored.checkpoints),
+        began,
     })
 }
 

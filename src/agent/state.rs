@@ -89,6 +89,8 @@ pub struct AgentState {
     pub(crate) gate: Gatekeeping,
     /// What the session's turns changed, for `/undo` (driven by `undo.rs`).
     pub(crate) checkpoints: crate::checkpoints::Checkpoints,
+    /// The server's answer about its window, while in flight (driven by `window.rs`).
+    pub(crate) probe: super::window::Probe,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -107,7 +109,12 @@ impl AgentState {
         // Checkpoints are stored with the session: a run that keeps no session keeps none.
         let limit = setup.config.checkpoint_limit_mb.saturating_mul(1_000_000);
         let checkpoints = match setup.sessions {
-            Some(_) => crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), limit),
+            Some(_) => {
+                let mut c = crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), limit);
+                // The tree is known before the first command runs (taken meanwhile).
+                c.track();
+                c
+            }
             None => crate::checkpoints::Checkpoints::new(setup.cwd.clone(), None, limit),
         };
         AgentState {
@@ -144,6 +151,7 @@ impl AgentState {
             },
             gate,
             checkpoints,
+            probe: Default::default(),
         }
     }
 
@@ -165,6 +173,7 @@ impl AgentState {
     /// Uses `model` of the current provider (whose own configured window is `window`, 0
     /// when unknown) from the next request on; the budget follows its window.
     pub fn set_model(&mut self, model: String, window: u64) {
+        self.probe.forget();
         self.budget
             .provider_changed(&self.runtime.config, self.runtime.provider.spec(), window, &model);
         self.runtime.model = model;

@@ -150,7 +150,9 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     cached,
                 }) => {
                     let cost = st.add_usage(input, cached, output);
+                    super::window::poll(st);
                     let context_pct = st.budget_mut().observe(input);
+                    let context_pct = super::window::share(st, context_pct);
                     st.emit(Event::Usage {
                         input,
                         output,
@@ -216,6 +218,7 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             }
             return TurnEndReason::Done;
         }
+        super::context::before_tools(st).await;
         let plan = limit::plan(executed, limit, calls.len());
         let last = calls.len() - 1;
         for (i, (c, action)) in calls.iter().zip(plan).enumerate() {

@@ -1,18 +1,23 @@
 //! Checkpoints: what a turn is about to change, kept so `/undo` can put it back. Before
 //! `file_write` and `file_edit` run, the file's content (or its absence) goes to the
 //! content store (`blobs.rs`); before the first `bash`, external or MCP tool of a turn,
-//! the working tree is snapshotted in a shadow git repository outside the project
-//! (`shadow.rs`). When the turn ends, what it changed becomes one `Checkpoint` (stored
-//! by the agent as a `checkpoint` marker); `undo.rs` plans and applies an undo. Both
-//! stores live under the user's data folder (`$XDG_DATA_HOME/ikigai/checkpoints/KEY`),
-//! never in the project, and the project's `.git` is never touched. Sends no event and
-//! records nothing itself: the agent does.
+//! the working tree is marked: a session tracks it from its start (`tracker.rs`: one full
+//! snapshot in a shadow git repository outside the project, `shadow.rs`, then what an
+//! inotify watch names, `watch.rs`), or, without a tracker, takes a full snapshot. When
+//! the turn ends, what it changed becomes one `Checkpoint` (stored by the agent as a
+//! `checkpoint` marker); `undo.rs` plans and applies an undo. Both stores live under the
+//! user's data folder (`$XDG_DATA_HOME/ikigai/checkpoints/KEY`), never in the project, and
+//! the project's `.git` is never touched; `growth.rs` keeps the shadow repository to what
+//! running sessions need. Sends no event and records nothing itself: the agent does.
 
 pub(crate) mod blobs;
 mod error;
 mod first;
+mod growth;
 pub mod shadow;
+mod tracker;
 pub mod undo;
+mod watch;
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::beneath;
 use blobs::Blobs;
 use shadow::{Shadow, ShadowError};
+use tracker::{Mark, Tracker};
 
 /// Above this many bytes of files that are not ignored, `bash` changes are not covered.
 pub const DEFAULT_LIMIT: u64 = 200_000_000;
@@ -62,7 +68,7 @@ type Before = Option<(String, u32)>;
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Tree {
     NotTaken,
-    Taken(String),
+    Taken(Mark),
     Failed,
 }
 
@@ -91,6 +97,8 @@ pub struct Checkpoints {
     too_large: bool,
     pending: Option<Pending>,
     list: Vec<Checkpoint>,
+    /// The tree tracked since the session started (`track`); `None`: full snapshots.
+    tracker: Option<Tracker>,
 }
 
 /// Tools that change no file (the rest may, except the file tools, which are saved file
@@ -124,6 +132,18 @@ impl Checkpoints {
             too_large: false,
             pending: None,
             list: Vec::new(),
+            tracker: None,
+        }
+    }
+
+    /// Starts tracking the tree in the background (a session's start): a turn's first
+    /// command then waits only for what changed since, not for a scan of the whole tree.
+    pub fn track(&mut self) {
+        if self.tracker.is_some() || self.limit == 0 {
+            return;
+        }
+        if let (Some(shadow), Some(blobs)) = (self.shadow(), self.blobs()) {
+            self.tracker = Some(Tracker::start(shadow, blobs, self.limit));
         }
     }
 
@@ -238,16 +258,21 @@ impl Checkpoints {
             return None;
         }
         let limit = self.limit;
-        self.shadow().map(|shadow| Snapshot { shadow, limit })
+        let tracker = self.tracker.clone();
+        self.shadow().map(|shadow| Snapshot {
+            shadow,
+            limit,
+            tracker,
+        })
     }
 
     /// The snapshot `before_call` asked for was taken (or not). Returns what to tell the
     /// user once per session when `bash` changes are not covered.
-    pub fn snapshot_taken(&mut self, taken: Result<String, ShadowError>) -> Option<String> {
+    pub fn snapshot_taken(&mut self, taken: Result<Taken, ShadowError>) -> Option<String> {
         let pending = self.pending.as_mut()?;
         match taken {
-            Ok(tree) => {
-                pending.tree = Tree::Taken(tree);
+            Ok(Taken(mark)) => {
+                pending.tree = Tree::Taken(mark);
                 None
             }
             Err(e) => {
@@ -273,6 +298,7 @@ impl Checkpoints {
             shadow: self.shadow(),
             blobs: self.blobs(),
             limit: self.limit,
+            tracker: self.tracker.clone(),
         })
     }
 
@@ -291,6 +317,7 @@ pub struct Finishing {
     shadow: Option<Shadow>,
     blobs: Option<Blobs>,
     limit: u64,
+    tracker: Option<Tracker>,
 }
 
 impl Finishing {
@@ -301,11 +328,17 @@ impl Finishing {
         let mut seen = std::collections::HashSet::new();
         let mut uncovered = p.tree == Tree::Failed;
         let mut tree_changes = Vec::new();
-        if let (Tree::Taken(t0), Some(shadow), Some(blobs)) = (&p.tree, &self.shadow, &self.blobs) {
-            match tree_diff(shadow, blobs, t0, self.limit) {
-                Ok(changes) => tree_changes = changes,
-                Err(_) => uncovered = true,
+        let since = match (&p.tree, &self.tracker, &self.shadow, &self.blobs) {
+            (Tree::Taken(mark), Some(tracker), _, _) => Some(tracker.since(mark)),
+            (Tree::Taken(Mark::Tree(t0)), None, Some(shadow), Some(blobs)) => {
+                Some(tree_diff(shadow, blobs, t0, self.limit))
             }
+            _ => None,
+        };
+        match since {
+            Some(Ok(changes)) => tree_changes = changes,
+            Some(Err(_)) => uncovered = true,
+            None => {}
         }
         // What each file holds now is read from the project opened once, never through a
         // link (`None`: then nothing can be read, and every state reads as absent).
@@ -397,12 +430,21 @@ fn tree_diff(
 pub struct Snapshot {
     shadow: Shadow,
     limit: u64,
+    tracker: Option<Tracker>,
 }
 
+/// What `Snapshot::take` took, for `Checkpoints::snapshot_taken`.
+#[derive(Debug)]
+pub struct Taken(Mark);
+
 impl Snapshot {
-    /// Takes it: the tree id, or why not. Blocking.
-    pub fn take(self) -> Result<String, ShadowError> {
-        self.shadow.snapshot(self.limit)
+    /// Takes it (marks the tracked tree, else a full snapshot), or says why not. Blocking.
+    pub fn take(self) -> Result<Taken, ShadowError> {
+        match self.tracker {
+            Some(t) => t.mark(),
+            None => self.shadow.snapshot(self.limit).map(Mark::Tree),
+        }
+        .map(Taken)
     }
 }
 

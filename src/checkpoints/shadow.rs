@@ -10,6 +10,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 pub use super::error::ShadowError;
 
@@ -30,6 +31,10 @@ pub struct Shadow {
     /// A folder inside the tree that is never part of a snapshot (ikigai's own data,
     /// when the project is the home folder).
     exclude: Option<PathBuf>,
+    /// While a snapshot holds the project's lock: the lock file, handed to every git it
+    /// runs as its standard input, so that a git outliving ikigai (which ended meanwhile)
+    /// holds the lock until it is done and no other snapshot meddles with its index.
+    held: Arc<Mutex<Option<std::fs::File>>>,
 }
 
 impl Shadow {
@@ -38,6 +43,7 @@ impl Shadow {
             git_dir,
             work_tree,
             exclude: None,
+            held: Arc::default(),
         }
     }
 
@@ -59,6 +65,16 @@ impl Shadow {
             })
             .collect();
         (!escaped.is_empty()).then(|| format!("/{escaped}/\n"))
+    }
+
+    /// The folder inside the tree that is never part of a snapshot, if any.
+    pub(crate) fn excluded(&self) -> Option<&Path> {
+        self.exclude.as_deref()
+    }
+
+    /// The shadow repository's folder.
+    pub(crate) fn git_dir(&self) -> &Path {
+        &self.git_dir
     }
 
     /// The working tree it snapshots.
@@ -91,12 +107,22 @@ impl Shadow {
             .env("MALLOC_TOP_PAD_", "67108864")
             .env("MALLOC_TRIM_THRESHOLD_", "134217728")
             .current_dir(&self.work_tree)
-            .args(["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"])
-            .stdin(Stdio::null());
+            .args(["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"]);
+        let held = self
+            .held
+            .lock()
+            .ok()
+            .and_then(|h| h.as_ref().and_then(|f| f.try_clone().ok()));
+        c.stdin(held.map_or_else(Stdio::null, Stdio::from));
         Ok(c)
     }
 
     pub(super) fn run(&self, args: &[&str]) -> Result<Vec<u8>, ShadowError> {
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        self.run_os(&args)
+    }
+
+    pub(super) fn run_os(&self, args: &[&OsStr]) -> Result<Vec<u8>, ShadowError> {
         let out = self
             .git()?
             .args(args)
@@ -106,8 +132,9 @@ impl Shadow {
             let err = String::from_utf8_lossy(&out.stderr);
             let command = args
                 .iter()
+                .filter_map(|a| a.to_str())
                 .find(|a| !a.starts_with('-') && !a.contains('='))
-                .unwrap_or(&"");
+                .unwrap_or("");
             return Err(ShadowError::Git(format!(
                 "`git {command}` failed: {}",
                 err.trim()
@@ -157,15 +184,37 @@ impl Shadow {
     /// Snapshots the working tree; returns its tree id. Refused (before anything is
     /// stored) when the files that are not ignored weigh more than `limit` bytes.
     pub fn snapshot(&self, limit: u64) -> Result<String, ShadowError> {
+        self.within(limit)?;
+        self.take(None)
+    }
+
+    /// Refused when the files that are not ignored weigh more than `limit` bytes.
+    fn within(&self, limit: u64) -> Result<(), ShadowError> {
         if tree_size(&self.work_tree, self.exclude.as_deref(), limit) > limit {
             return Err(ShadowError::TooLarge {
                 limit_mb: limit / 1_000_000,
             });
         }
+        Ok(())
+    }
+
+    /// Snapshots the working tree (its size checked already); returns its tree id. With
+    /// `keep`, the tree is also kept under that ref, in the same locked step (see
+    /// `growth::prune`).
+    pub(crate) fn take(&self, keep: Option<&str>) -> Result<String, ShadowError> {
         // One snapshot at a time per project, across ikigai processes: a git index taken
         // by another would leave this snapshot stale, and an undo would then put back
         // what nobody changed.
-        let _lock = self.lock()?;
+        let lock = self.lock()?;
+        let _handed = Handed::new(&self.held, &lock);
+        let tree = self.take_locked()?;
+        if let Some(name) = keep {
+            self.run(&["update-ref", name, &tree])?;
+        }
+        Ok(tree)
+    }
+
+    fn take_locked(&self) -> Result<String, ShadowError> {
         self.ensure()?;
         // Held by no ikigai now (we hold the lock): left by a git that was killed.
         let _ = std::fs::remove_file(self.git_dir.join("index.lock"));
@@ -203,6 +252,96 @@ impl Shadow {
         }
         let tree = self.run(&["write-tree"])?;
         Ok(String::from_utf8_lossy(&tree).trim().to_string())
+    }
+
+    /// What snapshot `tree` holds at `paths` (relative; a folder stands for everything below
+    /// it): each file's path, git mode and blob id. Paths it does not hold are left out.
+    pub(crate) fn entries(
+        &self,
+        tree: &str,
+        paths: &[PathBuf],
+    ) -> Result<Vec<(PathBuf, u32, String)>, ShadowError> {
+        let mut out = Vec::new();
+        // A few thousand paths per command line.
+        for chunk in paths.chunks(2048) {
+            let head = [
+                "--literal-pathspecs",
+                "ls-tree",
+                "-r",
+                "-z",
+                "--full-tree",
+                tree,
+                "--",
+            ];
+            let mut args: Vec<&OsStr> = head.into_iter().map(OsStr::new).collect();
+            args.extend(chunk.iter().map(|p| p.as_os_str()));
+            let listed = self.run_os(&args)?;
+            for entry in listed.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+                // `MODE TYPE ID\tPATH`
+                let Some(tab) = entry.iter().position(|b| *b == b'\t') else {
+                    continue;
+                };
+                let meta = String::from_utf8_lossy(&entry[..tab]);
+                let mut fields = meta.split(' ');
+                let (Some(mode), Some("blob"), Some(id)) = (fields.next(), fields.next(), fields.next())
+                else {
+                    continue;
+                };
+                let Ok(mode) = u32::from_str_radix(mode, 8) else {
+                    continue;
+                };
+                out.push((
+                    PathBuf::from(OsStr::from_bytes(&entry[tab + 1..])),
+                    mode,
+                    id.to_string(),
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Which of `paths` (relative) the tree's `.gitignore` files (and the repository's
+    /// own excludes) ignore, as a snapshot would.
+    pub(crate) fn ignored(
+        &self,
+        paths: &[PathBuf],
+    ) -> Result<std::collections::HashSet<PathBuf>, ShadowError> {
+        if paths.is_empty() {
+            return Ok(Default::default());
+        }
+        let mut child = self
+            .git()
+            .args(["check-ignore", "--no-index", "-z", "--stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| ShadowError::Git(format!("cannot run git: {e}")))?;
+        let mut stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| ShadowError::Git("no stdin".into()))?;
+        let mut input = Vec::new();
+        for p in paths {
+            input.extend_from_slice(p.as_os_str().as_bytes());
+            input.push(0);
+        }
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
+        let mut out = Vec::new();
+        if let Some(mut stdout) = child.stdout.take() {
+            stdout.read_to_end(&mut out)?;
+        }
+        let _ = writer.join();
+        let status = child.wait()?;
+        // 1: none of them is ignored.
+        if !matches!(status.code(), Some(0 | 1)) {
+            return Err(ShadowError::Git("`git check-ignore` failed".into()));
+        }
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| PathBuf::from(OsStr::from_bytes(p)))
+            .collect())
     }
 
     /// The paths that differ between two snapshots, with what each held before.
@@ -277,6 +416,26 @@ impl Shadow {
             rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
         }
         Ok(blobs)
+    }
+}
+
+/// The lock file handed to the gits of one snapshot, taken back when it ends.
+struct Handed<'a>(&'a Mutex<Option<std::fs::File>>);
+
+impl<'a> Handed<'a> {
+    fn new(held: &'a Mutex<Option<std::fs::File>>, lock: &std::fs::File) -> Self {
+        if let Ok(mut h) = held.lock() {
+            *h = lock.try_clone().ok();
+        }
+        Handed(held)
+    }
+}
+
+impl Drop for Handed<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut h) = self.0.lock() {
+            *h = None;
+        }
     }
 }
 

@@ -184,6 +184,12 @@ impl<W: Wire> Provider for HttpProvider<W> {
         Ok(names)
     }
 
+    /// Asked with this provider's own client: its connections, no second TLS setup.
+    async fn context_window(&self, model: &str) -> Option<u64> {
+        let limit = std::time::Duration::from_secs(3);
+        super::window::probe(&self.client, &self.spec.base_url, model, limit).await
+    }
+
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
         let body = self.wire.body(&self.spec, request).map_err(http::encode_error)?;
         let url = self.spec.url(&self.wire.stream_path(&self.spec, request.model));

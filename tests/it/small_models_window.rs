@@ -1,14 +1,15 @@
-//! A server's window, known before it matters (issue 22): a `--base-url` that is not a
-//! vendor's own endpoint is asked for its window like the local presets, and a window a
-//! 400 names in a field of its own (`n_ctx`, `max_context_length`, …) is learned. The
-//! window shows in the recorded requests' output cap (an eighth of it).
+//! A server's window, known before it matters (issue 22; asked off the hot path since
+//! issue 39): a `--base-url` that is not a vendor's own endpoint is asked for its window
+//! like the local presets, and a window a 400 names in a field of its own (`n_ctx`,
+//! `max_context_length`, …) is learned. The window shows in the recorded requests' output
+//! cap (an eighth of it).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
 use std::process::{Output, Stdio};
 
 use crate::common::fake_provider::{FakeProvider, Reply};
-use crate::common::window_vendor::Flavor;
+use crate::common::window_vendor::{Flavor, Step, WindowVendor};
 use serde_json::json;
 
 fn run(fake: &FakeProvider, home: &std::path::Path) -> Output {
@@ -23,32 +24,43 @@ fn run(fake: &FakeProvider, home: &std::path::Path) -> Output {
 
 #[test]
 fn a_server_at_a_non_vendor_base_url_is_asked_for_its_window() {
-    // The default model (gpt-5-mini, 400k in the family table) at a server of 4096.
-    let fake = FakeProvider::start();
-    fake.answer_gets();
-    fake.push(Reply::status(
-        200,
-        r#"{"default_generation_settings":{"n_ctx":4096}}"#,
-    ));
-    fake.push(Reply::text("hello"));
+    // The default model (gpt-5-mini, 400k in the family table) at a server of 4096: a
+    // short request goes first (with the table's answer cap), the question follows, and
+    // the next turn's request is sized to the server's answer.
+    let vendor = WindowVendor::start(4096, Flavor::LlamaCpp);
+    vendor.answer_props();
+    vendor.push(Step::text("hello")).push(Step::text("again"));
     let h = tempfile::tempdir().unwrap();
-    let out = run(&fake, h.path());
+    let cwd = tempfile::tempdir().unwrap();
+    let mut child = common::ikigai(h.path())
+        .current_dir(cwd.path())
+        .args(["--base-url", &vendor.base_url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"hi\nhi again\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let order = vendor.order();
     assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        order,
+        [
+            "POST /v1/chat/completions",
+            "GET /props",
+            "POST /v1/chat/completions"
+        ],
+        "{stderr}"
     );
-    let reqs = fake.requests();
-    assert_eq!(
-        reqs.len(),
-        2,
-        "{:?}",
-        reqs.iter().map(|r| &r.path).collect::<Vec<_>>()
-    );
-    assert_eq!(reqs[0].path, "/props");
-    assert_eq!(reqs[1].path, "/v1/chat/completions");
-    assert_eq!(reqs[1].body["max_completion_tokens"], json!(512));
+    let seen = vendor.seen();
+    assert_eq!(seen[0].body["max_completion_tokens"], json!(16384));
+    assert_eq!(seen[1].body["max_completion_tokens"], json!(512));
 }
 
 #[test]
@@ -88,13 +100,9 @@ fn a_window_in_a_structured_error_field_is_learned() {
 fn a_switch_to_a_non_vendor_server_asks_it_for_its_window() {
     let vendor = FakeProvider::start();
     vendor.push(Reply::text("first"));
-    let server = FakeProvider::start();
-    server.answer_gets();
-    server.push(Reply::status(
-        200,
-        r#"{"default_generation_settings":{"n_ctx":4096}}"#,
-    ));
-    server.push(Reply::text("second"));
+    let server = WindowVendor::start(4096, Flavor::LlamaCpp);
+    server.answer_props();
+    server.push(Step::text("second")).push(Step::text("third"));
     let h = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
     let config = h.path().join("c.toml");
@@ -120,18 +128,27 @@ fn a_switch_to_a_non_vendor_server_asks_it_for_its_window() {
         use std::io::Write;
         let mut stdin = child.stdin.take().unwrap();
         stdin
-            .write_all(b"hello\n/model srv/gpt-5-mini\nhello again\n")
+            .write_all(b"hello\n/model srv/gpt-5-mini\nhello again\nand again\n")
             .unwrap();
     }
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    // The configured vendor was never asked; the server was, before its first request.
+    // The configured vendor was never asked; the server was, after its first (short)
+    // request, and its answer sized the next one.
     let first = vendor.requests();
     assert_eq!(first.len(), 1);
     assert_eq!(first[0].path, "/v1/chat/completions");
-    let reqs = server.requests();
-    let paths: Vec<&str> = reqs.iter().map(|r| r.path.as_str()).collect();
-    assert_eq!(paths, ["/props", "/v1/chat/completions"], "{stderr}");
-    assert_eq!(reqs[1].body["max_completion_tokens"], json!(512));
+    assert_eq!(
+        server.order(),
+        [
+            "POST /v1/chat/completions",
+            "GET /props",
+            "POST /v1/chat/completions"
+        ],
+        "{stderr}"
+    );
+    let seen = server.seen();
+    assert_eq!(seen[0].body["max_completion_tokens"], json!(16384));
+    assert_eq!(seen[1].body["max_completion_tokens"], json!(512));
 }

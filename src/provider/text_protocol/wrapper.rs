@@ -134,6 +134,10 @@ impl Provider for ToolProtocol {
         self.inner.models().await
     }
 
+    async fn context_window(&self, model: &str) -> Option<u64> {
+        self.inner.context_window(model).await
+    }
+
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
         if self.is_text() {
             return self.stream_text(request).await;

@@ -3,7 +3,9 @@
 //! refuses a request over its window with 400 and the real error body of the vendor it
 //! plays, rejects histories a strict vendor rejects (a tool result without its call),
 //! answers summary requests with a short summary by itself, and otherwise plays scripted
-//! steps. Every request is recorded with its token count.
+//! steps. Every request is recorded with its token count, and every method and path in
+//! the order they came (the window questions too). Asked, it answers llama.cpp's `/props`
+//! with its window.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use std::collections::{HashSet, VecDeque};
@@ -99,6 +101,10 @@ struct Shared {
     steps: Mutex<VecDeque<Step>>,
     seen: Mutex<Vec<Seen>>,
     calls: Mutex<u64>,
+    /// `METHOD /path` of every request, in order.
+    order: Mutex<Vec<String>>,
+    /// Whether `GET /props` answers with the window.
+    props: std::sync::atomic::AtomicBool,
 }
 
 /// The running vendor; dropping it stops the server.
@@ -124,6 +130,8 @@ impl WindowVendor {
             steps: Mutex::new(VecDeque::new()),
             seen: Mutex::new(Vec::new()),
             calls: Mutex::new(0),
+            order: Mutex::new(Vec::new()),
+            props: std::sync::atomic::AtomicBool::new(false),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -169,6 +177,17 @@ impl WindowVendor {
 
     pub fn set_window(&self, w: u64) {
         *self.shared.window.lock().unwrap() = w;
+    }
+
+    /// Answers llama.cpp's `GET /props` with the window (`default_generation_settings.n_ctx`).
+    pub fn answer_props(&self) -> &Self {
+        self.shared.props.store(true, std::sync::atomic::Ordering::SeqCst);
+        self
+    }
+
+    /// `METHOD /path` of every request so far, in the order they came.
+    pub fn order(&self) -> Vec<String> {
+        self.shared.order.lock().unwrap().clone()
     }
 
     pub fn steps_left(&self) -> usize {
@@ -228,8 +247,29 @@ fn history_error(messages: &[Value]) -> Option<String> {
     None
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, method: Method, body: Bytes) -> Response {
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: axum::http::Uri,
+    body: Bytes,
+) -> Response {
+    shared
+        .order
+        .lock()
+        .unwrap()
+        .push(format!("{method} {}", uri.path()));
+    // Ollama's window question is a POST, but not a model request.
+    if uri.path().ends_with("/api/show") {
+        return status(404, String::new());
+    }
     if method == Method::GET {
+        if uri.path() == "/props" && shared.props.load(std::sync::atomic::Ordering::SeqCst) {
+            let window = *shared.window.lock().unwrap();
+            return status(
+                200,
+                json!({"default_generation_settings": {"n_ctx": window}}).to_string(),
+            );
+        }
         return status(404, String::new());
     }
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);

@@ -10,9 +10,9 @@ use futures_util::FutureExt;
 use tokio::task::JoinHandle;
 
 use super::budget::WindowSource;
+use super::state::AgentState;
 use crate::protocol::NoticeLevel;
 use crate::provider::ProviderError;
-use super::state::AgentState;
 
 /// Estimated tokens of a request that every plausible window holds with room for the
 /// answer: sent without waiting for the server to say its window.

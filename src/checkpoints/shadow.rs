@@ -310,7 +310,7 @@ impl Shadow {
             return Ok(Default::default());
         }
         let mut child = self
-            .git()
+            .git()?
             .args(["check-ignore", "--no-index", "-z", "--stdin"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -339,7 +339,10 @@ impl Policy {
         }
         if name == crate::tools::web_fetch::NAME {
             let url = text("url").unwrap_or_default();
-            return (Subject::Url(reqwest::Url::parse(url.trim()).map_err(|_| url)), None);
+            return (
+                Subject::Url(reqwest::Url::parse(url.trim()).map_err(|_| url)),
+                None,
+            );
         }
         // Compact JSON with sorted keys, so a glob does not depend on the model's spacing.
         (

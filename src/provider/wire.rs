@@ -185,7 +185,7 @@ impl<W: Wire> Provider for HttpProvider<W> {
     }
 
     /// Asked with this provider's own client: its connections, no second TLS setup.
-    async fn context_window(&self, model: &str) -> Option<u64> {
+    async fn context_window(&self, model: &str) -> Result<Option<u64>, ProviderError> {
         let limit = std::time::Duration::from_secs(3);
         super::window::probe(&self.client, &self.spec.base_url, model, limit).await
     }

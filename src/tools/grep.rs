@@ -249,7 +249,11 @@ impl Job {
                 if self.filter.as_ref().is_some_and(|f| !f.accepts(rel)) {
                     return WalkState::Continue;
                 }
-                if self.unreadable.as_ref().is_some_and(|u| u.covers_real(&base.join(rel))) {
+                if self
+                    .unreadable
+                    .as_ref()
+                    .is_some_and(|u| u.covers_real(&base.join(rel)))
+                {
                     return WalkState::Continue;
                 }
                 // Read beneath the base, never through a link: a folder the walk listed that

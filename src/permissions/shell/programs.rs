@@ -333,11 +333,13 @@ fn shell(cmd: &Cmd, name: &str, a: &mut Analysis, depth: usize) {
     a.parts.push(Part::new(cmd.words.clone(), cmd.assigns, false));
     let spec = "flags=ceuxvlfhBCPabrps arg=o long=login,noprofile,norc,restricted,verbose,noediting stop";
     let Some(s) = scan(cmd, spec, a) else { return };
-    if let Some(o) = s
-        .options
-        .iter()
-        .find(|o| o.name == "-o" && !o.value.as_deref().is_some_and(|v| builtins::SET_NAMES.contains(&v)))
-    {
+    if let Some(o) = s.options.iter().find(|o| {
+        o.name == "-o"
+            && !o
+                .value
+                .as_deref()
+                .is_some_and(|v| builtins::SET_NAMES.contains(&v))
+    }) {
         a.set_opaque(format!(
             "`{name} -o {}` changes how the shell reads its script",
             o.value.as_deref().unwrap_or("")

@@ -134,7 +134,7 @@ impl Provider for ToolProtocol {
         self.inner.models().await
     }
 
-    async fn context_window(&self, model: &str) -> Option<u64> {
+    async fn context_window(&self, model: &str) -> Result<Option<u64>, ProviderError> {
         self.inner.context_window(model).await
     }
 

@@ -110,9 +110,10 @@ fn ctrl_c_interrupts_a_slow_stream_and_the_next_turn_works() {
     t.keys(&["Enter"]);
     t.wait_text("queued: and then this");
     t.keys(&["C-c"]);
-    // The interrupt leaves the queued message in the input box, unsent.
+    // The interrupt leaves the queued message in the input box, unsent (waited for: the
+    // frame that ends the turn and the one that refills the box may be two).
     let pane = t.wait_for("the interrupted turn to end", |s| {
-        s.contains("■ interrupted") && !s.contains("Esc to interrupt")
+        s.contains("■ interrupted") && !s.contains("Esc to interrupt") && s.contains("› and then this")
     });
     let typed = pane.lines().filter(|l| l.contains("› and then this")).count();
     assert_eq!(typed, 1, "in the input box only:\n{pane}");

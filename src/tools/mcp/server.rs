@@ -22,6 +22,8 @@ pub type Notices = tokio::sync::mpsc::UnboundedSender<(NoticeLevel, String)>;
 
 /// How long closing waits for a server before its group is killed anyway.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
+/// How long a failed start waits for the end of the server's stderr before telling it.
+const STDERR_SETTLE: Duration = Duration::from_millis(500);
 
 /// Where a server is in its life.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,7 +232,12 @@ impl Server {
         };
         let (mut conn, tools) = match opened {
             Ok(Ok(ok)) => ok,
-            Ok(Err(reason)) => return self.fail(Some(generation), reason),
+            Ok(Err(reason)) => {
+                // What a server that exited as it started said last (`Broken pipe` may come
+                // before its stderr is read).
+                stderr.ended_within(STDERR_SETTLE).await;
+                return self.fail(Some(generation), reason);
+            }
             Err(_) => {
                 let secs = startup.as_secs();
                 return self.fail(

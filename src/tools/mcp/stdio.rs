@@ -31,15 +31,56 @@ const TERM_GRACE: Duration = Duration::from_millis(300);
 
 /// The last lines a server wrote on stderr; bounded however much it writes.
 #[derive(Clone, Debug, Default)]
-pub struct StderrTail(Arc<Mutex<TailState>>);
+pub struct StderrTail(Arc<Mutex<TailState>>, Arc<tokio::sync::Notify>);
 
 #[derive(Debug, Default)]
 struct TailState {
     lines: VecDeque<String>,
     current: Vec<u8>,
+    /// A reader follows a server's stderr (a stdio server's; none over HTTP).
+    reading: bool,
+    /// The server's stderr reached its end (it exited, or closed it).
+    ended: bool,
 }
 
 impl StderrTail {
+    /// A reader follows stderr from now on.
+    fn start(&self) {
+        if let Ok(mut st) = self.0.lock() {
+            st.reading = true;
+        }
+    }
+
+    /// The reader saw the end of stderr.
+    fn end(&self) {
+        if let Ok(mut st) = self.0.lock() {
+            st.ended = true;
+        }
+        self.1.notify_waiters();
+    }
+
+    /// Ended, or nothing to wait for (no reader).
+    fn has_ended(&self) -> bool {
+        self.0.lock().map(|st| st.ended || !st.reading).unwrap_or(true)
+    }
+
+    /// Waits, at most `max`, for the end of stderr: a server that failed as it started
+    /// has usually exited, and what it said last is read before the failure is told.
+    pub async fn ended_within(&self, max: Duration) {
+        let _ = tokio::time::timeout(max, async {
+            loop {
+                let notified = self.1.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if self.has_ended() {
+                    return;
+                }
+                notified.await;
+            }
+        })
+        .await;
+    }
+
     fn push(&self, bytes: &[u8]) {
         let Ok(mut st) = self.0.lock() else { return };
         for &b in bytes {
@@ -231,6 +272,7 @@ pub fn spawn(
         return Err(io::Error::other("the server's pipes could not be opened"));
     };
     let tail = stderr.clone();
+    tail.start();
     tokio::spawn(async move {
         let mut buf = vec![0u8; 8192];
         while let Ok(n) = err.read(&mut buf).await {
@@ -239,6 +281,7 @@ pub fn spawn(
             }
             tail.push(&buf[..n]);
         }
+        tail.end();
     });
     Ok((
         Process {
@@ -304,6 +347,24 @@ mod tests {
         assert_eq!(lines.len(), STDERR_LINES);
         assert_eq!(lines[0], "line 81");
         assert_eq!(lines.last().unwrap().len(), STDERR_LINE_CAP);
+    }
+
+    #[tokio::test]
+    async fn a_failed_start_waits_for_what_the_server_said_last() {
+        // No reader (an HTTP server): nothing to wait for.
+        StderrTail::default()
+            .ended_within(Duration::from_secs(30))
+            .await;
+        let t = StderrTail::default();
+        t.start();
+        let writer = t.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            writer.push(b"the last words\n");
+            writer.end();
+        });
+        t.ended_within(Duration::from_secs(30)).await;
+        assert_eq!(t.lines(), ["the last words"]);
     }
 
     #[tokio::test]

@@ -352,9 +352,7 @@ mod tests {
     #[tokio::test]
     async fn a_failed_start_waits_for_what_the_server_said_last() {
         // No reader (an HTTP server): nothing to wait for.
-        StderrTail::default()
-            .ended_within(Duration::from_secs(30))
-            .await;
+        StderrTail::default().ended_within(Duration::from_secs(30)).await;
         let t = StderrTail::default();
         t.start();
         let writer = t.clone();

@@ -2,6 +2,10 @@
 //! chunks and capped while reading. Refuses directories, binary and special files. Reads
 //! the file at exactly the place the path was judged to lead to (`fsutil::place`).
 
+use std::sync::LazyLock;
+
+use crate::tool_vocab::ToolMeta;
+use crate::tool_vocab::meta::FILE_READ;
 use std::io::{self, Read};
 use std::path::Path;
 
@@ -21,45 +25,51 @@ const CHUNK: usize = 64 * 1024;
 
 pub(crate) struct FileRead;
 
+/// The schema, built once (it is sent with every request and read on every call).
+static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
+    name: FILE_READ.name.into(),
+    description: "Read a text file, or a window of its lines.\n\
+            Returns its contents exactly (no line numbers added). \
+            For a large file, read a window of lines with `offset` (first line, 1-based) and \
+            `limit` (number of lines); a result cut at the size limit says so and gives \
+            `next_offset`. Binary files are refused with their size; use list_dir for \
+            directories."
+        .into(),
+    parameters: vec![
+        ParamSpec::new(
+            "path",
+            "string",
+            "File to read, relative to the working directory or absolute.",
+            true,
+        ),
+        ParamSpec::new(
+            "offset",
+            "integer",
+            "First line to return, 1-based (0 also means the first line); default 1.",
+            false,
+        ),
+        ParamSpec::new(
+            "limit",
+            "integer",
+            "Most lines to return; default: to the end of the file.",
+            false,
+        ),
+    ],
+    json_schema: None,
+});
+
 #[async_trait]
 impl Tool for FileRead {
     fn schema(&self) -> ToolSchema {
-        ToolSchema {
-            name: "file_read".into(),
-            description: "Read a text file, or a window of its lines.\n\
-                Returns its contents exactly (no line numbers added). \
-                For a large file, read a window of lines with `offset` (first line, 1-based) and \
-                `limit` (number of lines); a result cut at the size limit says so and gives \
-                `next_offset`. Binary files are refused with their size; use list_dir for \
-                directories."
-                .into(),
-            parameters: vec![
-                ParamSpec::new(
-                    "path",
-                    "string",
-                    "File to read, relative to the working directory or absolute.",
-                    true,
-                ),
-                ParamSpec::new(
-                    "offset",
-                    "integer",
-                    "First line to return, 1-based (0 also means the first line); default 1.",
-                    false,
-                ),
-                ParamSpec::new(
-                    "limit",
-                    "integer",
-                    "Most lines to return; default: to the end of the file.",
-                    false,
-                ),
-            ],
-            json_schema: None,
-        }
+        SCHEMA.clone()
+    }
+
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        Some(&FILE_READ)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let schema = self.schema();
-        let p = Params::new(&args, &schema)?;
+        let p = Params::new(&args, &SCHEMA)?;
         let shown = p.non_empty_string("path")?.to_string();
         // Models often count from 0: offset 0 is the first line too.
         let offset = p.opt_u64("offset", 0)?.unwrap_or(1).max(1);

@@ -2,6 +2,10 @@
 //! parent directories and keeping an existing file's permissions; at exactly the place
 //! the path was judged to lead to (`fsutil::place`), or nowhere.
 
+use std::sync::LazyLock;
+
+use crate::tool_vocab::ToolMeta;
+use crate::tool_vocab::meta::FILE_WRITE;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
@@ -12,32 +16,38 @@ use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 
 pub(crate) struct FileWrite;
 
+/// The schema, built once (it is sent with every request and read on every call).
+static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
+    name: FILE_WRITE.name.into(),
+    description: "Write a whole file, creating or replacing it.\n\
+            Creates \
+            missing parent directories. The write is atomic: the file holds either the old or \
+            the new content, never a mix. Prefer file_edit for changing part of a file."
+        .into(),
+    parameters: vec![
+        ParamSpec::new(
+            "path",
+            "string",
+            "File to write, relative to the working directory or absolute.",
+            true,
+        ),
+        ParamSpec::new("content", "string", "The complete new content of the file.", true),
+    ],
+    json_schema: None,
+});
+
 #[async_trait]
 impl Tool for FileWrite {
     fn schema(&self) -> ToolSchema {
-        ToolSchema {
-            name: "file_write".into(),
-            description: "Write a whole file, creating or replacing it.\n\
-                Creates \
-                missing parent directories. The write is atomic: the file holds either the old or \
-                the new content, never a mix. Prefer file_edit for changing part of a file."
-                .into(),
-            parameters: vec![
-                ParamSpec::new(
-                    "path",
-                    "string",
-                    "File to write, relative to the working directory or absolute.",
-                    true,
-                ),
-                ParamSpec::new("content", "string", "The complete new content of the file.", true),
-            ],
-            json_schema: None,
-        }
+        SCHEMA.clone()
+    }
+
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        Some(&FILE_WRITE)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let schema = self.schema();
-        let p = Params::new(&args, &schema)?;
+        let p = Params::new(&args, &SCHEMA)?;
         let shown = p.non_empty_string("path")?.to_string();
         let content = p.string("content")?.to_string();
         let sandbox = ctx.clone();

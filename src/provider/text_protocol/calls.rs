@@ -5,7 +5,7 @@
 use indexmap::IndexMap;
 use serde_json::{Value, json};
 
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// The tool every plain command goes to.
 pub const SHELL_TOOL: &str = "bash";

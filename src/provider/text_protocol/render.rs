@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::calls::{signature, to_command};
 use super::tags::{exec_block, output_block};
 use crate::message::{Kind, Message};
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// How the model sees a command's output (`text_protocol_continue`).
 pub use crate::config::Continuation;

@@ -78,7 +78,7 @@ impl ToolProtocol {
 /// result): a question, a command, its output, a one-line answer. Sent before the
 /// conversation; never shown, never stored.
 pub fn primer() -> Vec<Message> {
-    let output = crate::tools::Envelope::success(serde_json::json!({
+    let output = crate::tool_vocab::Envelope::success(serde_json::json!({
         "output": "./app/settings.py:12:def load_config(path):\n", "exit_code": 0
     }));
     vec![

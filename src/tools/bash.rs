@@ -22,6 +22,22 @@ use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 
 pub struct Bash;
 
+/// `bash`'s arguments, typed.
+struct Args {
+    command: String,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            command: p.non_empty_string("command")?.to_string(),
+        })
+    }
+}
+
 /// The schema, built once (it is sent with every request and read on every call).
 static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| {
     ToolSchema {
@@ -55,9 +71,8 @@ impl Tool for Bash {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let p = Params::new(&args, &SCHEMA)?;
-        let command = p.non_empty_string("command")?;
-        run(command, ctx).await
+        let Args { command } = Args::read(&args)?;
+        run(&command, ctx).await
     }
 }
 

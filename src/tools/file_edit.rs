@@ -24,6 +24,28 @@ const MAX_EDIT_SIZE: u64 = 64 * 1024 * 1024;
 
 pub(crate) struct FileEdit;
 
+/// `file_edit`'s arguments, typed.
+struct Args {
+    path: String,
+    old_string: String,
+    new_string: String,
+    replace_all: bool,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            path: p.non_empty_string("path")?.to_string(),
+            old_string: p.non_empty_string("old_string")?.to_string(),
+            new_string: p.string("new_string")?.to_string(),
+            replace_all: p.opt_bool("replace_all")?.unwrap_or(false),
+        })
+    }
+}
+
 /// The schema, built once (it is sent with every request and read on every call).
 static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
     name: FILE_EDIT.name.into(),
@@ -69,11 +91,12 @@ impl Tool for FileEdit {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let p = Params::new(&args, &SCHEMA)?;
-        let shown = p.non_empty_string("path")?.to_string();
-        let old = p.non_empty_string("old_string")?.to_string();
-        let new = p.string("new_string")?.to_string();
-        let all = p.opt_bool("replace_all")?.unwrap_or(false);
+        let Args {
+            path: shown,
+            old_string: old,
+            new_string: new,
+            replace_all: all,
+        } = Args::read(&args)?;
         let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {
             let (given, real) = match place(&sandbox, &shown) {

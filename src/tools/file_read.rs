@@ -25,6 +25,27 @@ const CHUNK: usize = 64 * 1024;
 
 pub(crate) struct FileRead;
 
+/// `file_read`'s arguments, typed.
+struct Args {
+    path: String,
+    /// The first line to read, from 1 (models often count from 0: 0 is the first too).
+    offset: u64,
+    limit: Option<u64>,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            path: p.non_empty_string("path")?.to_string(),
+            offset: p.opt_u64("offset", 0)?.unwrap_or(1).max(1),
+            limit: p.opt_u64("limit", 1)?,
+        })
+    }
+}
+
 /// The schema, built once (it is sent with every request and read on every call).
 static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
     name: FILE_READ.name.into(),
@@ -69,11 +90,11 @@ impl Tool for FileRead {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let p = Params::new(&args, &SCHEMA)?;
-        let shown = p.non_empty_string("path")?.to_string();
-        // Models often count from 0: offset 0 is the first line too.
-        let offset = p.opt_u64("offset", 0)?.unwrap_or(1).max(1);
-        let limit = p.opt_u64("limit", 1)?;
+        let Args {
+            path: shown,
+            offset,
+            limit,
+        } = Args::read(&args)?;
         let cap = ctx.max_output_size;
         let at = ctx.clone();
         walk::run_blocking(ctx, move |_| match place(&at, &shown) {

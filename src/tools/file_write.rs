@@ -16,6 +16,24 @@ use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 
 pub(crate) struct FileWrite;
 
+/// `file_write`'s arguments, typed.
+struct Args {
+    path: String,
+    content: String,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            path: p.non_empty_string("path")?.to_string(),
+            content: p.string("content")?.to_string(),
+        })
+    }
+}
+
 /// The schema, built once (it is sent with every request and read on every call).
 static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
     name: FILE_WRITE.name.into(),
@@ -47,9 +65,7 @@ impl Tool for FileWrite {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let p = Params::new(&args, &SCHEMA)?;
-        let shown = p.non_empty_string("path")?.to_string();
-        let content = p.string("content")?.to_string();
+        let Args { path: shown, content } = Args::read(&args)?;
         let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {
             let (given, real) = match place(&sandbox, &shown) {

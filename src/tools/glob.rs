@@ -26,6 +26,24 @@ use crate::beneath::Folder;
 
 pub(crate) struct Glob;
 
+/// `glob`'s arguments, typed.
+struct Args {
+    pattern: String,
+    path: Option<String>,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            pattern: p.non_empty_string("pattern")?.to_string(),
+            path: p.opt_string("path")?.map(str::to_string),
+        })
+    }
+}
+
 /// The schema, built once (it is sent with every request and read on every call).
 static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| {
     ToolSchema {
@@ -65,9 +83,8 @@ impl Tool for Glob {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let p = Params::new(&args, &SCHEMA)?;
-        let pattern = p.non_empty_string("pattern")?;
-        let given = p.opt_string("path")?.map(str::to_string);
+        let Args { pattern, path: given } = Args::read(&args)?;
+        let pattern = pattern.as_str();
         let shown = given.clone().unwrap_or_else(|| ".".into());
 
         if Path::new(pattern).is_absolute() {

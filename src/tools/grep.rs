@@ -34,6 +34,28 @@ const MAX_LINE: usize = 1000;
 
 pub(crate) struct Grep;
 
+/// `grep`'s arguments, typed.
+struct Args {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    case_insensitive: bool,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            pattern: p.non_empty_string("pattern")?.to_string(),
+            path: p.opt_string("path")?.map(str::to_string),
+            glob: p.opt_string("glob")?.map(str::to_string),
+            case_insensitive: p.opt_bool("case_insensitive")?.unwrap_or(false),
+        })
+    }
+}
+
 /// The schema, built once (it is sent with every request and read on every call).
 static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
     name: GREP.name.into(),
@@ -84,11 +106,13 @@ impl Tool for Grep {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let p = Params::new(&args, &SCHEMA)?;
-        let pattern = p.non_empty_string("pattern")?.to_string();
-        let given = p.opt_string("path")?.map(str::to_string);
-        let file_glob = p.opt_string("glob")?.map(str::to_string);
-        let case_insensitive = p.opt_bool("case_insensitive")?.unwrap_or(false);
+        let Args {
+            pattern,
+            path: given,
+            glob: file_glob,
+            case_insensitive,
+        } = Args::read(&args)?;
+        let named = given.clone();
         let shown = given.clone().unwrap_or_else(|| ".".into());
 
         let matcher = match RegexMatcherBuilder::new()
@@ -165,7 +189,7 @@ impl Tool for Grep {
         })
         .await?;
         if !text_file {
-            let shown = p.opt_string("path")?.unwrap_or(".");
+            let shown = named.as_deref().unwrap_or(".");
             return Ok(ToolOutput::error(format!(
                 "Binary file: {shown} (grep searches text files only)"
             )));

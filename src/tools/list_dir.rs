@@ -22,6 +22,23 @@ use crate::beneath::{Folder, Kind};
 
 pub(crate) struct ListDir;
 
+/// `list_dir`'s arguments, typed.
+struct Args {
+    /// The folder, `.` when not given.
+    path: String,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            path: p.opt_string("path")?.unwrap_or(".").to_string(),
+        })
+    }
+}
+
 /// The schema, built once (it is sent with every request and read on every call).
 static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
     name: LIST_DIR.name.into(),
@@ -51,8 +68,7 @@ impl Tool for ListDir {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let p = Params::new(&args, &SCHEMA)?;
-        let shown = p.opt_string("path")?.unwrap_or(".").to_string();
+        let Args { path: shown } = Args::read(&args)?;
         let cap = ctx.max_output_size;
         let at = ctx.clone();
         walk::run_blocking(ctx, move |_| match place(&at, &shown) {

@@ -34,6 +34,25 @@ const ACCEPTED: &str = "text/html, application/xhtml+xml, text/markdown;q=0.9, t
 
 pub(crate) struct WebFetch;
 
+/// `web_fetch`'s arguments, typed.
+struct Args {
+    url: String,
+    /// The first line of the page to return, from 1.
+    offset: u64,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            url: p.non_empty_string("url")?.to_string(),
+            offset: p.opt_u64("offset", 0)?.unwrap_or(1).max(1),
+        })
+    }
+}
+
 /// The schema, built once (it is sent with every request and read on every call).
 static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
     name: NAME.into(),
@@ -65,10 +84,8 @@ impl Tool for WebFetch {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let p = Params::new(&args, &SCHEMA)?;
-        let raw = p.non_empty_string("url")?;
-        let offset = p.opt_u64("offset", 0)?.unwrap_or(1).max(1);
-        let url = parse(raw).map_err(ToolError::InvalidParams)?;
+        let Args { url: raw, offset } = Args::read(&args)?;
+        let url = parse(&raw).map_err(ToolError::InvalidParams)?;
         if let Some(c) = crate::permissions::sandbox_in_force::current_sandbox()
             && !c.network
         {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::tool_vocab::ToolSchema;
 
 /// The tool every plain command goes to.
-pub const SHELL_TOOL: &str = "bash";
+pub const SHELL_TOOL: &str = crate::tool_vocab::meta::BASH.name;
 
 /// The canonical call a tagged command stands for: `(tool name, arguments JSON)`.
 pub fn to_call(command: &str, tools: &[ToolSchema]) -> (String, String) {

@@ -14,7 +14,7 @@ mod table;
 use std::sync::LazyLock;
 
 use super::getopt::{Spec, Table};
-use super::shell::{Part, Word};
+use super::shell::analysis::{Part, Word};
 
 static COMMANDS: LazyLock<Table> = LazyLock::new(|| Table::new(&table::COMMANDS));
 
@@ -57,7 +57,7 @@ pub(crate) fn options_listed(name: &str, args: &[Word]) -> bool {
                 && !args
                     .iter()
                     .any(|w| w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('i'))
-                && super::shell::sed_is_plain(args)
+                && super::shell::sed::is_plain(args)
         }
         "date" => {
             let spec = Spec::parse(

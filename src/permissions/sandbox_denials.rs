@@ -58,7 +58,7 @@ pub fn explain_with(c: &Confinement, output: &str, cwd: &Path) -> Option<String>
         if !denied {
             continue;
         }
-        let named = paths(line);
+        let named = paths(without_shell_prefix(line));
         // The network filter's EPERM, from a program that does not say what it opened.
         if !c.network && named.is_empty() && lower.contains("operation not permitted") {
             network = true;
@@ -99,6 +99,25 @@ pub fn denied_write(c: &Confinement, path: &str) -> String {
 /// Whether `path` is beneath one of `c`'s writable roots (or is `/dev/null`).
 pub fn writable(c: &Confinement, path: &Path) -> bool {
     path == Path::new("/dev/null") || c.writable.iter().any(|w| path.starts_with(w))
+}
+
+/// `line` without the `PROGRAM: line N: ` a shell puts before its own errors
+/// (`/usr/bin/bash: line 1: /etc/x: Read-only file system`): the program's path is not
+/// what was denied.
+fn without_shell_prefix(line: &str) -> &str {
+    let Some((program, rest)) = line.split_once(": line ") else {
+        return line;
+    };
+    match rest.split_once(": ") {
+        Some((n, after))
+            if !program.contains(char::is_whitespace)
+                && !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            after
+        }
+        _ => line,
+    }
 }
 
 /// The paths a line names: quoted (`'…'`, `"…"`, `‘…’`, `` `…` ``) or bare words with a
@@ -163,6 +182,11 @@ mod tests {
                 "/usr/bin/x",
             ),
             ("OSError: [Errno 30] Read-only file system: '/opt/z'", "/opt/z"),
+            // bash found by absolute path names itself before the line number.
+            (
+                "/usr/bin/bash: line 1: /var/tmp/x/second.txt: Read-only file system",
+                "/var/tmp/x/second.txt",
+            ),
         ] {
             let e = explain_with(&c, out, cwd).unwrap_or_else(|| panic!("{out}"));
             assert!(
@@ -180,6 +204,7 @@ mod tests {
         for out in [
             "touch: cannot touch 'src/x': Permission denied",
             "bash: /tmp/x: Permission denied",
+            "/usr/bin/bash: line 3: /tmp/x: Read-only file system",
             "error: could not compile",
             "curl: (6) Could not resolve host: example.com",
         ] {

@@ -46,12 +46,14 @@ async fn a_text_turn_streams_and_the_request_is_well_formed() {
             >= 3,
         "streamed in pieces"
     );
-    // 10 input tokens of a 32k window (fake-model has no preset, the fake states none).
+    // 10 input tokens; no share of the window: fake-model has no preset and the fake
+    // states none, so the window is only the 32k fallback's guess (issue 39 §1: a share of
+    // a guessed window is not shown).
     assert!(events.contains(&Event::Usage {
         input: 10,
         output: 5,
         cached: 0,
-        context_pct: Some(0),
+        context_pct: None,
         cost: None,
     }));
     assert_eq!(turn_end(&events), Some(TurnEndReason::Done));

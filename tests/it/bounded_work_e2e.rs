@@ -33,13 +33,15 @@ fn config(home: &Path, text: &str) {
 
 #[test]
 fn an_endless_window_probe_answer_is_cut_at_its_cap() {
-    // A base URL that is no vendor's is asked for its window (`/props`, then `/models`):
-    // each answers a JSON document that never ends.
+    // A base URL that is no vendor's is asked for its window (`/props`, then `/models`),
+    // in the background once the first (short) request is answered: each answers a JSON
+    // document that never ends. The second request waits for that question's answer.
     let fake = FakeProvider::start();
     fake.answer_gets();
+    fake.push(Reply::text("hello there"));
     fake.push(Reply::endless(r#"{"default_generation_settings": {"n_ctx": ""#));
     fake.push(Reply::endless(r#"{"data": [{"id": ""#));
-    fake.push(Reply::text("hello there"));
+    fake.push(Reply::text("second answer"));
     let h = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
     let mut child = common::ikigai(h.path())
@@ -58,6 +60,13 @@ fn an_endless_window_probe_answer_is_cut_at_its_cap() {
         .by_ref()
         .map_while(Result::ok)
         .any(|l| l.contains("hello there"));
+    assert!(answered, "the first turn did not wait for the window");
+    stdin.write_all(b"again\n").unwrap();
+    stdin.flush().unwrap();
+    let answered = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.contains("second answer"));
     assert!(answered, "the turn went on after the probe");
     // The turn is over and ikigai waits for the next line: its peak so far.
     let peak = peak_rss(child.id());
@@ -78,7 +87,12 @@ fn an_endless_window_probe_answer_is_cut_at_its_cap() {
     let paths: Vec<String> = fake.requests().iter().map(|r| r.path.clone()).collect();
     assert_eq!(
         paths,
-        ["/props", "/v1/models", "/v1/chat/completions"],
+        [
+            "/v1/chat/completions",
+            "/props",
+            "/v1/models",
+            "/v1/chat/completions"
+        ],
         "{stderr}"
     );
 }

@@ -171,8 +171,11 @@ pub fn parse_call(call: &str) -> Result<(String, String), PermissionsCmdError> {
     let args = match inner {
         _ if let Some(arg) = declared.and_then(|m| m.command) => one(arg, inner.unwrap_or_default()),
         _ if let Some(arg) = declared.and_then(|m| m.path) => one(arg, inner.unwrap_or(".")),
-        Some(url) if declared.is_some_and(|m| m.url.is_some()) && !url.trim_start().starts_with('{') => {
-            one(declared.and_then(|m| m.url).unwrap_or("url"), url)
+        Some(url)
+            if let Some(arg) = declared.and_then(|m| m.url)
+                && !url.trim_start().starts_with('{') =>
+        {
+            one(arg, url)
         }
         None => serde_json::json!({}),
         Some(json) => {

@@ -86,7 +86,7 @@ fn bash_overhead(c: &mut Criterion) {
             assert!(e.success);
         })
     });
-    ikigai::tools::launcher::set_sandbox(None);
+    ikigai::permissions::sandbox_in_force::set_sandbox(None);
 }
 
 fn search(c: &mut Criterion) {

@@ -157,7 +157,13 @@ fn install_sandbox(cli: &crate::cli::Cli, config: &Config) -> Result<(), AppErro
         return Ok(());
     }
     let cwd = std::env::current_dir()?;
-    crate::permissions::sandbox::install(&config.sandbox, &cwd, &|k| crate::environ::var(k))?;
+    let env = |k: &str| crate::environ::var(k);
+    crate::permissions::sandbox::install(&config.sandbox, &cwd, &env)?;
+    if crate::permissions::sandbox_in_force::sandbox().is_some()
+        && env(crate::permissions::sandbox::PRETEND_NO_NAMESPACES_VAR).is_some()
+    {
+        crate::tools::launcher::deny_private_mounts("user namespaces are not available here (pretended)");
+    }
     Ok(())
 }
 
@@ -175,7 +181,7 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
     let Loaded { config, resolved } = loaded;
     // What a killed ikigai left running is killed now; our own calls are recorded.
     let env = |k: &str| crate::environ::var(k);
-    if let Some(data) = crate::config::xdg_dir(&env, "XDG_DATA_HOME", ".local/share") {
+    if let Some(data) = crate::paths::data_home(&env) {
         crate::tools::leftovers::install(crate::tools::leftovers::default_dir(&data.join("ikigai")));
         crate::tools::leftovers::sweep();
     }
@@ -281,7 +287,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
     }
     // Somebody is there to answer in the TUI: it asks by default; a scripted run cannot.
     if interactive && config.approval.is_none() {
-        config.approval = Some(crate::permissions::Mode::Ask);
+        config.approval = Some(crate::policy::Mode::Ask);
     }
     let mut provider = crate::provider::build(spec.clone())?;
     let (events_tx, events_rx) = unbounded_channel();

@@ -66,7 +66,7 @@ pub struct Cli {
     /// `workspace-write` (writes only in this folder, the temporary folder and
     /// writable_roots) or `read-only`. Linux only.
     #[arg(long, value_enum, value_name = "MODE", global = true)]
-    pub sandbox: Option<crate::permissions::sandbox::SandboxMode>,
+    pub sandbox: Option<crate::policy::sandbox::SandboxMode>,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -155,7 +155,7 @@ pub struct TrustArgs {
 pub struct SandboxArgs {
     /// The sandbox mode (default: the configured `sandbox`).
     #[arg(long, value_enum, value_name = "MODE")]
-    pub mode: Option<crate::permissions::sandbox::SandboxMode>,
+    pub mode: Option<crate::policy::sandbox::SandboxMode>,
 
     /// The command and its arguments (after `--`).
     #[arg(
@@ -251,12 +251,12 @@ pub enum ApprovalArg {
     ReadOnly,
 }
 
-impl From<ApprovalArg> for crate::permissions::Mode {
+impl From<ApprovalArg> for crate::policy::Mode {
     fn from(a: ApprovalArg) -> Self {
         match a {
-            ApprovalArg::Auto => crate::permissions::Mode::Auto,
-            ApprovalArg::Ask => crate::permissions::Mode::Ask,
-            ApprovalArg::ReadOnly => crate::permissions::Mode::ReadOnly,
+            ApprovalArg::Auto => crate::policy::Mode::Auto,
+            ApprovalArg::Ask => crate::policy::Mode::Ask,
+            ApprovalArg::ReadOnly => crate::policy::Mode::ReadOnly,
         }
     }
 }

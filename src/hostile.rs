@@ -136,8 +136,8 @@ via_serde!(
     Vec<crate::spend::ModelSpend>,
     crate::protocol::NoticeLevel,
     crate::protocol::TurnEndReason,
-    crate::permissions::Mode,
-    crate::permissions::record::Record,
+    crate::policy::Mode,
+    crate::policy::record::Record,
 );
 
 /// A history with one message of every kind, every text in it `TEXT`: calls with a

@@ -18,8 +18,11 @@ pub mod config;
 pub mod environ;
 #[cfg(test)]
 pub(crate) mod hostile;
+pub(crate) mod images;
 pub mod message;
+pub(crate) mod paths;
 pub mod permissions;
+pub mod policy;
 pub mod protocol;
 #[allow(unreachable_pub)] // its own face is the provider work's to narrow
 pub mod provider;
@@ -27,6 +30,7 @@ pub mod redact;
 pub mod spend;
 pub mod store;
 pub mod text;
+pub mod tool_vocab;
 pub mod tools;
 pub mod trusted_path;
 pub mod ui;

@@ -75,7 +75,7 @@ pub enum Op {
     /// The answer to `Event::ApprovalRequested` for call `id`.
     Approve { id: String, answer: Answer },
     /// Switch the approval mode (Shift+Tab in the TUI); answered with `ApprovalMode`.
-    SetApprovalMode(crate::permissions::Mode),
+    SetApprovalMode(crate::policy::Mode),
     /// List the rules in force and the remembered answers (`/permissions`); answered with
     /// `Event::Permissions`.
     ListPermissions,
@@ -308,13 +308,13 @@ pub enum Event {
     },
     /// The approval mode now in force (at start and after `Op::SetApprovalMode`).
     ApprovalMode {
-        mode: crate::permissions::Mode,
+        mode: crate::policy::Mode,
     },
     /// How a call was decided (stored with the call too).
-    Permission(crate::permissions::record::Record),
+    Permission(crate::policy::record::Record),
     /// The answer to `Op::ListPermissions`.
     Permissions {
-        mode: crate::permissions::Mode,
+        mode: crate::policy::Mode,
         /// Config rules as `LIST RULE (SOURCE)` lines.
         rules: Vec<String>,
         /// This project's remembered answers, numbered from 1 by their position.

@@ -3,6 +3,15 @@
 //! `json_visible` and `JsonVisible` for JSON): every front end and printing command puts
 //! model-, server- and file-controlled text through it. Pure; prints nothing.
 
+/// Characters of `text` once escaped into a JSON string.
+pub fn wire_chars(text: &str) -> u64 {
+    let escapes = text
+        .bytes()
+        .filter(|b| matches!(b, b'"' | b'\\' | b'\n' | b'\r' | b'\t'))
+        .count();
+    (text.len() + escapes) as u64
+}
+
 /// At most `max` bytes of `s`, cut at a char boundary (for quoting or capping text).
 pub fn shorten(s: &str, max: usize) -> &str {
     if s.len() <= max {

@@ -4,12 +4,13 @@
 //! gets a `NOT_APPROVED` result with a reason the model can act on.
 
 use super::state::AgentState;
-use crate::permissions::record::{Decider, Outcome, Record};
-use crate::permissions::rule::{Rule, Source};
 use crate::permissions::{Decision, Verdict};
+use crate::policy::Pinned;
+use crate::policy::record::{Decider, Outcome, Record};
+use crate::policy::rule::{Rule, Source};
 use crate::protocol::{Answer, Event, NoticeLevel};
 use crate::store::MarkerKind;
-use crate::tools::{Executed, Pinned};
+use crate::tools::Executed;
 
 /// The error code of a call that was not run because it was not approved.
 pub const NOT_APPROVED: &str = "NOT_APPROVED";
@@ -191,7 +192,7 @@ async fn ask(
 }
 
 /// An approval by the user, to be amended by the answer.
-fn user_record(st: &AgentState, id: &str, name: &str, mode: crate::permissions::Mode) -> Record {
+fn user_record(st: &AgentState, id: &str, name: &str, mode: crate::policy::Mode) -> Record {
     Record {
         tool_call_id: id.to_string(),
         tool: name.to_string(),
@@ -247,7 +248,7 @@ fn record(st: &mut AgentState, rec: Record) {
 }
 
 /// What the model reads for a call the rules or the mode refused.
-fn refusal(d: &Decision, mode: crate::permissions::Mode) -> String {
+fn refusal(d: &Decision, mode: crate::policy::Mode) -> String {
     match &d.by {
         crate::permissions::By::Rule { list, rule, source } => format!(
             "Not run: the user's {} rule `{rule}` ({}) forbids it ({}). Do not try to get \
@@ -265,7 +266,7 @@ fn refusal(d: &Decision, mode: crate::permissions::Mode) -> String {
 }
 
 /// What the model reads when nobody was there to approve.
-fn unattended(reason: &str, mode: crate::permissions::Mode, always: &[String]) -> String {
+fn unattended(reason: &str, mode: crate::policy::Mode, always: &[String]) -> String {
     let rule = always
         .first()
         .map(|r| format!(" (e.g. `allow = [\"{r}\"]` under [permissions])"))
@@ -284,8 +285,8 @@ fn refused(_name: &str, text: &str) -> Executed {
         images: Vec::new(),
         // The error itself, so a front end shows it as one line.
         summary: format!("{NOT_APPROVED}: {text}"),
-        envelope: crate::tools::envelope::Envelope::failure(
-            crate::tools::envelope::ErrorCode::NotApproved,
+        envelope: crate::tool_vocab::envelope::Envelope::failure(
+            crate::tool_vocab::envelope::ErrorCode::NotApproved,
             text,
         ),
         success: false,

@@ -4,7 +4,8 @@
 //! knows nothing of the store.
 
 use crate::message::{Kind, Message};
-use crate::tools::ToolSchema;
+pub use crate::text::wire_chars;
+use crate::tool_vocab::ToolSchema;
 
 /// Past this share of the window, old tool results are elided on the wire.
 pub const ELIDE_AT: f64 = 0.70;
@@ -315,15 +316,6 @@ fn window_for(
 /// An eighth of the window, at most 16k tokens.
 fn default_reserve(window: u64) -> u64 {
     (window / 8).min(16_384)
-}
-
-/// Characters of `text` once escaped into a JSON string.
-pub fn wire_chars(text: &str) -> u64 {
-    let escapes = text
-        .bytes()
-        .filter(|b| matches!(b, b'"' | b'\\' | b'\n' | b'\r' | b'\t'))
-        .count();
-    (text.len() + escapes) as u64
 }
 
 /// Estimated wire characters of one message.

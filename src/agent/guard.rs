@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::tools::{Envelope, ErrorCode};
+use crate::tool_vocab::{Envelope, ErrorCode};
 
 /// Counts the calls of one turn.
 #[derive(Debug)]

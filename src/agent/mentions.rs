@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::images;
 use crate::message::Image;
 use crate::tools::file_read::FileRead;
 use crate::tools::list_dir::ListDir;
@@ -246,11 +245,12 @@ fn image(m: &Mention, real: &Path) -> Result<Option<(Image, String)>, MentionErr
     if m.range.is_some() || !std::fs::metadata(real).is_ok_and(|meta| meta.is_file()) {
         return Ok(None);
     }
-    match images::read(real).map_err(fail)? {
+    match crate::images::read(real).map_err(fail)? {
         Some((image, line)) => Ok(Some((image, format!("{}, {line}", m.written)))),
-        None if images::named_like_image(real) => {
-            Err(fail(format!("not a {} image (by its content)", images::FORMATS)))
-        }
+        None if crate::images::named_like_image(real) => Err(fail(format!(
+            "not a {} image (by its content)",
+            crate::images::FORMATS
+        ))),
         None => Ok(None),
     }
 }

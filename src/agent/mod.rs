@@ -12,6 +12,7 @@ pub(crate) mod images;
 pub(crate) mod limit;
 mod live;
 pub(crate) mod mentions;
+pub(crate) mod probe;
 pub(crate) mod prompt;
 pub mod resume;
 pub(crate) mod retry;
@@ -71,9 +72,8 @@ pub fn spawn(mut setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHand
     let (ops, rx) = unbounded_channel();
     let resumed = setup.resumed.take();
     let (approve_tx, approvals) = unbounded_channel();
-    let mode = crate::permissions::mode::SharedMode::new(
-        setup.config.approval.unwrap_or(crate::permissions::Mode::Auto),
-    );
+    let mode =
+        crate::policy::mode::SharedMode::new(setup.config.approval.unwrap_or(crate::policy::Mode::Auto));
     let remembered = crate::permissions::remembered::Remembered::default_location(&setup.cwd).ok();
     let mut rules = setup.config.permissions.clone();
     if let Some(store) = &remembered {
@@ -111,7 +111,7 @@ pub fn spawn(mut setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHand
 /// What the command loop needs to answer approval ops while a turn runs.
 struct Gate {
     approve_tx: UnboundedSender<(String, crate::protocol::Answer)>,
-    mode: crate::permissions::mode::SharedMode,
+    mode: crate::policy::mode::SharedMode,
 }
 
 impl Gate {

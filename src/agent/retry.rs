@@ -11,7 +11,7 @@ use super::state::AgentState;
 use crate::message::Message;
 use crate::protocol::{Event, NoticeLevel};
 use crate::provider::{EventStream, ProviderError, Request};
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// The wait before the one retry of a refused connection to this machine.
 const LOCAL_RETRY: Duration = Duration::from_millis(500);

@@ -2,7 +2,7 @@
 //! forgetting one. Answers with events; the decision logic lives in `permissions`.
 
 use super::state::AgentState;
-use crate::permissions::rule::Source;
+use crate::policy::rule::Source;
 use crate::protocol::{Event, NoticeLevel};
 
 /// Answers `Op::ListPermissions`.

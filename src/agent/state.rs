@@ -56,7 +56,7 @@ struct Transcript {
 /// The permission gate's state.
 pub(crate) struct Gatekeeping {
     /// The approval mode in force (changed by the command loop while a turn runs).
-    pub(crate) mode: crate::permissions::mode::SharedMode,
+    pub(crate) mode: crate::policy::mode::SharedMode,
     /// The rules in force (config, remembered and session answers).
     pub(crate) policy: crate::permissions::Policy,
     /// Answers to approval questions, forwarded by the command loop.
@@ -90,7 +90,7 @@ pub struct AgentState {
     /// What the session's turns changed, for `/undo` (driven by `undo.rs`).
     pub(crate) checkpoints: crate::checkpoints::Checkpoints,
     /// The server's answer about its window, while in flight (driven by `window.rs`).
-    pub(crate) probe: super::window::Probe,
+    pub(crate) probe: super::probe::Probe,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -139,7 +139,7 @@ impl AgentState {
             runtime: Runtime {
                 // The built-in file tools write under the sandbox tool processes get.
                 tool_ctx: ToolContext::from_config(setup.cwd, &setup.config, key_vars)
-                    .with_sandbox(crate::tools::launcher::sandbox())
+                    .with_sandbox(crate::permissions::sandbox_in_force::sandbox())
                     .with_unreadable(crate::permissions::unreadable::Unreadable::of(&gate.policy)),
                 config: setup.config,
                 provider: setup.provider,
@@ -458,7 +458,7 @@ impl AgentState {
             let partial = printed
                 .as_deref()
                 .filter(|_| running.as_deref() == Some(c.id.as_str()));
-            let m = crate::tools::envelope::interrupted_result(&c.id, &c.function.name, partial);
+            let m = crate::tool_vocab::envelope::interrupted_result(&c.id, &c.function.name, partial);
             // Scrubbed like every message: the partial output may hold a secret.
             self.append(m);
             let Some(m) = self.transcript.conversation.messages.last() else {

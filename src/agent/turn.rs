@@ -9,11 +9,13 @@ use super::guard::{RepeatGuard, repeated_envelope};
 use super::limit::{self, Action};
 use super::state::AgentState;
 use crate::message::{Message, fresh_call_id};
+use crate::policy::Pinned;
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
 use crate::provider::text_protocol::decode::is_recovered_id;
 use crate::provider::{FinishReason, StreamEvent};
 use crate::store::MarkerKind;
-use crate::tools::{Envelope, ErrorCode, Executed, Pinned, envelope};
+use crate::tool_vocab::{Envelope, ErrorCode, envelope};
+use crate::tools::Executed;
 
 /// A tool call as the response gave it.
 struct Call {
@@ -359,7 +361,7 @@ async fn run_call(
         .sink()
         .scope(progress.scope(partial.scope(st.registry().execute_with_stderr(&c.name, &c.arguments, &ctx))));
     let (done, stderr) = if outside {
-        crate::tools::launcher::unsandboxed(call).await
+        crate::permissions::sandbox_in_force::unsandboxed(call).await
     } else {
         call.await
     };

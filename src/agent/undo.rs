@@ -9,9 +9,9 @@ use serde_json::json;
 use super::state::AgentState;
 use crate::checkpoints::{Checkpoint, undo};
 use crate::message::{Kind, Message};
+use crate::policy::Pinned;
 use crate::protocol::{Event, NoticeLevel};
 use crate::store::MarkerKind;
-use crate::tools::Pinned;
 
 /// Before tool `name` runs (approved): saves what it is about to change — for a file tool,
 /// at `pinned`, the place its decision judged and the tool acts on.

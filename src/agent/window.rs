@@ -7,40 +7,15 @@
 //! background question only: the numbers are the budget's.
 
 use futures_util::FutureExt;
-use tokio::task::JoinHandle;
 
 use super::budget::WindowSource;
+use super::probe::Answer;
 use super::state::AgentState;
 use crate::protocol::NoticeLevel;
-use crate::provider::ProviderError;
 
 /// Estimated tokens of a request that every plausible window holds with room for the
 /// answer: sent without waiting for the server to say its window.
 pub(crate) const FLOOR: u64 = 4096;
-
-/// What the server said: its window, nothing, or an error (a body past the cap).
-type Answer = Result<Option<u64>, ProviderError>;
-
-/// The question in flight, if any.
-#[derive(Debug, Default)]
-pub(crate) struct Probe {
-    task: Option<JoinHandle<Answer>>,
-}
-
-impl Probe {
-    /// Drops a question about a model that is no longer current.
-    pub(crate) fn forget(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
-    }
-}
-
-impl Drop for Probe {
-    fn drop(&mut self) {
-        self.forget();
-    }
-}
 
 /// Whether the window is still to be learned from the server (asked or not yet).
 pub(crate) fn unknown(st: &AgentState) -> bool {

@@ -4,12 +4,15 @@
 //! exec. ikigai starts its tools through it when it is installed beside ikigai; it is not
 //! run by hand.
 
-// The kernel probe (`abi`) is ikigai's, at start; the launcher only applies.
+// The kernel probe is ikigai's (`permissions::kernel`), at start; the launcher only
+// applies the `Confinement` it is given.
 #[path = "../tools/launcher/caps.rs"]
 mod caps;
 #[allow(dead_code, unused_imports)]
 #[path = "../tools/launcher/confine.rs"]
 mod confine;
+#[path = "../policy/confinement.rs"]
+mod confinement;
 #[path = "../tools/launcher/exec.rs"]
 mod exec;
 #[path = "../tools/launcher/filter.rs"]
@@ -17,6 +20,8 @@ mod filter;
 #[allow(dead_code)]
 #[path = "../tools/launcher/mounts.rs"]
 mod mounts;
+
+use confinement::{Confinement, Namespace};
 
 use std::process::ExitCode;
 

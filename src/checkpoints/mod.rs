@@ -101,16 +101,13 @@ pub struct Checkpoints {
     tracker: Option<Tracker>,
 }
 
-/// Tools that change no file (the rest may, except the file tools, which are saved file
-/// by file).
-const READ_ONLY: &[&str] = &[
-    "file_read",
-    "glob",
-    "grep",
-    "list_dir",
-    "update_plan",
-    "web_fetch",
-];
+/// Whether tool `name` changes no file, as it declares (`ToolMeta::changes_files`: no
+/// write, no command; `web_fetch` reaches the network but changes no file). A tool that
+/// declares nothing (external, MCP) may change any. Of those that change files, the file
+/// tools are saved file by file; the rest are snapshots.
+fn changes_no_file(name: &str) -> bool {
+    crate::tool_vocab::meta::of(name).is_some_and(|m| !m.changes_files())
+}
 
 /// The folder of project `cwd` under `data_home` (by a hash of its canonical path).
 pub fn project_dir(data_home: &Path, cwd: &Path) -> PathBuf {
@@ -149,7 +146,7 @@ impl Checkpoints {
 
     /// Checkpoints kept in the user's data folder (`$XDG_DATA_HOME`, else `~/.local/share`).
     pub fn for_user(cwd: PathBuf, limit: u64) -> Self {
-        let data = crate::config::xdg_dir(&|k| crate::environ::var(k), "XDG_DATA_HOME", ".local/share");
+        let data = crate::paths::data_home(&|k| crate::environ::var(k));
         Checkpoints::new(cwd, data.as_deref(), limit)
     }
 
@@ -192,7 +189,7 @@ impl Checkpoints {
 
     /// Whether tool `name` may change files that checkpoints keep (and checkpoints are kept).
     pub fn watches(&self, name: &str) -> bool {
-        self.root.is_some() && !READ_ONLY.contains(&name)
+        self.root.is_some() && !changes_no_file(name)
     }
 
     /// Whether a turn's changes are being recorded now.
@@ -211,7 +208,7 @@ impl Checkpoints {
         resolve: impl Fn(&str) -> PathBuf,
         turn: impl FnOnce() -> (usize, String),
     ) -> Option<Snapshot> {
-        if READ_ONLY.contains(&name) || self.root.is_none() {
+        if changes_no_file(name) || self.root.is_none() {
             return None;
         }
         let pending = self.pending.get_or_insert_with(|| {
@@ -224,10 +221,14 @@ impl Checkpoints {
                 tree: Tree::NotTaken,
             }
         });
-        if matches!(name, "file_write" | "file_edit") {
+        // A tool that writes the file its path argument names is saved file by file.
+        if let Some(arg) = crate::tool_vocab::meta::of(name)
+            .filter(|m| m.writes)
+            .and_then(|m| m.path)
+        {
             let given = serde_json::from_str::<serde_json::Value>(arguments)
                 .ok()
-                .and_then(|v| v.get("path").and_then(|p| p.as_str()).map(str::to_string));
+                .and_then(|v| v.get(arg).and_then(|p| p.as_str()).map(str::to_string));
             let given = given.filter(|g| !g.is_empty())?;
             let path = resolve(&given);
             if pending.files.iter().any(|(p, _, _)| *p == path) {

@@ -119,7 +119,7 @@ pub struct FileConfig {
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, super::mcp::ServerSection>,
     /// The OS sandbox of tool processes: `off`, `workspace-write`, `read-only`.
-    pub sandbox: Option<crate::permissions::sandbox::SandboxMode>,
+    pub sandbox: Option<crate::policy::sandbox::SandboxMode>,
     /// IP sockets inside the sandbox (default: blocked).
     pub sandbox_network: Option<bool>,
     /// More folders the sandbox lets tools write in (`workspace-write`).
@@ -146,16 +146,16 @@ impl PermissionsSection {
     /// The compiled rules, tagged with where they came from; the first bad one is the error.
     pub fn compile(
         &self,
-        source: crate::permissions::rule::Source,
+        source: crate::policy::rule::Source,
         home: Option<&Path>,
-    ) -> Result<crate::permissions::Rules, crate::permissions::rule::RuleError> {
-        use crate::permissions::rule::Rule;
+    ) -> Result<crate::policy::Rules, crate::policy::rule::RuleError> {
+        use crate::policy::rule::Rule;
         let compile = |list: &[String]| -> Result<Vec<Rule>, _> {
             list.iter()
                 .map(|t| Rule::parse(t, source.clone(), home))
                 .collect()
         };
-        Ok(crate::permissions::Rules {
+        Ok(crate::policy::Rules {
             allow: compile(&self.allow)?,
             ask: compile(&self.ask)?,
             deny: compile(&self.deny)?,
@@ -181,17 +181,7 @@ pub fn default_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathB
     if let Some(p) = env("IKIGAI_CONFIG").filter(|s| !s.is_empty()) {
         return Some(PathBuf::from(p));
     }
-    xdg_dir(env, "XDG_CONFIG_HOME", ".config").map(|d| d.join("ikigai").join("config.toml"))
-}
-
-/// `$VAR` when set and absolute, else `$HOME/fallback`.
-pub fn xdg_dir(env: &dyn Fn(&str) -> Option<String>, var: &str, fallback: &str) -> Option<PathBuf> {
-    if let Some(v) = env(var).filter(|s| Path::new(s).is_absolute()) {
-        return Some(PathBuf::from(v));
-    }
-    env("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(fallback))
+    crate::paths::config_home(env).map(|d| d.join("ikigai").join("config.toml"))
 }
 
 /// Defaults < file < environment < flags, not yet validated.
@@ -289,7 +279,7 @@ fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigEr
     set(&mut c.sandbox.writable_roots, f.writable_roots);
     if let Some(a) = f.approval {
         c.approval = Some(
-            crate::permissions::Mode::parse(&a).map_err(|message| ConfigError::Parse {
+            crate::policy::Mode::parse(&a).map_err(|message| ConfigError::Parse {
                 path: path.to_path_buf(),
                 message: format!("`approval`: {message}"),
             })?,
@@ -298,7 +288,7 @@ fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigEr
     if let Some(section) = f.permissions {
         let home = crate::environ::var("HOME").map(PathBuf::from);
         c.permissions = section
-            .compile(crate::permissions::rule::Source::User, home.as_deref())
+            .compile(crate::policy::rule::Source::User, home.as_deref())
             .map_err(|e| ConfigError::Parse {
                 path: path.to_path_buf(),
                 message: format!("`permissions`: {e}"),

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 
 pub use choices::{Continuation, Protocol, WireKind};
 pub use describe::redact_url;
-pub use file::{FileConfig, PermissionsSection, ProviderSection, ToolDirs, default_config_path, xdg_dir};
+pub use file::{FileConfig, PermissionsSection, ProviderSection, ToolDirs, default_config_path};
 pub use price::Price;
 
 /// A configuration problem; always the user's to fix (exit code 2), never retryable.
@@ -85,9 +85,9 @@ pub struct Overrides {
     pub max_tool_turns: Option<u32>,
     pub tool_protocol: Option<Protocol>,
     /// `--sandbox MODE`.
-    pub sandbox: Option<crate::permissions::sandbox::SandboxMode>,
+    pub sandbox: Option<crate::policy::sandbox::SandboxMode>,
     /// `--approval MODE`.
-    pub approval: Option<crate::permissions::Mode>,
+    pub approval: Option<crate::policy::Mode>,
 }
 
 /// The effective, validated settings: what the user asked for, nothing resolved. Loaded
@@ -155,12 +155,12 @@ pub struct Config {
     pub mcp_servers: Vec<mcp::ServerSpec>,
     /// The OS sandbox of tool processes (`sandbox`, `sandbox_network`, `writable_roots`),
     /// checked against the kernel by `permissions::sandbox::install`.
-    pub sandbox: crate::permissions::sandbox::Settings,
+    pub sandbox: crate::policy::sandbox::Settings,
     /// The approval mode asked for; `None` lets the front end choose (the TUI asks,
     /// scripted runs are auto).
-    pub approval: Option<crate::permissions::Mode>,
+    pub approval: Option<crate::policy::Mode>,
     /// `[permissions]` rules: the user's, then (by the app) a trusted project's.
-    pub permissions: crate::permissions::Rules,
+    pub permissions: crate::policy::Rules,
 }
 
 /// The built-in defaults. Nothing about the provider is filled in: with no provider
@@ -199,9 +199,9 @@ impl Default for Config {
             max_tool_result_share: 0.25,
             auto_compact_at: 0.85,
             mcp_servers: Vec::new(),
-            sandbox: crate::permissions::sandbox::Settings::default(),
+            sandbox: crate::policy::sandbox::Settings::default(),
             approval: None,
-            permissions: crate::permissions::Rules::default(),
+            permissions: crate::policy::Rules::default(),
         }
     }
 }

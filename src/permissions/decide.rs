@@ -8,121 +8,15 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use serde::Serialize;
-
 use super::mode::Mode;
 use super::readonly;
-use super::rule::{FILE_TOOLS, List, Rule, Source};
+use super::rule::{List, Rule};
 use super::shell::{self, Analysis};
-use crate::tools::Pinned;
+pub use crate::policy::decision::{By, Decision, Pinned, Rules, Verdict};
+use crate::tool_vocab::meta;
 
 #[path = "decide_bash.rs"]
 mod bash;
-
-/// The rules in force, by list (user, trusted project, remembered and session answers).
-#[derive(Clone, Debug, Default)]
-pub struct Rules {
-    pub allow: Vec<Rule>,
-    pub ask: Vec<Rule>,
-    pub deny: Vec<Rule>,
-}
-
-impl Rules {
-    pub fn is_empty(&self) -> bool {
-        self.allow.is_empty() && self.ask.is_empty() && self.deny.is_empty()
-    }
-
-    pub fn list(&self, list: List) -> &[Rule] {
-        match list {
-            List::Allow => &self.allow,
-            List::Ask => &self.ask,
-            List::Deny => &self.deny,
-        }
-    }
-
-    /// Every rule with its list, strictest first.
-    pub fn all(&self) -> impl Iterator<Item = (List, &Rule)> {
-        let tag = |l: List| move |r| (l, r);
-        self.deny
-            .iter()
-            .map(tag(List::Deny))
-            .chain(self.ask.iter().map(tag(List::Ask)))
-            .chain(self.allow.iter().map(tag(List::Allow)))
-    }
-}
-
-/// What happens to the call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    Allow,
-    Ask,
-    Deny,
-}
-
-/// Who or what decided.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum By {
-    /// A rule (for a compound command allowed part by part, the rules joined by `, `).
-    Rule {
-        list: List,
-        rule: String,
-        source: Source,
-    },
-    /// The mode alone.
-    Mode,
-    /// The built-in list of read-only tools and commands.
-    ReadOnlyList,
-}
-
-impl By {
-    /// One line: `rule deny bash(rm *) (user config)`, `mode ask`, `the read-only list`.
-    pub fn describe(&self, mode: Mode) -> String {
-        match self {
-            By::Rule { list, rule, source } => {
-                format!("rule {} {rule} ({})", list.as_str(), source.as_str())
-            }
-            By::Mode => format!("mode {mode}"),
-            By::ReadOnlyList => "the built-in read-only list".to_string(),
-        }
-    }
-}
-
-/// The decision and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Decision {
-    pub verdict: Verdict,
-    pub by: By,
-    /// Why, in a sentence (for `ask` and `deny`; empty when allowed).
-    pub reason: String,
-    /// For a file tool, the place it judged: the tool acts on exactly that place, so what
-    /// changes on the way afterwards (a folder swapped for a link) cannot move the call.
-    pub pinned: Option<Pinned>,
-}
-
-impl Decision {
-    fn new(verdict: Verdict, by: By, reason: impl Into<String>) -> Decision {
-        Decision {
-            verdict,
-            by,
-            reason: reason.into(),
-            pinned: None,
-        }
-    }
-
-    fn rule(verdict: Verdict, list: List, r: &Rule, reason: impl Into<String>) -> Decision {
-        Decision::new(
-            verdict,
-            By::Rule {
-                list,
-                rule: r.text.clone(),
-                source: r.source.clone(),
-            },
-            reason,
-        )
-    }
-}
 
 /// What a call is about, as the rules see it.
 enum Subject {
@@ -160,7 +54,7 @@ impl Policy {
     pub fn decide(&self, mode: Mode, name: &str, arguments: &str) -> Decision {
         // The common case costs one comparison: nothing to check (but a file tool's path,
         // whose place the tool is held to).
-        let file_tool = FILE_TOOLS.contains(&name);
+        let file_tool = meta::has_path(name);
         if mode == Mode::Auto && self.rules.deny.is_empty() && self.rules.ask.is_empty() && !file_tool {
             return Decision::new(Verdict::Allow, By::Mode, "");
         }
@@ -240,7 +134,7 @@ impl Policy {
     }
 
     fn ask_mode(&self, name: &str, subject: &Subject) -> Decision {
-        if matches!(name, "file_write" | "file_edit")
+        if meta::of(name).is_some_and(|m| m.writes)
             && let Subject::Path(Ok(rel)) = subject
         {
             // Files something else runs or loads later (start-up files, git's and
@@ -325,20 +219,20 @@ impl Policy {
     fn subject(&self, name: &str, arguments: &str) -> (Subject, Option<Pinned>) {
         let args: serde_json::Value = serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null);
         let text = |k: &str| args.get(k).and_then(|v| v.as_str()).map(str::to_string);
-        if name == "bash" {
-            let command = text("command").unwrap_or_default();
+        // What the tool declares says what its call is about: a command line, a path, a URL.
+        let declared = meta::of(name);
+        if let Some(arg) = declared.and_then(|m| m.command) {
+            let command = text(arg).unwrap_or_default();
             let analysis = shell::analyse(&command);
             return (Subject::Bash { command, analysis }, None);
         }
-        if FILE_TOOLS.contains(&name) {
-            let path = text("path")
-                .filter(|p| !p.is_empty())
-                .unwrap_or_else(|| ".".into());
+        if let Some(arg) = declared.and_then(|m| m.path) {
+            let path = text(arg).filter(|p| !p.is_empty()).unwrap_or_else(|| ".".into());
             let (judged, real) = self.resolved(&path);
             return (Subject::Path(judged), Some(Pinned { given: path, real }));
         }
-        if name == crate::tools::web_fetch::NAME {
-            let url = text("url").unwrap_or_default();
+        if let Some(arg) = declared.and_then(|m| m.url) {
+            let url = text(arg).unwrap_or_default();
             return (
                 Subject::Url(reqwest::Url::parse(url.trim()).map_err(|_| url)),
                 None,

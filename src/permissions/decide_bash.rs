@@ -14,9 +14,10 @@ use super::super::readonly;
 use super::super::rule::{List, Rule};
 use super::super::shell::{Analysis, Part, base_name};
 use super::{By, Decision, Policy, Verdict};
+use crate::tool_vocab::meta::{BASH, FILE_EDIT, FILE_READ, FILE_WRITE};
 
 /// The file tools whose path rules also judge the paths a bash line names.
-const PATH_TOOLS: [&str; 3] = ["file_read", "file_write", "file_edit"];
+const PATH_TOOLS: [&str; 3] = [FILE_READ.name, FILE_WRITE.name, FILE_EDIT.name];
 
 impl Policy {
     /// The deny (or ask) step for a bash line.
@@ -27,10 +28,10 @@ impl Policy {
             Verdict::Ask
         };
         let rules = self.rules.list(list);
-        let commands: Vec<&Rule> = rules.iter().filter(|r| r.names("bash")).collect();
+        let commands: Vec<&Rule> = rules.iter().filter(|r| r.names(BASH.name)).collect();
         let paths: Vec<&Rule> = rules
             .iter()
-            .filter(|r| !r.names("bash") && PATH_TOOLS.iter().any(|t| r.names(t)))
+            .filter(|r| !r.names(BASH.name) && PATH_TOOLS.iter().any(|t| r.names(t)))
             .collect();
         if commands.is_empty() && paths.is_empty() {
             return None;
@@ -131,7 +132,7 @@ impl Policy {
                 .rules
                 .allow
                 .iter()
-                .find(|r| r.names("file_write") && r.matches_path(&rel))?;
+                .find(|r| r.names(FILE_WRITE.name) && r.matches_path(&rel))?;
             if !used.iter().any(|u| u.text == r.text) {
                 used.push(r);
             }
@@ -163,7 +164,7 @@ impl Policy {
         self.rules
             .allow
             .iter()
-            .any(|r| r.names("bash") && allows_part(r, part))
+            .any(|r| r.names(BASH.name) && allows_part(r, part))
             || (read_only_counts && self.is_read_only_part(part))
     }
 
@@ -179,12 +180,12 @@ impl Policy {
     /// `file_write`/`file_edit` rules) or reads (for `file_read`), or a literal argument
     /// of any command (`cat .env`, `cp x .env`, `--file=.env`).
     fn names_path(&self, r: &Rule, a: &Analysis) -> Option<String> {
-        let writes = r.names("file_write") || r.names("file_edit");
+        let writes = r.names(FILE_WRITE.name) || r.names(FILE_EDIT.name);
         let redirections = a
             .writes
             .iter()
             .filter(|_| writes)
-            .chain(a.reads.iter().filter(|_| r.names("file_read")));
+            .chain(a.reads.iter().filter(|_| r.names(FILE_READ.name)));
         for p in redirections {
             if r.matches_path(&self.resolve(p)) {
                 return Some(p.clone());

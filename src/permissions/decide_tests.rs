@@ -1,4 +1,5 @@
 use super::*;
+use crate::policy::rule::Source;
 use serde_json::json;
 
 fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> Rules {

@@ -189,8 +189,8 @@ impl Known {
         let home = env("HOME")
             .map(PathBuf::from)
             .map(|h| h.canonicalize().unwrap_or(h));
-        let config = crate::config::xdg_dir(env, "XDG_CONFIG_HOME", ".config");
-        let data = crate::config::xdg_dir(env, "XDG_DATA_HOME", ".local/share");
+        let config = crate::paths::config_home(env);
+        let data = crate::paths::data_home(env);
         let own: Vec<PathBuf> = [
             config.as_ref().map(|d| d.join("ikigai")),
             data.map(|d| d.join("ikigai")),
@@ -387,7 +387,7 @@ fn stamp(root: &Path, env: &dyn Fn(&str) -> Option<String>) -> Vec<Stamp> {
     .map(|k| (PathBuf::from(k), env(k).unwrap_or_default().into_bytes()))
     .collect();
     let home = env("HOME").map(PathBuf::from);
-    let config = crate::config::xdg_dir(env, "XDG_CONFIG_HOME", ".config");
+    let config = crate::paths::config_home(env);
     let mut files = vec![root.join(".ikigai/config.toml")];
     files.extend(global_git_configs(home.as_deref(), config.as_deref(), env));
     for f in files {

@@ -50,7 +50,7 @@ impl Remembered {
 
     /// The user's store (`$XDG_DATA_HOME`, else `~/.local/share`) for `cwd`.
     pub fn default_location(cwd: &Path) -> Result<Remembered, RememberedError> {
-        crate::config::xdg_dir(&|k| crate::environ::var(k), "XDG_DATA_HOME", ".local/share")
+        crate::paths::data_home(&|k| crate::environ::var(k))
             .map(|d| Remembered::in_data_home(&d, cwd))
             .ok_or(RememberedError::NoStore)
     }

@@ -9,9 +9,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde::Deserialize;
-
-use crate::tools::launcher::{self, Confinement, MIN_ABI};
+use super::kernel::{self, Kernel, MIN_ABI};
+use super::sandbox_in_force::{sandbox, set_sandbox};
+use crate::policy::confinement::Confinement;
+pub use crate::policy::sandbox::{SandboxMode, Settings};
 
 /// Pretends the kernel's Landlock ABI is at most this (a number), so a test can prove the
 /// refusal on a kernel that could enforce the sandbox. Undocumented; it can only lower.
@@ -21,46 +22,6 @@ pub const PRETEND_ABI_VAR: &str = "IKIGAI_SANDBOX_PRETEND_ABI";
 /// user namespaces), so a test can see what the sandbox still covers then. Undocumented;
 /// it can only take away.
 pub const PRETEND_NO_NAMESPACES_VAR: &str = "IKIGAI_SANDBOX_PRETEND_NO_NAMESPACES";
-
-/// `sandbox = …`: what tool processes may write.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxMode {
-    /// No sandbox: tools run with the user's rights (the default).
-    #[default]
-    Off,
-    /// Writes only in the working directory, the temporary directory and `writable_roots`;
-    /// reads anywhere.
-    WorkspaceWrite,
-    /// No writes except `/dev/null` and a private temporary directory; reads anywhere.
-    ReadOnly,
-}
-
-impl SandboxMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxMode::Off => "off",
-            SandboxMode::WorkspaceWrite => "workspace-write",
-            SandboxMode::ReadOnly => "read-only",
-        }
-    }
-}
-
-impl std::fmt::Display for SandboxMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The sandbox settings as configured (validated by `resolve`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Settings {
-    pub mode: SandboxMode,
-    /// `sandbox_network`: IP sockets allowed inside the sandbox (default: no).
-    pub network: bool,
-    /// `writable_roots`: more folders the tools may write in (`workspace-write`).
-    pub writable_roots: Vec<PathBuf>,
-}
 
 /// Why the sandbox cannot be set up as configured. The user's to fix (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -90,31 +51,9 @@ pub fn install(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(), SandboxError> {
     let pretend = env(PRETEND_ABI_VAR).and_then(|v| v.trim().parse::<u8>().ok());
-    let confinement = resolve(settings, cwd, env, &|| kernel(pretend))?;
-    if confinement.is_some() && env(PRETEND_NO_NAMESPACES_VAR).is_some() {
-        launcher::deny_private_mounts("user namespaces are not available here (pretended)");
-    }
-    launcher::set_sandbox(confinement);
+    let confinement = resolve(settings, cwd, env, &|| kernel::probe(pretend))?;
+    set_sandbox(confinement);
     Ok(())
-}
-
-/// What this kernel can enforce: the Landlock ABI (lowered by the test setting) and
-/// whether seccomp is there.
-fn kernel(pretend: Option<u8>) -> Kernel {
-    let abi = launcher::landlock_abi();
-    let seccomp = std::fs::read_to_string("/proc/self/status")
-        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")));
-    Kernel {
-        landlock_abi: pretend.map_or(abi, |p| p.min(abi)),
-        seccomp,
-    }
-}
-
-/// What the running kernel offers.
-#[derive(Clone, Copy, Debug)]
-pub struct Kernel {
-    pub landlock_abi: u8,
-    pub seccomp: bool,
 }
 
 /// The confinement for `settings` in `cwd`, or why this system cannot enforce it. `off`:
@@ -280,7 +219,7 @@ pub fn coverage(c: &Confinement, mounts: &Result<(), String>) -> (Vec<String>, V
 /// Whether a tool process under the installed sandbox may write `path` (absolute); true
 /// when there is no sandbox. For a decision that must match what the kernel will do.
 pub fn allows_write(path: &Path) -> bool {
-    match launcher::sandbox() {
+    match sandbox() {
         None => true,
         Some(c) => super::sandbox_denials::writable(&c, path),
     }
@@ -455,7 +394,7 @@ mod tests {
     #[test]
     fn the_real_kernel_is_probed_without_restricting_us() {
         // Creating rule sets asks the kernel and restricts nothing: we can still write here.
-        let abi = launcher::landlock_abi();
+        let abi = kernel::landlock_abi();
         assert!(abi <= 6);
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("still-writable"), "x").unwrap();

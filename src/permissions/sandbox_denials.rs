@@ -9,7 +9,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::tools::launcher::{self, Confinement};
+use crate::policy::confinement::Confinement;
 
 /// Errors a denied write or socket shows as (lowercase).
 const DENIED: [&str; 8] = [
@@ -39,7 +39,7 @@ const NETWORK: [&str; 9] = [
 /// denied (`sandbox: …`), from its output. `None` without a sandbox (none installed, or
 /// the call runs outside it) or a sign of one.
 pub fn explain(output: &str, cwd: &Path) -> Option<String> {
-    let c = launcher::current_sandbox()?;
+    let c = super::sandbox_in_force::current_sandbox()?;
     explain_with(&c, output, cwd)
 }
 

@@ -11,7 +11,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::sandbox_denials;
-use crate::tools::launcher::Confinement;
+use crate::policy::confinement::Confinement;
 
 /// How many symbolic links one path may go through (the kernel's own limit).
 const MAX_LINKS: usize = 40;
@@ -208,7 +208,7 @@ mod tests {
     #[test]
     fn a_file_tools_decision_pins_the_place_it_judged_in_every_mode() {
         use crate::permissions::{Mode, Policy, Rules};
-        use crate::tools::Pinned;
+        use crate::policy::Pinned;
         let (_d, proj, _root, out) = place();
         symlink(&out, proj.join("link")).unwrap();
         symlink("loop", proj.join("loop")).unwrap();

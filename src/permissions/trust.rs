@@ -106,7 +106,7 @@ impl Store {
     /// The user's store: `$XDG_DATA_HOME/ikigai/trusted.json`, else under
     /// `~/.local/share`.
     pub fn default_location() -> Result<Store, TrustError> {
-        crate::config::xdg_dir(&|k| crate::environ::var(k), "XDG_DATA_HOME", ".local/share")
+        crate::paths::data_home(&|k| crate::environ::var(k))
             .map(|d| Store::in_data_home(&d))
             .ok_or(TrustError::NoStore)
     }

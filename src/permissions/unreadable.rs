@@ -21,7 +21,7 @@ impl Unreadable {
             .rules
             .deny
             .iter()
-            .filter(|r| r.names("file_read") && !r.is_bash())
+            .filter(|r| r.names(crate::tool_vocab::meta::FILE_READ.name) && !r.is_bash())
             .cloned()
             .collect();
         (!rules.is_empty()).then(|| Unreadable {

@@ -58,7 +58,7 @@ pub enum Item<'a> {
 /// The envelope a call that never got its result is answered with: the same one the
 /// agent records for an interrupted call.
 static REPAIR: LazyLock<String> = LazyLock::new(|| {
-    crate::tools::envelope::interrupted_result("", "", None)
+    crate::tool_vocab::envelope::interrupted_result("", "", None)
         .as_tool_result()
         .map(|r| r.output.clone())
         .unwrap_or_default()
@@ -409,7 +409,7 @@ pub fn varied(provider: &str) -> Vec<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::envelope::interrupted_result;
+    use crate::tool_vocab::envelope::interrupted_result;
     use serde_json::json;
 
     fn items(h: &[Message]) -> Vec<Item<'_>> {

@@ -45,7 +45,7 @@ use async_trait::async_trait;
 use futures_util::Stream;
 
 use crate::message::Message;
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// Everything one model request needs.
 #[derive(Clone, Copy, Debug)]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::StoreError;
-use crate::config::{Config, redact_url, xdg_dir};
+use crate::config::{Config, redact_url};
 
 /// A database to open.
 #[derive(Clone, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl Location {
 
 /// `$XDG_DATA_HOME/ikigai/ikigai.db`, else `$HOME/.local/share/ikigai/ikigai.db`.
 pub fn default_sqlite_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    xdg_dir(env, "XDG_DATA_HOME", ".local/share").map(|d| d.join("ikigai").join("ikigai.db"))
+    crate::paths::data_home(env).map(|d| d.join("ikigai").join("ikigai.db"))
 }
 
 /// Makes ikigai's data folder (`$XDG_DATA_HOME/ikigai`, else
@@ -89,7 +89,7 @@ pub fn default_sqlite_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathB
 pub fn secure_data_dir(env: &dyn Fn(&str) -> Option<String>) {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
     // (Tightening a folder that is not ours fails with EPERM, which is ignored.)
-    let Some(dir) = xdg_dir(env, "XDG_DATA_HOME", ".local/share").map(|d| d.join("ikigai")) else {
+    let Some(dir) = crate::paths::data_home(env).map(|d| d.join("ikigai")) else {
         return;
     };
     let _ = std::fs::DirBuilder::new()

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{MarkerKind, Record};
 use crate::message::{Conversation, Message};
-use crate::tools::envelope::interrupted_result;
+use crate::tool_vocab::envelope::interrupted_result;
 
 /// What a resumed session starts from.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -185,7 +185,7 @@ fn room(len: usize) -> usize {
 mod tests {
     use super::*;
     use crate::message::Kind;
-    use crate::tools::envelope::INTERRUPTED_TOOL_ERROR;
+    use crate::tool_vocab::envelope::INTERRUPTED_TOOL_ERROR;
     use serde_json::json;
 
     fn marker(kind: &str, data: Value) -> Record {

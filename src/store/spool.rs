@@ -10,11 +10,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::backend::Write;
-use crate::config::xdg_dir;
 
 /// `$XDG_STATE_HOME/ikigai/spool`, else `$HOME/.local/state/ikigai/spool`.
 pub fn default_spool_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    xdg_dir(env, "XDG_STATE_HOME", ".local/state").map(|d| d.join("ikigai").join("spool"))
+    crate::paths::state_home(env).map(|d| d.join("ikigai").join("spool"))
 }
 
 #[derive(Serialize, Deserialize)]

@@ -4,6 +4,10 @@
 //! every process the command started are killed. Under the sandbox, a failure the sandbox
 //! probably caused is named in the result (`sandbox`). Owns no process handling of its own.
 
+use std::sync::LazyLock;
+
+use crate::tool_vocab::ToolMeta;
+use crate::tool_vocab::meta::BASH;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
@@ -18,34 +22,57 @@ use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 
 pub struct Bash;
 
+/// `bash`'s arguments, typed.
+struct Args {
+    command: String,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            command: p.non_empty_string("command")?.to_string(),
+        })
+    }
+}
+
+/// The schema, built once (it is sent with every request and read on every call).
+static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| {
+    ToolSchema {
+        name: BASH.name.into(),
+        description: "Run a shell command and return its output and exit code.\n\
+            Runs `bash -c` in the working directory and returns its combined stdout and stderr (interleaved as printed) and exit code. Stdin is \
+            empty (/dev/null), so interactive prompts fail instead of waiting. The command \
+            is killed, with everything it started, when it exceeds the tool timeout; \
+            background jobs (`cmd &`) are killed when the command returns. A nonzero exit \
+            code is a normal result, not an error; a process killed by signal N reports \
+            128+N and names the signal."
+            .into(),
+        parameters: vec![ParamSpec::new(
+            "command",
+            "string",
+            "The command line, e.g. `cargo test 2>&1 | tail -n 50`.",
+            true,
+        )],
+        json_schema: None,
+    }
+});
+
 #[async_trait]
 impl Tool for Bash {
     fn schema(&self) -> ToolSchema {
-        ToolSchema {
-            name: "bash".into(),
-            description: "Run a shell command and return its output and exit code.\n\
-                Runs `bash -c` in the working directory and returns its combined stdout and stderr (interleaved as printed) and exit code. Stdin is \
-                empty (/dev/null), so interactive prompts fail instead of waiting. The command \
-                is killed, with everything it started, when it exceeds the tool timeout; \
-                background jobs (`cmd &`) are killed when the command returns. A nonzero exit \
-                code is a normal result, not an error; a process killed by signal N reports \
-                128+N and names the signal."
-                .into(),
-            parameters: vec![ParamSpec::new(
-                "command",
-                "string",
-                "The command line, e.g. `cargo test 2>&1 | tail -n 50`.",
-                true,
-            )],
-            json_schema: None,
-        }
+        SCHEMA.clone()
+    }
+
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        Some(&BASH)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let schema = self.schema();
-        let p = Params::new(&args, &schema)?;
-        let command = p.non_empty_string("command")?;
-        run(command, ctx).await
+        let Args { command } = Args::read(&args)?;
+        run(&command, ctx).await
     }
 }
 

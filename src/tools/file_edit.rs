@@ -3,6 +3,10 @@
 //! is what was asked for. The file is read and written back in the one folder the path
 //! was judged to lead to (`fsutil::place`, `fsutil::open_at`), opened once.
 
+use std::sync::LazyLock;
+
+use crate::tool_vocab::ToolMeta;
+use crate::tool_vocab::meta::FILE_EDIT;
 use std::io::Read;
 use std::path::Path;
 
@@ -20,50 +24,79 @@ const MAX_EDIT_SIZE: u64 = 64 * 1024 * 1024;
 
 pub(crate) struct FileEdit;
 
+/// `file_edit`'s arguments, typed.
+struct Args {
+    path: String,
+    old_string: String,
+    new_string: String,
+    replace_all: bool,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            path: p.non_empty_string("path")?.to_string(),
+            old_string: p.non_empty_string("old_string")?.to_string(),
+            new_string: p.string("new_string")?.to_string(),
+            replace_all: p.opt_bool("replace_all")?.unwrap_or(false),
+        })
+    }
+}
+
+/// The schema, built once (it is sent with every request and read on every call).
+static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
+    name: FILE_EDIT.name.into(),
+    description: "Replace an exact piece of text in a file.\n\
+            `old_string` must match the \
+            file exactly, including whitespace and indentation, and exactly once unless \
+            `replace_all` is true; include a few surrounding lines to make it unique. When it \
+            matches zero or several times nothing is changed and the error says how many \
+            times it matched. The write is atomic."
+        .into(),
+    parameters: vec![
+        ParamSpec::new(
+            "path",
+            "string",
+            "File to edit, relative to the working directory or absolute.",
+            true,
+        ),
+        ParamSpec::new(
+            "old_string",
+            "string",
+            "The exact text to replace (not empty).",
+            true,
+        ),
+        ParamSpec::new("new_string", "string", "The text to put in its place.", true),
+        ParamSpec::new(
+            "replace_all",
+            "boolean",
+            "Replace every occurrence instead of requiring exactly one; default false.",
+            false,
+        ),
+    ],
+    json_schema: None,
+});
+
 #[async_trait]
 impl Tool for FileEdit {
     fn schema(&self) -> ToolSchema {
-        ToolSchema {
-            name: "file_edit".into(),
-            description: "Replace an exact piece of text in a file.\n\
-                `old_string` must match the \
-                file exactly, including whitespace and indentation, and exactly once unless \
-                `replace_all` is true; include a few surrounding lines to make it unique. When it \
-                matches zero or several times nothing is changed and the error says how many \
-                times it matched. The write is atomic."
-                .into(),
-            parameters: vec![
-                ParamSpec::new(
-                    "path",
-                    "string",
-                    "File to edit, relative to the working directory or absolute.",
-                    true,
-                ),
-                ParamSpec::new(
-                    "old_string",
-                    "string",
-                    "The exact text to replace (not empty).",
-                    true,
-                ),
-                ParamSpec::new("new_string", "string", "The text to put in its place.", true),
-                ParamSpec::new(
-                    "replace_all",
-                    "boolean",
-                    "Replace every occurrence instead of requiring exactly one; default false.",
-                    false,
-                ),
-            ],
-            json_schema: None,
-        }
+        SCHEMA.clone()
+    }
+
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        Some(&FILE_EDIT)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let schema = self.schema();
-        let p = Params::new(&args, &schema)?;
-        let shown = p.non_empty_string("path")?.to_string();
-        let old = p.non_empty_string("old_string")?.to_string();
-        let new = p.string("new_string")?.to_string();
-        let all = p.opt_bool("replace_all")?.unwrap_or(false);
+        let Args {
+            path: shown,
+            old_string: old,
+            new_string: new,
+            replace_all: all,
+        } = Args::read(&args)?;
         let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {
             let (given, real) = match place(&sandbox, &shown) {

@@ -2,6 +2,10 @@
 //! chunks and capped while reading. Refuses directories, binary and special files. Reads
 //! the file at exactly the place the path was judged to lead to (`fsutil::place`).
 
+use std::sync::LazyLock;
+
+use crate::tool_vocab::ToolMeta;
+use crate::tool_vocab::meta::FILE_READ;
 use std::io::{self, Read};
 use std::path::Path;
 
@@ -21,49 +25,76 @@ const CHUNK: usize = 64 * 1024;
 
 pub(crate) struct FileRead;
 
+/// `file_read`'s arguments, typed.
+struct Args {
+    path: String,
+    /// The first line to read, from 1 (models often count from 0: 0 is the first too).
+    offset: u64,
+    limit: Option<u64>,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            path: p.non_empty_string("path")?.to_string(),
+            offset: p.opt_u64("offset", 0)?.unwrap_or(1).max(1),
+            limit: p.opt_u64("limit", 1)?,
+        })
+    }
+}
+
+/// The schema, built once (it is sent with every request and read on every call).
+static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
+    name: FILE_READ.name.into(),
+    description: "Read a text file, or a window of its lines.\n\
+            Returns its contents exactly (no line numbers added). \
+            For a large file, read a window of lines with `offset` (first line, 1-based) and \
+            `limit` (number of lines); a result cut at the size limit says so and gives \
+            `next_offset`. Binary files are refused with their size; use list_dir for \
+            directories."
+        .into(),
+    parameters: vec![
+        ParamSpec::new(
+            "path",
+            "string",
+            "File to read, relative to the working directory or absolute.",
+            true,
+        ),
+        ParamSpec::new(
+            "offset",
+            "integer",
+            "First line to return, 1-based (0 also means the first line); default 1.",
+            false,
+        ),
+        ParamSpec::new(
+            "limit",
+            "integer",
+            "Most lines to return; default: to the end of the file.",
+            false,
+        ),
+    ],
+    json_schema: None,
+});
+
 #[async_trait]
 impl Tool for FileRead {
     fn schema(&self) -> ToolSchema {
-        ToolSchema {
-            name: "file_read".into(),
-            description: "Read a text file, or a window of its lines.\n\
-                Returns its contents exactly (no line numbers added). \
-                For a large file, read a window of lines with `offset` (first line, 1-based) and \
-                `limit` (number of lines); a result cut at the size limit says so and gives \
-                `next_offset`. Binary files are refused with their size; use list_dir for \
-                directories."
-                .into(),
-            parameters: vec![
-                ParamSpec::new(
-                    "path",
-                    "string",
-                    "File to read, relative to the working directory or absolute.",
-                    true,
-                ),
-                ParamSpec::new(
-                    "offset",
-                    "integer",
-                    "First line to return, 1-based (0 also means the first line); default 1.",
-                    false,
-                ),
-                ParamSpec::new(
-                    "limit",
-                    "integer",
-                    "Most lines to return; default: to the end of the file.",
-                    false,
-                ),
-            ],
-            json_schema: None,
-        }
+        SCHEMA.clone()
+    }
+
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        Some(&FILE_READ)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let schema = self.schema();
-        let p = Params::new(&args, &schema)?;
-        let shown = p.non_empty_string("path")?.to_string();
-        // Models often count from 0: offset 0 is the first line too.
-        let offset = p.opt_u64("offset", 0)?.unwrap_or(1).max(1);
-        let limit = p.opt_u64("limit", 1)?;
+        let Args {
+            path: shown,
+            offset,
+            limit,
+        } = Args::read(&args)?;
         let cap = ctx.max_output_size;
         let at = ctx.clone();
         walk::run_blocking(ctx, move |_| match place(&at, &shown) {

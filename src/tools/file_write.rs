@@ -2,6 +2,10 @@
 //! parent directories and keeping an existing file's permissions; at exactly the place
 //! the path was judged to lead to (`fsutil::place`), or nowhere.
 
+use std::sync::LazyLock;
+
+use crate::tool_vocab::ToolMeta;
+use crate::tool_vocab::meta::FILE_WRITE;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
@@ -12,34 +16,56 @@ use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 
 pub(crate) struct FileWrite;
 
+/// `file_write`'s arguments, typed.
+struct Args {
+    path: String,
+    content: String,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            path: p.non_empty_string("path")?.to_string(),
+            content: p.string("content")?.to_string(),
+        })
+    }
+}
+
+/// The schema, built once (it is sent with every request and read on every call).
+static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
+    name: FILE_WRITE.name.into(),
+    description: "Write a whole file, creating or replacing it.\n\
+            Creates \
+            missing parent directories. The write is atomic: the file holds either the old or \
+            the new content, never a mix. Prefer file_edit for changing part of a file."
+        .into(),
+    parameters: vec![
+        ParamSpec::new(
+            "path",
+            "string",
+            "File to write, relative to the working directory or absolute.",
+            true,
+        ),
+        ParamSpec::new("content", "string", "The complete new content of the file.", true),
+    ],
+    json_schema: None,
+});
+
 #[async_trait]
 impl Tool for FileWrite {
     fn schema(&self) -> ToolSchema {
-        ToolSchema {
-            name: "file_write".into(),
-            description: "Write a whole file, creating or replacing it.\n\
-                Creates \
-                missing parent directories. The write is atomic: the file holds either the old or \
-                the new content, never a mix. Prefer file_edit for changing part of a file."
-                .into(),
-            parameters: vec![
-                ParamSpec::new(
-                    "path",
-                    "string",
-                    "File to write, relative to the working directory or absolute.",
-                    true,
-                ),
-                ParamSpec::new("content", "string", "The complete new content of the file.", true),
-            ],
-            json_schema: None,
-        }
+        SCHEMA.clone()
+    }
+
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        Some(&FILE_WRITE)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let schema = self.schema();
-        let p = Params::new(&args, &schema)?;
-        let shown = p.non_empty_string("path")?.to_string();
-        let content = p.string("content")?.to_string();
+        let Args { path: shown, content } = Args::read(&args)?;
         let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {
             let (given, real) = match place(&sandbox, &shown) {

@@ -4,6 +4,10 @@
 //! link is followed beneath it: not on the way to where a pattern's literal start
 //! begins the walk, not during the walk.
 
+use std::sync::LazyLock;
+
+use crate::tool_vocab::ToolMeta;
+use crate::tool_vocab::meta::GLOB;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,40 +26,65 @@ use crate::beneath::Folder;
 
 pub(crate) struct Glob;
 
+/// `glob`'s arguments, typed.
+struct Args {
+    pattern: String,
+    path: Option<String>,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            pattern: p.non_empty_string("pattern")?.to_string(),
+            path: p.opt_string("path")?.map(str::to_string),
+        })
+    }
+}
+
+/// The schema, built once (it is sent with every request and read on every call).
+static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| {
+    ToolSchema {
+        name: GLOB.name.into(),
+        description: "Find files whose path matches a glob pattern.\n\
+            Examples: `**/*.rs`, `src/**/test_*.{js,ts}`. `*` and `?` do not cross `/`; `**/` matches any number of directories; `{a,b}` \
+            and `[abc]` work as in a shell. The pattern is matched against each file's path \
+            relative to `path`. Files ignored by .gitignore/.ignore and the .git directory \
+            are skipped. Returns matching paths one per line, sorted, and their count."
+            .into(),
+        parameters: vec![
+            ParamSpec::new(
+                "pattern",
+                "string",
+                "Glob pattern relative to `path`, e.g. `**/*.md`.",
+                true,
+            ),
+            ParamSpec::new(
+                "path",
+                "string",
+                "Directory to search in; default: the working directory.",
+                false,
+            ),
+        ],
+        json_schema: None,
+    }
+});
+
 #[async_trait]
 impl Tool for Glob {
     fn schema(&self) -> ToolSchema {
-        ToolSchema {
-            name: "glob".into(),
-            description: "Find files whose path matches a glob pattern.\n\
-                Examples: `**/*.rs`, `src/**/test_*.{js,ts}`. `*` and `?` do not cross `/`; `**/` matches any number of directories; `{a,b}` \
-                and `[abc]` work as in a shell. The pattern is matched against each file's path \
-                relative to `path`. Files ignored by .gitignore/.ignore and the .git directory \
-                are skipped. Returns matching paths one per line, sorted, and their count."
-                .into(),
-            parameters: vec![
-                ParamSpec::new(
-                    "pattern",
-                    "string",
-                    "Glob pattern relative to `path`, e.g. `**/*.md`.",
-                    true,
-                ),
-                ParamSpec::new(
-                    "path",
-                    "string",
-                    "Directory to search in; default: the working directory.",
-                    false,
-                ),
-            ],
-            json_schema: None,
-        }
+        SCHEMA.clone()
+    }
+
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        Some(&GLOB)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let schema = self.schema();
-        let p = Params::new(&args, &schema)?;
-        let pattern = p.non_empty_string("pattern")?;
-        let given = p.opt_string("path")?.map(str::to_string);
+        let Args { pattern, path: given } = Args::read(&args)?;
+        let pattern = pattern.as_str();
         let shown = given.clone().unwrap_or_else(|| ".".into());
 
         if Path::new(pattern).is_absolute() {

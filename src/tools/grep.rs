@@ -5,6 +5,10 @@
 //! opened beneath it without following a link, so what it reads is what lies there. Files
 //! a `file_read` deny rule covers are not searched.
 
+use std::sync::LazyLock;
+
+use crate::tool_vocab::ToolMeta;
+use crate::tool_vocab::meta::GREP;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,55 +34,85 @@ const MAX_LINE: usize = 1000;
 
 pub(crate) struct Grep;
 
+/// `grep`'s arguments, typed.
+struct Args {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    case_insensitive: bool,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            pattern: p.non_empty_string("pattern")?.to_string(),
+            path: p.opt_string("path")?.map(str::to_string),
+            glob: p.opt_string("glob")?.map(str::to_string),
+            case_insensitive: p.opt_bool("case_insensitive")?.unwrap_or(false),
+        })
+    }
+}
+
+/// The schema, built once (it is sent with every request and read on every call).
+static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
+    name: GREP.name.into(),
+    description: "Search file contents with a regular expression, like ripgrep.\n\
+            Rust regex syntax. Returns matching lines as `path:line: text`, sorted by path, and the \
+            number of matching lines. Searches `path` recursively (a file or a directory), \
+            skipping binary files, files ignored by .gitignore/.ignore and the .git \
+            directory. Lines longer than 1000 bytes are shortened."
+        .into(),
+    parameters: vec![
+        ParamSpec::new(
+            "pattern",
+            "string",
+            "Regular expression, e.g. `fn\\s+main` or `TODO|FIXME`.",
+            true,
+        ),
+        ParamSpec::new(
+            "path",
+            "string",
+            "File or directory to search; default: the working directory.",
+            false,
+        ),
+        ParamSpec::new(
+            "glob",
+            "string",
+            "Only search files matching this glob, e.g. `*.rs` (matched against the file \
+                 name) or `src/**/*.ts` (matched against the path under `path`).",
+            false,
+        ),
+        ParamSpec::new(
+            "case_insensitive",
+            "boolean",
+            "Ignore case; default false.",
+            false,
+        ),
+    ],
+    json_schema: None,
+});
+
 #[async_trait]
 impl Tool for Grep {
     fn schema(&self) -> ToolSchema {
-        ToolSchema {
-            name: "grep".into(),
-            description: "Search file contents with a regular expression, like ripgrep.\n\
-                Rust regex syntax. Returns matching lines as `path:line: text`, sorted by path, and the \
-                number of matching lines. Searches `path` recursively (a file or a directory), \
-                skipping binary files, files ignored by .gitignore/.ignore and the .git \
-                directory. Lines longer than 1000 bytes are shortened."
-                .into(),
-            parameters: vec![
-                ParamSpec::new(
-                    "pattern",
-                    "string",
-                    "Regular expression, e.g. `fn\\s+main` or `TODO|FIXME`.",
-                    true,
-                ),
-                ParamSpec::new(
-                    "path",
-                    "string",
-                    "File or directory to search; default: the working directory.",
-                    false,
-                ),
-                ParamSpec::new(
-                    "glob",
-                    "string",
-                    "Only search files matching this glob, e.g. `*.rs` (matched against the file \
-                     name) or `src/**/*.ts` (matched against the path under `path`).",
-                    false,
-                ),
-                ParamSpec::new(
-                    "case_insensitive",
-                    "boolean",
-                    "Ignore case; default false.",
-                    false,
-                ),
-            ],
-            json_schema: None,
-        }
+        SCHEMA.clone()
+    }
+
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        Some(&GREP)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let schema = self.schema();
-        let p = Params::new(&args, &schema)?;
-        let pattern = p.non_empty_string("pattern")?.to_string();
-        let given = p.opt_string("path")?.map(str::to_string);
-        let file_glob = p.opt_string("glob")?.map(str::to_string);
-        let case_insensitive = p.opt_bool("case_insensitive")?.unwrap_or(false);
+        let Args {
+            pattern,
+            path: given,
+            glob: file_glob,
+            case_insensitive,
+        } = Args::read(&args)?;
+        let named = given.clone();
         let shown = given.clone().unwrap_or_else(|| ".".into());
 
         let matcher = match RegexMatcherBuilder::new()
@@ -155,7 +189,7 @@ impl Tool for Grep {
         })
         .await?;
         if !text_file {
-            let shown = p.opt_string("path")?.unwrap_or(".");
+            let shown = named.as_deref().unwrap_or(".");
             return Ok(ToolOutput::error(format!(
                 "Binary file: {shown} (grep searches text files only)"
             )));

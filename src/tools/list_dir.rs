@@ -3,6 +3,10 @@
 //! exactly the place the path was judged to lead to (`fsutil::place`), through its
 //! descriptor; an entry that is a link is shown as one, never followed.
 
+use std::sync::LazyLock;
+
+use crate::tool_vocab::ToolMeta;
+use crate::tool_vocab::meta::LIST_DIR;
 use std::ffi::OsStr;
 use std::path::Path;
 
@@ -18,31 +22,53 @@ use crate::beneath::{Folder, Kind};
 
 pub(crate) struct ListDir;
 
+/// `list_dir`'s arguments, typed.
+struct Args {
+    /// The folder, `.` when not given.
+    path: String,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            path: p.opt_string("path")?.unwrap_or(".").to_string(),
+        })
+    }
+}
+
+/// The schema, built once (it is sent with every request and read on every call).
+static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
+    name: LIST_DIR.name.into(),
+    description: "List a directory's entries with type and size.\n\
+            Not recursive: one entry per line as \
+            `type size name`, directories first (with a trailing `/`), then files, each \
+            sorted by name. Type is dir, file, link (shown as `name -> target`) or other; \
+            size is in bytes. Hidden and ignored files are included."
+        .into(),
+    parameters: vec![ParamSpec::new(
+        "path",
+        "string",
+        "Directory to list; default: the working directory.",
+        false,
+    )],
+    json_schema: None,
+});
+
 #[async_trait]
 impl Tool for ListDir {
     fn schema(&self) -> ToolSchema {
-        ToolSchema {
-            name: "list_dir".into(),
-            description: "List a directory's entries with type and size.\n\
-                Not recursive: one entry per line as \
-                `type size name`, directories first (with a trailing `/`), then files, each \
-                sorted by name. Type is dir, file, link (shown as `name -> target`) or other; \
-                size is in bytes. Hidden and ignored files are included."
-                .into(),
-            parameters: vec![ParamSpec::new(
-                "path",
-                "string",
-                "Directory to list; default: the working directory.",
-                false,
-            )],
-            json_schema: None,
-        }
+        SCHEMA.clone()
+    }
+
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        Some(&LIST_DIR)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let schema = self.schema();
-        let p = Params::new(&args, &schema)?;
-        let shown = p.opt_string("path")?.unwrap_or(".").to_string();
+        let Args { path: shown } = Args::read(&args)?;
         let cap = ctx.max_output_size;
         let at = ctx.clone();
         walk::run_blocking(ctx, move |_| match place(&at, &shown) {

@@ -1,9 +1,10 @@
-//! Local tools the model may call: the `Tool` trait, its schema and error types.
-//! One file per tool; the registry runs them and the envelope wraps their results.
+//! Local tools the model may call: the `Tool` trait, the context a call runs in, one file
+//! per tool, the registry that runs them, processes, the launcher and MCP. What every
+//! layer may know about a tool (its schema, result, envelope and `ToolMeta`) is the
+//! vocabulary in `crate::tool_vocab`, re-exported here for the tools' own use.
 
 pub mod bash;
 pub mod discovery;
-pub mod envelope;
 pub(crate) mod environment;
 pub(crate) mod external;
 pub(crate) mod file_edit;
@@ -36,9 +37,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
-pub use envelope::{Envelope, ErrorCode};
+pub use crate::policy::Pinned;
+pub use crate::tool_vocab::envelope;
+pub use crate::tool_vocab::{Envelope, ErrorCode, ParamSpec, ToolError, ToolMeta, ToolOutput, ToolSchema};
 pub use environment::EnvPolicy;
 pub use registry::{Executed, Registry};
 
@@ -66,15 +69,6 @@ pub struct ToolContext {
     /// or writes exactly there, never where the path leads by the time it runs. `None`
     /// (no decision, as in `ikigai tool`): the tool resolves the path itself, once.
     pub pinned: Option<Pinned>,
-}
-
-/// The path a permission decision judged for a file tool: the `path` argument as given
-/// and where it led then — absolute, every link followed, no `..` (`None`: nowhere, a
-/// link loop).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pinned {
-    pub given: String,
-    pub real: Option<PathBuf>,
 }
 
 impl ToolContext {
@@ -132,163 +126,6 @@ impl ToolContext {
     }
 }
 
-/// One parameter of a tool, as the external-tool protocol describes it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParamSpec {
-    pub name: String,
-    /// JSON type: "string", "integer", "number", "boolean", "array" or "object".
-    pub param_type: String,
-    pub description: String,
-    pub required: bool,
-}
-
-impl ParamSpec {
-    pub fn new(name: &str, param_type: &str, description: &str, required: bool) -> Self {
-        ParamSpec {
-            name: name.to_string(),
-            param_type: param_type.to_string(),
-            description: description.to_string(),
-            required,
-        }
-    }
-}
-
-/// A tool's name, description and parameters.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ToolSchema {
-    pub name: String,
-    pub description: String,
-    /// The top-level parameters (for display and argument checks). Lossy for a full JSON
-    /// Schema: `json_schema` keeps that intact.
-    pub parameters: Vec<ParamSpec>,
-    /// A full JSON Schema of the arguments object, when the tool declared one; it is what
-    /// the model gets, untouched (nested objects, enums, array items).
-    pub json_schema: Option<Value>,
-}
-
-impl ToolSchema {
-    /// The protocol form: `{name, description, parameters: {param: {type, description, required}}}`,
-    /// or `parameters` as the tool's own JSON Schema.
-    pub fn to_protocol_json(&self) -> Value {
-        if let Some(schema) = &self.json_schema {
-            return json!({"name": self.name, "description": self.description, "parameters": schema});
-        }
-        let mut params = Map::new();
-        for p in &self.parameters {
-            params.insert(
-                p.name.clone(),
-                json!({"type": p.param_type, "description": p.description, "required": p.required}),
-            );
-        }
-        json!({"name": self.name, "description": self.description, "parameters": params})
-    }
-
-    /// JSON Schema of the arguments object, as model APIs take it.
-    pub fn to_json_schema(&self) -> Value {
-        if let Some(schema) = &self.json_schema {
-            return schema.clone();
-        }
-        let mut props = Map::new();
-        for p in &self.parameters {
-            let mut prop = json!({"type": p.param_type, "description": p.description});
-            if p.param_type == "array" {
-                prop["items"] = json!({"type": "string"});
-            }
-            props.insert(p.name.clone(), prop);
-        }
-        let required: Vec<&str> = self
-            .parameters
-            .iter()
-            .filter(|p| p.required)
-            .map(|p| p.name.as_str())
-            .collect();
-        json!({"type": "object", "properties": props, "required": required})
-    }
-}
-
-/// A tool's own result: `result` is the JSON object the model sees inside the envelope
-/// (`{"output": …}` or `{"error": …}`); `summary` is the human line for the scrollback.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolOutput {
-    pub result: Value,
-    pub summary: String,
-    /// What an external tool wrote on stderr (capped): for `--verbose`, never the model.
-    pub stderr: Option<String>,
-    /// Images for the model (an MCP tool's image content), after the result.
-    pub images: Vec<crate::message::Image>,
-}
-
-impl ToolOutput {
-    pub fn new(result: Value, summary: impl Into<String>) -> Self {
-        ToolOutput {
-            result,
-            summary: summary.into(),
-            stderr: None,
-            images: Vec::new(),
-        }
-    }
-
-    /// The operation failed (missing file, bad pattern…): `{"error": message}`.
-    pub fn error(message: impl Into<String>) -> Self {
-        let message = message.into();
-        ToolOutput {
-            summary: format!("error: {message}"),
-            result: json!({ "error": message }),
-            stderr: None,
-            images: Vec::new(),
-        }
-    }
-
-    /// A write the sandbox denied (`why`: `sandbox: …`): an error that also carries the
-    /// `sandbox` field a command's denied result has, so the call is asked again to run
-    /// outside the sandbox like a command would be.
-    pub(crate) fn sandbox_denied(why: String) -> Self {
-        ToolOutput {
-            summary: "denied by the sandbox".to_string(),
-            result: json!({ "error": why, "sandbox": why }),
-            stderr: None,
-            images: Vec::new(),
-        }
-    }
-
-    /// True unless the result is an operation error.
-    pub fn is_success(&self) -> bool {
-        self.result.get("error").is_none()
-    }
-}
-
-/// The tool itself failed; the model gets `tool_success: false` with the code.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum ToolError {
-    /// Ran past `tool_timeout_secs`; carries what it printed before. Not retryable.
-    #[error("{message}")]
-    Timeout { message: String, partial_output: String },
-    /// The tool crashed or could not start. Not retryable.
-    #[error("{0}")]
-    Crashed(String),
-    /// The tool printed something that is not its result JSON. Not retryable.
-    #[error("{0}")]
-    InvalidOutput(String),
-    /// Missing, wrongly typed or unparsable arguments; the message names the parameter.
-    #[error("{0}")]
-    InvalidParams(String),
-    /// No tool of that name.
-    #[error("{0}")]
-    NotFound(String),
-}
-
-impl ToolError {
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            ToolError::Timeout { .. } => ErrorCode::ToolTimeout,
-            ToolError::Crashed(_) => ErrorCode::ToolCrashed,
-            ToolError::InvalidOutput(_) => ErrorCode::InvalidOutput,
-            ToolError::InvalidParams(_) => ErrorCode::InvalidParams,
-            ToolError::NotFound(_) => ErrorCode::ToolNotFound,
-        }
-    }
-}
-
 /// Where a tool comes from, for `/tools`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolSource {
@@ -306,6 +143,12 @@ pub trait Tool: Send + Sync {
 
     fn source(&self) -> ToolSource {
         ToolSource::Builtin
+    }
+
+    /// What the tool declares about itself (`tool_vocab::meta`): every built-in tool
+    /// returns its entry of `meta::BUILTINS`; a tool that is not built in declares nothing.
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        None
     }
 
     /// Runs with the parsed arguments object.

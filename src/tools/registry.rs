@@ -396,6 +396,36 @@ mod tests {
     }
 
     #[test]
+    fn every_built_in_tool_declares_exactly_its_entry_of_the_vocabulary() {
+        let r = Registry::builtin();
+        let mut declared = Vec::new();
+        for tool in r.tools() {
+            let name = tool.schema().name;
+            let meta = tool.meta().unwrap_or_else(|| panic!("{name} declares nothing"));
+            assert_eq!(meta.name, name);
+            assert_eq!(Some(meta), crate::tool_vocab::meta::of(&name));
+            let params: Vec<String> = tool.schema().parameters.into_iter().map(|p| p.name).collect();
+            let change = meta.change.map(|c| match c {
+                crate::tool_vocab::meta::Change::Replace { old, new } => vec![old, new],
+                crate::tool_vocab::meta::Change::Whole { content } => vec![content],
+            });
+            // Every argument the declaration names is one the tool takes.
+            for arg in [meta.path, meta.command, meta.url]
+                .into_iter()
+                .flatten()
+                .chain(change.into_iter().flatten())
+            {
+                assert!(params.iter().any(|p| p == arg), "{name}: {arg} in {params:?}");
+            }
+            declared.push(name);
+        }
+        let mut all: Vec<&str> = crate::tool_vocab::meta::BUILTINS.iter().map(|m| m.name).collect();
+        all.sort_unstable();
+        declared.sort();
+        assert_eq!(declared, all);
+    }
+
+    #[test]
     fn registering_a_name_again_replaces_that_tool_in_place_of_the_old() {
         let r = Registry::builtin();
         r.register(Arc::new(super::super::glob::Glob));

@@ -3,6 +3,10 @@
 //! them (`Event::PlanUpdated`). Owns no rendering; its schema stays small (it is sent with
 //! every request).
 
+use std::sync::LazyLock;
+
+use crate::tool_vocab::ToolMeta;
+use crate::tool_vocab::meta::UPDATE_PLAN;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -10,7 +14,7 @@ use serde_json::{Value, json};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 use crate::protocol::{PlanStep, StepStatus};
 
-pub(crate) const NAME: &str = "update_plan";
+pub(crate) const NAME: &str = UPDATE_PLAN.name;
 /// The most steps a plan may have.
 const MAX_STEPS: usize = 50;
 /// The longest step, in characters.
@@ -23,30 +27,39 @@ struct Args {
     steps: Vec<PlanStep>,
 }
 
+/// The schema, built once (it is sent with every request and read on every call).
+static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| {
+    let schema = json!({
+        "type": "object",
+        "properties": {"steps": {"type": "array", "items": {
+            "type": "object",
+            "properties": {
+                "step": {"type": "string"},
+                "status": {"type": "string", "enum": ["pending", "in_progress", "done"]}
+            },
+            "required": ["step", "status"]
+        }}},
+        "required": ["steps"]
+    });
+    ToolSchema {
+        name: NAME.into(),
+        description: "Show the user your plan.\n\
+            Use it for tasks of three or more steps: send the whole list each time a step \
+            starts or is done, with one step in_progress."
+            .into(),
+        parameters: vec![super::ParamSpec::new("steps", "array", "", true)],
+        json_schema: Some(schema),
+    }
+});
+
 #[async_trait]
 impl Tool for UpdatePlan {
     fn schema(&self) -> ToolSchema {
-        let schema = json!({
-            "type": "object",
-            "properties": {"steps": {"type": "array", "items": {
-                "type": "object",
-                "properties": {
-                    "step": {"type": "string"},
-                    "status": {"type": "string", "enum": ["pending", "in_progress", "done"]}
-                },
-                "required": ["step", "status"]
-            }}},
-            "required": ["steps"]
-        });
-        ToolSchema {
-            name: NAME.into(),
-            description: "Show the user your plan.\n\
-                Use it for tasks of three or more steps: send the whole list each time a step \
-                starts or is done, with one step in_progress."
-                .into(),
-            parameters: vec![super::ParamSpec::new("steps", "array", "", true)],
-            json_schema: Some(schema),
-        }
+        SCHEMA.clone()
+    }
+
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        Some(&UPDATE_PLAN)
     }
 
     async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -90,7 +103,7 @@ pub(crate) fn steps(arguments: &str) -> Option<Vec<PlanStep>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::budget::wire_chars;
+    use crate::text::wire_chars;
 
     /// The tokens the schema costs every request, estimated as the budget does (bytes/4
     /// of the parameters as sent, the description, and the per-tool overhead).

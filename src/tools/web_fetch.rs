@@ -10,6 +10,10 @@
 //! bounded work (`html_markdown`), stopped when the call ends; a call that runs out of time
 //! says how far it got. Decides no permission (the gate runs before it).
 
+use std::sync::LazyLock;
+
+use crate::tool_vocab::ToolMeta;
+use crate::tool_vocab::meta::WEB_FETCH;
 use async_trait::async_trait;
 use reqwest::Url;
 use reqwest::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
@@ -19,7 +23,7 @@ use super::params::Params;
 use super::web_page::{self, Kind};
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 
-pub(crate) const NAME: &str = "web_fetch";
+pub(crate) const NAME: &str = WEB_FETCH.name;
 /// The most redirects followed for one call.
 pub(crate) const MAX_REDIRECTS: usize = 5;
 /// The most bytes of a body downloaded; the rest is not read.
@@ -30,36 +34,59 @@ const ACCEPTED: &str = "text/html, application/xhtml+xml, text/markdown;q=0.9, t
 
 pub(crate) struct WebFetch;
 
+/// `web_fetch`'s arguments, typed.
+struct Args {
+    url: String,
+    /// The first line of the page to return, from 1.
+    offset: u64,
+}
+
+impl Args {
+    /// Reads and checks the arguments object (unknown names, types, missing and empty
+    /// values are `INVALID_PARAMS`, worded by `params.rs`), in the order the fields stand.
+    fn read(args: &Value) -> Result<Args, ToolError> {
+        let p = Params::new(args, &SCHEMA)?;
+        Ok(Args {
+            url: p.non_empty_string("url")?.to_string(),
+            offset: p.opt_u64("offset", 0)?.unwrap_or(1).max(1),
+        })
+    }
+}
+
+/// The schema, built once (it is sent with every request and read on every call).
+static SCHEMA: LazyLock<ToolSchema> = LazyLock::new(|| ToolSchema {
+    name: NAME.into(),
+    description: "Fetch a web page (http or https) and return it as Markdown.\n\
+            Other text (JSON, plain text) comes as it is; images and other binary content \
+            are refused. A page cut at the size limit says so and gives `next_offset`: \
+            call again with it as `offset` to read on."
+        .into(),
+    parameters: vec![
+        ParamSpec::new("url", "string", "The http(s) URL to GET.", true),
+        ParamSpec::new(
+            "offset",
+            "integer",
+            "First line of the page to return, 1-based; default 1.",
+            false,
+        ),
+    ],
+    json_schema: None,
+});
+
 #[async_trait]
 impl Tool for WebFetch {
     fn schema(&self) -> ToolSchema {
-        ToolSchema {
-            name: NAME.into(),
-            description: "Fetch a web page (http or https) and return it as Markdown.\n\
-                Other text (JSON, plain text) comes as it is; images and other binary content \
-                are refused. A page cut at the size limit says so and gives `next_offset`: \
-                call again with it as `offset` to read on."
-                .into(),
-            parameters: vec![
-                ParamSpec::new("url", "string", "The http(s) URL to GET.", true),
-                ParamSpec::new(
-                    "offset",
-                    "integer",
-                    "First line of the page to return, 1-based; default 1.",
-                    false,
-                ),
-            ],
-            json_schema: None,
-        }
+        SCHEMA.clone()
+    }
+
+    fn meta(&self) -> Option<&'static ToolMeta> {
+        Some(&WEB_FETCH)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let schema = self.schema();
-        let p = Params::new(&args, &schema)?;
-        let raw = p.non_empty_string("url")?;
-        let offset = p.opt_u64("offset", 0)?.unwrap_or(1).max(1);
-        let url = parse(raw).map_err(ToolError::InvalidParams)?;
-        if let Some(c) = crate::tools::launcher::current_sandbox()
+        let Args { url: raw, offset } = Args::read(&args)?;
+        let url = parse(&raw).map_err(ToolError::InvalidParams)?;
+        if let Some(c) = crate::permissions::sandbox_in_force::current_sandbox()
             && !c.network
         {
             return Ok(sandbox_denied(&url, &c.mode));

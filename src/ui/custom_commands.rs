@@ -63,7 +63,7 @@ enum Arguments {
 /// `~/.config/ikigai/commands`.
 pub(crate) fn user_dir() -> Option<PathBuf> {
     let env = |k: &str| crate::environ::var(k);
-    crate::config::xdg_dir(&env, "XDG_CONFIG_HOME", ".config").map(|d| d.join("ikigai").join("commands"))
+    crate::paths::config_home(&env).map(|d| d.join("ikigai").join("commands"))
 }
 
 impl CustomCommands {

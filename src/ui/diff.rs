@@ -3,6 +3,7 @@
 //! its path, size and first lines. Pure: tool arguments in, typed lines out; each front end
 //! picks its own colours (`plain_lines` is the ANSI form for the plain front end).
 
+use crate::tool_vocab::meta::Change;
 use similar::{ChangeTag, TextDiff};
 
 /// Lines of context around each change.
@@ -55,17 +56,14 @@ pub(crate) fn preview_whole(name: &str, arguments: &str) -> Option<Vec<Line>> {
 }
 
 fn preview_capped(name: &str, arguments: &str, diff_lines: usize, write_lines: usize) -> Option<Vec<Line>> {
+    // The tool declares how its change reads (which arguments carry the old and new text).
+    let declared = crate::tool_vocab::meta::of(name)?;
+    let (path, change) = (declared.path?, declared.change?);
     let args: serde_json::Value = serde_json::from_str(arguments).ok()?;
     let s = |k: &str| args.get(k).and_then(serde_json::Value::as_str);
-    match name {
-        "file_edit" => Some(edit_capped(
-            s("path")?,
-            s("old_string")?,
-            s("new_string")?,
-            diff_lines,
-        )),
-        "file_write" => Some(write_capped(s("path")?, s("content")?, write_lines)),
-        _ => None,
+    match change {
+        Change::Replace { old, new } => Some(edit_capped(s(path)?, s(old)?, s(new)?, diff_lines)),
+        Change::Whole { content } => Some(write_capped(s(path)?, s(content)?, write_lines)),
     }
 }
 

@@ -7,7 +7,6 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::permissions::remembered::Remembered;
-use crate::permissions::rule::FILE_TOOLS;
 use crate::permissions::{Mode, Policy, Verdict};
 
 #[derive(Debug, thiserror::Error)]
@@ -89,7 +88,7 @@ fn write_action(
             writeln!(out, "{mode_note}").map_err(fmt)?;
             let mut any = false;
             for (list, r) in policy.rules.all() {
-                if r.source == crate::permissions::rule::Source::Remembered {
+                if r.source == crate::policy::rule::Source::Remembered {
                     continue;
                 }
                 any = true;
@@ -166,11 +165,17 @@ pub fn parse_call(call: &str) -> Result<(String, String), PermissionsCmdError> {
     {
         return Err(usage(&format!("`{name}` is not a tool name")));
     }
+    // The argument the tool declares for a command line, a path or a URL takes the text.
+    let declared = crate::tool_vocab::meta::of(name);
+    let one = |arg: &str, value: &str| serde_json::json!({ arg: value });
     let args = match inner {
-        _ if name == "bash" => serde_json::json!({ "command": inner.unwrap_or_default() }),
-        _ if FILE_TOOLS.contains(&name) => serde_json::json!({ "path": inner.unwrap_or(".") }),
-        Some(url) if name == crate::tools::web_fetch::NAME && !url.trim_start().starts_with('{') => {
-            serde_json::json!({ "url": url })
+        _ if let Some(arg) = declared.and_then(|m| m.command) => one(arg, inner.unwrap_or_default()),
+        _ if let Some(arg) = declared.and_then(|m| m.path) => one(arg, inner.unwrap_or(".")),
+        Some(url)
+            if let Some(arg) = declared.and_then(|m| m.url)
+                && !url.trim_start().starts_with('{') =>
+        {
+            one(arg, url)
         }
         None => serde_json::json!({}),
         Some(json) => {

@@ -2,7 +2,7 @@
 //! `ikigai export`): the text of its envelope, what a stopped call printed, and the result
 //! line that does not say the error twice. Pure text; draws and prints nothing.
 
-use crate::tools::Envelope;
+use crate::tool_vocab::Envelope;
 
 /// The output or error an envelope carries; text that is not an envelope, as it is.
 pub(crate) fn text(output: &str) -> String {

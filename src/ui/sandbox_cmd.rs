@@ -18,7 +18,7 @@ pub async fn run(command: &[OsString], config: &Config) -> io::Result<u8> {
     let Some((program, args)) = command.split_first() else {
         return Ok(2);
     };
-    match crate::tools::launcher::sandbox() {
+    match crate::permissions::sandbox_in_force::sandbox() {
         Some(c) => {
             let roots: Vec<String> = c.writable.iter().map(|w| w.display().to_string()).collect();
             eprintln!(

@@ -278,7 +278,7 @@ pub fn markdown(info: &SessionInfo, events: &[EventInfo]) -> String {
             "model" => out.push_str(&format!("\n_model: {}_\n", s("model"))),
             "interrupted" => out.push_str("\n_[interrupted]_\n"),
             "permission" => {
-                if let Ok(r) = serde_json::from_value::<crate::permissions::record::Record>(e.data.clone()) {
+                if let Ok(r) = serde_json::from_value::<crate::policy::record::Record>(e.data.clone()) {
                     out.push_str(&format!(
                         "\n_permission for {} (`{}`): {}_\n",
                         r.tool,

@@ -96,7 +96,7 @@ pub async fn run(args: &ToolArgs, config: &Config) -> Result<u8, ToolCmdError> {
             .map_err(|e| ToolCmdError::Usage(format!("cannot read the tool's arguments from stdin: {e}")))?;
     }
     let ctx = ToolContext::from_config(cwd, config, crate::provider::key_vars(config))
-        .with_sandbox(crate::tools::launcher::sandbox());
+        .with_sandbox(crate::permissions::sandbox_in_force::sandbox());
     let outcome = match parse_arguments(&input) {
         Ok(args) => tool.call(args, &ctx).await,
         Err(e) => Err(e),

@@ -3,7 +3,7 @@
 //! its arguments; `-exec`, `-execdir`, `-ok`, `-okdir`, `-delete`, `-fprint*` and
 //! `-fls` are not (nor any token not listed).
 
-use super::super::shell::Word;
+use super::super::shell::analysis::Word;
 
 /// Expression tokens without an argument.
 const NULLARY: [&str; 30] = [

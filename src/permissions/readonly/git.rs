@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use crate::permissions::getopt::{Spec, Table};
 
-use super::super::shell::Word;
+use super::super::shell::analysis::Word;
 
 /// Options before the subcommand.
 const GLOBAL: &str = "flags=P long=no-pager,no-optional-locks,literal-pathspecs,glob-pathspecs,noglob-pathspecs,icase-pathspecs,no-replace-objects";

@@ -14,16 +14,15 @@ mod table;
 use std::sync::LazyLock;
 
 use super::getopt::{Spec, Table};
-use super::shell::{Part, Word};
-
-/// Built-in tools that only read (`update_plan` changes nothing: it shows the model's plan).
-pub const TOOLS: [&str; 5] = ["file_read", "glob", "grep", "list_dir", "update_plan"];
+use super::shell::analysis::{Part, Word};
 
 static COMMANDS: LazyLock<Table> = LazyLock::new(|| Table::new(&table::COMMANDS));
 
-/// Whether a tool only reads (`file_read`, `glob`, `grep`, `list_dir`, `update_plan`).
+/// Whether a built-in tool only reads, as it declares (`ToolMeta::reads_only`: `file_read`,
+/// `glob`, `grep`, `list_dir`, and `update_plan`, which changes nothing: it shows the
+/// model's plan). Any other tool is not on the list.
 pub fn is_read_only_tool(name: &str) -> bool {
-    TOOLS.contains(&name)
+    crate::tool_vocab::meta::of(name).is_some_and(crate::tool_vocab::ToolMeta::reads_only)
 }
 
 /// Whether one simple command only reads. For `git`, also ask whether the repository
@@ -58,7 +57,7 @@ pub(crate) fn options_listed(name: &str, args: &[Word]) -> bool {
                 && !args
                     .iter()
                     .any(|w| w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('i'))
-                && super::shell::sed_is_plain(args)
+                && super::shell::sed::is_plain(args)
         }
         "date" => {
             let spec = Spec::parse(

@@ -9,7 +9,8 @@
 
 use brush_parser::ast;
 
-use super::{Analysis, words};
+use super::analysis::Analysis;
+use super::words;
 
 /// Upper-case environment variables that only tune output, locale or logging.
 const INERT: [&str; 30] = [

@@ -5,10 +5,10 @@
 //! run their arguments as a command (`exec`, `command`, `builtin`: unwrapped; `eval` and
 //! `trap` with literal text: walked as shell). Decides from the words alone.
 
+use super::analysis::{Analysis, Part, Word};
 use super::assign;
 use super::programs::{self, Cmd};
-use super::words::Word;
-use super::{Analysis, Part, walk};
+use super::walk;
 use crate::permissions::getopt::Spec;
 
 /// Builtins that take their arguments as data and run nothing.

@@ -4,8 +4,7 @@
 //! `mkdir`…). A program given by a path outside the system's folders (`./rm`) is not
 //! the program of that name.
 
-use super::Word;
-use super::base_name;
+use super::analysis::{Word, base_name};
 
 /// Programs that run no other program whatever their options and arguments.
 const DATA_ANY: [&str; 57] = [

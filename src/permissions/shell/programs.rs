@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use brush_parser::ast;
 
-use super::words::{Word, WordKind};
-use super::{Analysis, MAX_DEPTH, Part, assign, base_name, builtins, walk};
+use super::analysis::{Analysis, MAX_DEPTH, Part, Word, WordKind, base_name};
+use super::{assign, builtins, walk};
 use crate::permissions::getopt::Spec;
 
 /// One simple command ready to be judged.

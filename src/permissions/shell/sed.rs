@@ -3,11 +3,11 @@
 //! and substitute (`-n '1,20p'`, `s/a/b/g`), or when `--sandbox` turns those off.
 //! Conservative by construction: anything it does not recognise is not plain.
 
-use super::Word;
+use super::analysis::Word;
 use crate::permissions::getopt::Spec;
 
 /// Whether `sed` with these arguments runs no command and writes no file of its script.
-pub(super) fn is_plain(args: &[Word]) -> bool {
+pub(crate) fn is_plain(args: &[Word]) -> bool {
     if args.iter().any(|w| !w.is_literal()) {
         return false;
     }

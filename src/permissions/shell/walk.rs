@@ -7,9 +7,9 @@
 
 use brush_parser::ast;
 
+use super::analysis::{Analysis, MAX_DEPTH, Part, Word, WordKind};
 use super::programs::{self, Cmd};
-use super::words::{self, Word, WordKind};
-use super::{Analysis, MAX_DEPTH, Part, assign};
+use super::{assign, words};
 
 /// Walks `source` (a whole line, or a script inside one) into `a`.
 pub(super) fn source(source: &str, a: &mut Analysis, depth: usize) {
@@ -17,7 +17,7 @@ pub(super) fn source(source: &str, a: &mut Analysis, depth: usize) {
         a.set_opaque("nested too deeply to judge");
         return;
     }
-    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(source), &super::options());
+    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(source), &super::analysis::options());
     match parser.parse_program() {
         Ok(program) => {
             let mut w = Walker { a, depth, source };
@@ -355,7 +355,7 @@ impl Walker<'_, '_> {
             R::HereDocument(fd, doc) => {
                 let body = &doc.doc.value;
                 let exact = if doc.requires_expansion {
-                    match brush_parser::word::parse_heredoc(body, &super::options()) {
+                    match brush_parser::word::parse_heredoc(body, &super::analysis::options()) {
                         Ok(pieces) => {
                             let plain = pieces
                                 .iter()

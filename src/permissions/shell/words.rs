@@ -10,43 +10,8 @@ use brush_parser::word::{
     self, Parameter, ParameterExpr, ParameterTransformOp, WordPiece, WordPieceWithSource,
 };
 
-use super::{Analysis, walk};
-
-/// What the engine knows of a word's value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WordKind {
-    /// Known: plain, quoted or escaped text.
-    Literal,
-    /// File names matched when it runs (`*`, `?`, `[…]`, extended globs).
-    Glob,
-    /// Decided when it runs: an expansion, a substitution, brace expansion, `$'…'`.
-    Dynamic,
-}
-
-/// One word of a command.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Word {
-    /// The value when literal (unquoted); as written otherwise (`$X`, `*.rs`).
-    pub text: String,
-    pub kind: WordKind,
-    /// It may turn into one or more words starting with `-` when it runs (an unquoted
-    /// expansion, or a glob or expansion at its start).
-    pub may_be_option: bool,
-}
-
-impl Word {
-    pub fn literal(text: impl Into<String>) -> Word {
-        Word {
-            text: text.into(),
-            kind: WordKind::Literal,
-            may_be_option: false,
-        }
-    }
-
-    pub fn is_literal(&self) -> bool {
-        self.kind == WordKind::Literal
-    }
-}
+use super::analysis::{Analysis, Word, WordKind};
+use super::walk;
 
 /// Characters after which a word needs a real parse (anything else is literal as is).
 fn plain(raw: &str) -> bool {
@@ -79,7 +44,7 @@ pub(super) fn classify(raw: &str, a: &mut Analysis, depth: usize) -> Word {
     if plain(raw) {
         return Word::literal(raw);
     }
-    let pieces = match word::parse(raw, &super::options()) {
+    let pieces = match word::parse(raw, &super::analysis::options()) {
         Ok(p) => p,
         Err(_) => {
             a.set_opaque(format!("the word `{raw}` has a form the engine does not know"));

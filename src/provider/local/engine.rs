@@ -11,7 +11,7 @@ pub use super::messages::{Counters, EngineError, EngineEvent, Finish, Job, Statu
 use super::render::ChatPrompt;
 use super::settings::LocalSettings;
 use super::worker;
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// A running engine. Cheap to share (`Arc`); dropping the last handle ends the thread
 /// after the job in progress.

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use crate::provider::text_protocol::calls::SHELL_TOOL;
 use crate::provider::text_protocol::tags::EXEC_CLOSE;
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// The grammar's start rule.
 pub(crate) const ROOT: &str = "root";
@@ -151,7 +151,7 @@ fn class_char(c: char) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::ParamSpec;
+    use crate::tool_vocab::ParamSpec;
 
     fn tool(name: &str, params: &[(&str, &str)]) -> ToolSchema {
         ToolSchema {

@@ -9,7 +9,7 @@ use tokio::sync::mpsc as tmpsc;
 
 use super::load::LoadError;
 use super::render::ChatPrompt;
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// Where the model is in its life.
 #[derive(Clone, Debug, PartialEq)]

@@ -46,7 +46,7 @@ pub use worker::CHATML_NOTICE;
 
 use super::{EventStream, FinishReason, Provider, ProviderError, Request, SetupError, Spec, StreamEvent};
 use crate::protocol::NoticeLevel;
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 use engine::CancelOnDrop;
 
 /// The `local` provider: a shared engine.

@@ -11,7 +11,7 @@ use crate::message::{Kind, Message};
 pub use crate::provider::text_protocol::render::plain_output;
 use crate::provider::text_protocol::render::{Continuation, instructions, rewrite};
 use crate::provider::text_protocol::wrapper::primer;
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// What the template needs: whole turns, then an optional open assistant turn.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

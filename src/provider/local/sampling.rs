@@ -24,7 +24,7 @@ use super::grammar;
 use super::settings::LocalSettings;
 use crate::provider::text_protocol::calls::SHELL_TOOL;
 use crate::provider::text_protocol::tags::{OUTPUT_CLOSE, Piece, Scanner};
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// What one sampled token's text gave.
 pub(crate) struct Step {

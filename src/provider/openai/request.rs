@@ -284,7 +284,7 @@ pub fn body_value(req: &Request<'_>) -> Value {
 mod tests {
     use super::*;
     use crate::message::Message;
-    use crate::tools::{ParamSpec, ToolSchema};
+    use crate::tool_vocab::{ParamSpec, ToolSchema};
 
     #[test]
     fn text_and_calls_of_one_response_become_one_wire_message() {

@@ -5,10 +5,10 @@
 use indexmap::IndexMap;
 use serde_json::{Value, json};
 
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// The tool every plain command goes to.
-pub const SHELL_TOOL: &str = "bash";
+pub const SHELL_TOOL: &str = crate::tool_vocab::meta::BASH.name;
 
 /// The canonical call a tagged command stands for: `(tool name, arguments JSON)`.
 pub fn to_call(command: &str, tools: &[ToolSchema]) -> (String, String) {

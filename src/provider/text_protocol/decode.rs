@@ -7,7 +7,7 @@ use super::calls::to_call;
 use super::recover::recover;
 use super::tags::{End, Piece, Scanner};
 use crate::provider::{FinishReason, StreamEvent};
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// A fresh id for a call that came from text.
 fn new_id(prefix: &str) -> String {

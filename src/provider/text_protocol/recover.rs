@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// A call recovered from text: the tool's name and its arguments as JSON text.
 #[derive(Clone, Debug, PartialEq, Eq)]

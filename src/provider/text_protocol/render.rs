@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::calls::{signature, to_command};
 use super::tags::{exec_block, output_block};
 use crate::message::{Kind, Message};
-use crate::tools::ToolSchema;
+use crate::tool_vocab::ToolSchema;
 
 /// How the model sees a command's output (`text_protocol_continue`).
 pub use crate::config::Continuation;
@@ -22,7 +22,11 @@ pub fn instructions(tools: &[ToolSchema]) -> String {
          Wait for it before you go on; never write the output yourself. One command at a time.\n\
          Useful commands: cat FILE, ls DIR, wc -l FILE, grep -rn TEXT ., grep -c TEXT FILE.\n",
     );
-    let others: Vec<String> = tools.iter().filter(|t| t.name != "bash").map(signature).collect();
+    let others: Vec<String> = tools
+        .iter()
+        .filter(|t| t.name != super::calls::SHELL_TOOL)
+        .map(signature)
+        .collect();
     if !others.is_empty() {
         s.push_str("These tools work the same way, e.g. <||SYSTEM.EXEC>file_read(path=\"src/main.rs\")<SYSTEM.EXEC||>: ");
         s.push_str(&others.join(", "));

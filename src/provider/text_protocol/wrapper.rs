@@ -78,7 +78,7 @@ impl ToolProtocol {
 /// result): a question, a command, its output, a one-line answer. Sent before the
 /// conversation; never shown, never stored.
 pub fn primer() -> Vec<Message> {
-    let output = crate::tools::Envelope::success(serde_json::json!({
+    let output = crate::tool_vocab::Envelope::success(serde_json::json!({
         "output": "./app/settings.py:12:def load_config(path):\n", "exit_code": 0
     }));
     vec![
@@ -145,15 +145,16 @@ impl Provider for ToolProtocol {
         // Local presets: the example exchange as one native call, when bash is offered.
         // (A local server's window keeps the history this copies small.)
         let with_primer: Vec<Message>;
-        let native = if self.mode.native_primer && request.tools.iter().any(|t| t.name == "bash") {
-            with_primer = [primer(), request.messages.to_vec()].concat();
-            Request {
-                messages: &with_primer,
-                ..request
-            }
-        } else {
-            request
-        };
+        let native =
+            if self.mode.native_primer && request.tools.iter().any(|t| t.name == super::calls::SHELL_TOOL) {
+                with_primer = [primer(), request.messages.to_vec()].concat();
+                Request {
+                    messages: &with_primer,
+                    ..request
+                }
+            } else {
+                request
+            };
         match self.inner.stream(native).await {
             Err(e) if !request.tools.is_empty() && is_tools_unsupported(&e) => {
                 self.text.store(true, Ordering::Relaxed);

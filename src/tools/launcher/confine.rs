@@ -15,38 +15,10 @@
 //! All of it holds for the tool and everything it starts, root included. Self-contained
 //! (std, nix, rustix, serde, landlock, seccompiler), like `exec.rs`; decides nothing: what
 //! is writable and what this kernel can enforce is resolved by ikigai
-//! (`permissions::sandbox`) and arrives in the policy.
+//! (`permissions::sandbox`, `permissions::kernel`) and arrives in the policy as a
+//! `Confinement` (`policy::confinement`).
 
-use std::path::PathBuf;
-
-use serde::{Deserialize, Serialize};
-
-pub use super::mounts::Namespace;
-
-/// The Landlock ABI the filesystem rules need: ABI 3 (Linux 6.2) is the first that
-/// restricts `truncate(2)`; an older kernel would let a tool truncate any file it may open.
-pub const MIN_ABI: u8 = 3;
-
-/// What the sandbox allows one tool process; `None` in the policy: nothing is confined.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Confinement {
-    /// The mode's name, for messages (`workspace-write`, `read-only`).
-    pub mode: String,
-    /// Folders (and files) beneath which the tool may write; every other write is denied.
-    pub writable: Vec<PathBuf>,
-    /// Whether IP sockets are allowed (`sandbox_network = true`).
-    pub network: bool,
-    /// Set as `TMPDIR` for the tool (read-only mode's private temporary folder).
-    pub tmpdir: Option<PathBuf>,
-    /// The private mount table to join, read-only outside `writable` (see `mounts.rs`):
-    /// set when this system allows one (`launcher::private_mounts`).
-    pub namespace: Option<Namespace>,
-    /// Landlock's device-ioctl right (ABI 5) is handled.
-    pub ioctl_dev: bool,
-    /// Landlock's signal scoping (ABI 6) is on.
-    pub scoped_signals: bool,
-}
+use super::Confinement;
 
 /// Why the launcher cannot confine itself; the tool is then not executed.
 #[derive(Debug)]
@@ -61,8 +33,8 @@ impl std::fmt::Display for Refused {
 #[cfg(target_os = "linux")]
 mod linux {
     use landlock::{
-        ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-        RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
+        ABI, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+        RulesetCreatedAttr, RulesetStatus, Scope,
     };
 
     use super::super::{caps, filter, mounts};
@@ -87,56 +59,6 @@ mod linux {
     /// The rights a non-directory (a file root, a device) can hold.
     fn file_rights() -> BitFlags<AccessFs> {
         AccessFs::from_file(ABI::V5)
-    }
-
-    /// The highest Landlock ABI (up to 6, the last one the sandbox uses) this kernel can
-    /// enforce, 0 for none. Creating a rule set restricts nothing; it only asks the kernel.
-    pub fn abi() -> u8 {
-        let strict = || Ruleset::default().set_compatibility(CompatLevel::HardRequirement);
-        let fs = |abi| {
-            strict()
-                .handle_access(AccessFs::from_write(abi))
-                .and_then(|r| r.create())
-                .is_ok()
-        };
-        let mut best = 0;
-        for (n, abi) in [(1, ABI::V1), (2, ABI::V2), (3, ABI::V3)] {
-            if !fs(abi) {
-                return best;
-            }
-            best = n;
-        }
-        let checks: [(u8, bool); 3] = [
-            (
-                4,
-                strict()
-                    .handle_access(AccessNet::from_all(ABI::V4))
-                    .and_then(|r| r.create())
-                    .is_ok(),
-            ),
-            (
-                5,
-                strict()
-                    .handle_access(AccessFs::IoctlDev)
-                    .and_then(|r| r.create())
-                    .is_ok(),
-            ),
-            (
-                6,
-                strict()
-                    .handle_access(AccessFs::from_write(ABI::V3))
-                    .and_then(|r| r.scope(Scope::Signal))
-                    .and_then(|r| r.create())
-                    .is_ok(),
-            ),
-        ];
-        for (n, ok) in checks {
-            if !ok {
-                break;
-            }
-            best = n;
-        }
-        best
     }
 
     /// Confines this process (and what it executes) to `c`. Any step that fails refuses.
@@ -220,8 +142,6 @@ mod linux {
 }
 
 #[cfg(target_os = "linux")]
-pub use linux::abi;
-#[cfg(target_os = "linux")]
 pub(crate) use linux::{apply, terminal_only};
 
 /// Other systems have no sandbox: ikigai refuses any mode but `off` at start.
@@ -233,9 +153,4 @@ pub(crate) fn apply(_: &Confinement) -> Result<(), Refused> {
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn terminal_only() -> Result<(), Refused> {
     Ok(())
-}
-
-#[cfg(not(target_os = "linux"))]
-pub fn abi() -> u8 {
-    0
 }

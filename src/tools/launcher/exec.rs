@@ -18,7 +18,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::confine::{self, Confinement};
+use super::Confinement;
+use super::confine;
 
 /// `argv[1]` of the launcher mode. Not an option anyone would type. Version 3: the launcher
 /// starts a session of its own (its caller does not make it a group leader).

@@ -8,7 +8,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Mutex, OnceLock};
 
 mod caps;
 mod confine;
@@ -16,44 +16,9 @@ mod exec;
 mod filter;
 mod mounts;
 
-pub use confine::{Confinement, MIN_ABI, Namespace, abi as landlock_abi};
+use crate::permissions::sandbox_in_force::current_sandbox;
+pub use crate::policy::confinement::{Confinement, Namespace};
 pub use exec::{CANNOT_EXEC, MODE, Policy, is_launch, run};
-
-/// The sandbox every tool process starts in (`sandboxed_command`); `None`: none.
-static SANDBOX: RwLock<Option<Arc<Confinement>>> = RwLock::new(None);
-
-/// Sets (or clears) the sandbox for the tool processes started from now on. ikigai sets it
-/// once at start (`permissions::sandbox::install`); a bench compares both.
-pub fn set_sandbox(sandbox: Option<Confinement>) {
-    *SANDBOX.write().unwrap_or_else(|e| e.into_inner()) = sandbox.map(Arc::new);
-}
-
-/// The sandbox tool processes start in, if any.
-pub fn sandbox() -> Option<Arc<Confinement>> {
-    SANDBOX.read().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-tokio::task_local! {
-    /// Set inside `unsandboxed`: this call's processes start without the sandbox.
-    static OUTSIDE: ();
-}
-
-/// Runs `call` (one tool call the user approved to run outside the sandbox, say) with its
-/// processes started unconfined; every other call stays in the sandbox.
-pub async fn unsandboxed<F: std::future::Future>(call: F) -> F::Output {
-    OUTSIDE.scope((), call).await
-}
-
-/// The sandbox a process started now from this task gets: `sandbox()`, except inside
-/// `unsandboxed`.
-pub fn current_sandbox() -> Option<Arc<Confinement>> {
-    sandbox().filter(|_| !outside())
-}
-
-/// Whether the current task runs inside `unsandboxed`.
-fn outside() -> bool {
-    OUTSIDE.try_with(|_| ()).is_ok()
-}
 
 /// The small launcher executable's name.
 pub const LAUNCHER_NAME: &str = "ikigai-launch";
@@ -402,13 +367,6 @@ mod tests {
         std::fs::write(&beside, "").unwrap();
         std::fs::set_permissions(&beside, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!(locate(Some(&exe)), beside);
-    }
-
-    #[tokio::test]
-    async fn only_a_call_run_unsandboxed_leaves_the_sandbox() {
-        assert!(!outside());
-        assert!(unsandboxed(async { outside() }).await);
-        assert!(!outside(), "the scope ends with the call");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! attributes, links — whatever the path or descriptor form, which Landlock (up to ABI 6)
 //! does not cover; the private devpts leaves the terminal ikigai runs in out of reach.
 //! Landlock then forbids the tool to change mounts, root included. Nothing here is seen
-//! outside: the mounts are private. Self-contained (std, nix, serde), like `exec.rs`;
+//! outside: the mounts are private. Self-contained (std, nix), like `exec.rs`;
 //! decides nothing.
 
 use std::io::Write;
@@ -20,18 +20,8 @@ use std::path::{Path, PathBuf};
 use nix::errno::Errno;
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, setns, unshare};
-use serde::{Deserialize, Serialize};
 
-/// The private mount table a tool joins: the holding process and its namespaces' inode
-/// numbers (`/proc/PID/ns/…`), checked before joining (a pid can be reused).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Namespace {
-    pub pid: u32,
-    /// The user namespace to enter first, when the holder needed one (not root).
-    pub user: Option<u64>,
-    pub mnt: u64,
-}
+use super::Namespace;
 
 /// What the holder writes on stdout once the mount table is ready.
 pub(crate) const READY: &str = "ready";

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use base64::Engine;
 
-use crate::agent::images::{FORMATS, MAX_IMAGE_BYTES, names, sniff};
+use crate::images::{FORMATS, MAX_IMAGE_BYTES, names, sniff};
 use crate::message::Image;
 use crate::tools::ToolOutput;
 use crate::tools::output::CappedBuf;

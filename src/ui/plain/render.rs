@@ -525,7 +525,7 @@ mod tests {
 
     #[test]
     fn an_interrupted_call_shows_its_result_line_and_what_it_printed() {
-        let out = crate::tools::envelope::interrupted_result("a", "bash", Some("step 1\nstep 2\n"));
+        let out = crate::tool_vocab::envelope::interrupted_result("a", "bash", Some("step 1\nstep 2\n"));
         let r = out.as_tool_result().unwrap();
         let (out, _) = render(
             &[

@@ -106,7 +106,7 @@ pub struct App {
     /// The approval question open now (see `approval.rs`).
     pub approval: Option<super::question::Pending>,
     /// The approval mode in force (shown in the status line; Shift+Tab cycles it).
-    pub mode: crate::permissions::Mode,
+    pub mode: crate::policy::Mode,
     /// The model's plan (`update_plan`), pinned above the input while a turn runs.
     pub plan: Vec<crate::protocol::PlanStep>,
     /// The user's and the trusted project's commands (`/review`).
@@ -147,7 +147,7 @@ impl App {
             exit: false,
             dirty: true,
             approval: None,
-            mode: ctx.config.approval.unwrap_or(crate::permissions::Mode::Ask),
+            mode: ctx.config.approval.unwrap_or(crate::policy::Mode::Ask),
             plan: Vec::new(),
             custom: Default::default(),
             ctx,

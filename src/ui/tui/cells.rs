@@ -67,7 +67,7 @@ impl ToolCell {
         self.live = Default::default();
         match r
             .body
-            .strip_prefix(crate::tools::envelope::INTERRUPTED_TOOL_ERROR)
+            .strip_prefix(crate::tool_vocab::envelope::INTERRUPTED_TOOL_ERROR)
         {
             Some(rest) => {
                 self.interrupted = true;
@@ -573,7 +573,7 @@ mod tests {
         let mut t = ToolCell::started("c".into(), "bash".into(), r#"{"command":"make"}"#);
         let env = serde_json::json!({
             "tool_success": false,
-            "error": crate::tools::envelope::INTERRUPTED_TOOL_ERROR,
+            "error": crate::tool_vocab::envelope::INTERRUPTED_TOOL_ERROR,
             "error_code": "TOOL_CRASHED",
             "partial_output": "compiling a\ncompiling b",
         });
@@ -611,7 +611,7 @@ mod tests {
         let h = vec![
             Message::user("run"),
             Message::tool_call("c1", "bash", r#"{"command":"sleep 9"}"#),
-            crate::tools::envelope::interrupted_result("c1", "bash", Some("partial\n")),
+            crate::tool_vocab::envelope::interrupted_result("c1", "bash", Some("partial\n")),
         ];
         let cells = from_history(&h, &[3]);
         assert_eq!(cells.iter().filter(|c| **c == interrupted_marker()).count(), 1);

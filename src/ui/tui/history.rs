@@ -20,7 +20,7 @@ pub struct History {
 
 /// `$XDG_DATA_HOME/ikigai/history`, else `~/.local/share/ikigai/history`.
 pub fn default_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    crate::config::xdg_dir(env, "XDG_DATA_HOME", ".local/share").map(|d| d.join("ikigai").join("history"))
+    crate::paths::data_home(env).map(|d| d.join("ikigai").join("history"))
 }
 
 impl History {

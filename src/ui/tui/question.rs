@@ -107,8 +107,9 @@ fn what(name: &str, arguments: &str) -> (Vec<(String, Look)>, Option<String>) {
         return (body, None);
     }
     let args: serde_json::Value = serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null);
-    if name == "bash"
-        && let Some(cmd) = args.get("command").and_then(|c| c.as_str())
+    // A tool that runs a command line shows it as one.
+    if let Some(arg) = crate::tool_vocab::meta::of(name).and_then(|m| m.command)
+        && let Some(cmd) = args.get(arg).and_then(|c| c.as_str())
     {
         return (lines_of(cmd, "$ "), size("command", cmd));
     }

@@ -104,7 +104,7 @@ fn a_restored_interrupted_tool_call_looks_as_it_did_live() {
         Message::system("sys"),
         Message::user("run it"),
         Message::tool_call("c1", "bash", r#"{"command":"sleep 100"}"#),
-        crate::tools::envelope::interrupted_result("c1", "bash", None),
+        crate::tool_vocab::envelope::interrupted_result("c1", "bash", None),
         Message::user("next"),
         Message::assistant("ok"),
     ];

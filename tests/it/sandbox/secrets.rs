@@ -222,7 +222,7 @@ fn without_the_sandbox_a_tool_reads_mcp_servers_environments_as_the_readme_says(
 /// stays out of reach of `kill`, while the tool's own processes are not.
 #[test]
 fn a_sandboxed_tool_cannot_signal_processes_outside_it() {
-    if ikigai::tools::launcher::landlock_abi() < 6 {
+    if ikigai::permissions::kernel::landlock_abi() < 6 {
         eprintln!("this kernel's Landlock has no signal scoping (ABI 6)");
         return;
     }

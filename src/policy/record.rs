@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::decide::{By, Decision, Verdict};
+use super::decision::{By, Decision, Verdict};
 use super::mode::Mode;
 
 /// Approved or refused.

@@ -11,9 +11,7 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use super::url_rule::UrlPattern;
-
-/// The tools whose pattern is a path (their `path` argument, `.` when absent).
-pub const FILE_TOOLS: [&str; 6] = ["file_read", "file_write", "file_edit", "list_dir", "glob", "grep"];
+use crate::tool_vocab::meta;
 
 /// Which list a rule is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -141,6 +139,10 @@ impl Rule {
             ));
         }
         let tool = glob(tool_name).map_err(|m| err(&m))?;
+        // What the tool declares picks the pattern's kind: a command line, a URL, a path.
+        let declared = meta::of(tool_name);
+        let runs = declared.is_some_and(|m| m.command.is_some());
+        let fetches = declared.is_some_and(|m| m.url.is_some());
         let pattern = match inner.map(str::trim) {
             None => Pattern::Any,
             Some("") => {
@@ -148,8 +150,8 @@ impl Rule {
                     "the pattern in `()` is empty; write the tool alone to match every call",
                 ));
             }
-            Some("*") if tool_name == "bash" || tool_name == "web_fetch" => Pattern::Any,
-            Some(p) if tool_name == "bash" => {
+            Some("*") if runs || fetches => Pattern::Any,
+            Some(p) if runs => {
                 let bare = p.strip_suffix(" *").map(glob).transpose().map_err(|m| err(&m))?;
                 let (prefix, rest) = literal_prefix(p);
                 Pattern::Command {
@@ -159,8 +161,8 @@ impl Rule {
                     open_end: rest == "*",
                 }
             }
-            Some(p) if tool_name == "web_fetch" => Pattern::Url(UrlPattern::parse(p).map_err(|m| err(&m))?),
-            Some(p) if FILE_TOOLS.contains(&tool_name) => path_pattern(p, home).map_err(|m| err(&m))?,
+            Some(p) if fetches => Pattern::Url(UrlPattern::parse(p).map_err(|m| err(&m))?),
+            Some(p) if meta::has_path(tool_name) => path_pattern(p, home).map_err(|m| err(&m))?,
             Some(p) => Pattern::Arguments(glob(p).map_err(|m| err(&m))?),
         };
         Ok(Rule {
@@ -179,7 +181,7 @@ impl Rule {
 
     /// Whether the rule names exactly `bash` (its pattern is over commands).
     pub fn is_bash(&self) -> bool {
-        self.tool_name == "bash"
+        meta::of(&self.tool_name).is_some_and(|m| m.command.is_some())
     }
 
     /// Whether it matches every call of the tools it names.

@@ -109,12 +109,9 @@ impl AgentState {
         // Checkpoints are stored with the session: a run that keeps no session keeps none.
         let limit = setup.config.checkpoint_limit_mb.saturating_mul(1_000_000);
         let checkpoints = match setup.sessions {
-            Some(_) => {
-                let mut c = crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), limit);
-                // The tree is known before the first command runs (taken meanwhile).
-                c.track();
-                c
-            }
+            // Followed from the end of the first turn (`undo::finish_turn`), not from the
+            // start: a one-shot `-p` turn pays for no snapshot it does not use.
+            Some(_) => crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), limit),
             None => crate::checkpoints::Checkpoints::new(setup.cwd.clone(), None, limit),
         };
         AgentState {

@@ -68,9 +68,12 @@ fn turn_of(st: &AgentState) -> (usize, String) {
 }
 
 /// When a turn ended (done, failed or cancelled): stores its checkpoint, if it changed
-/// any file.
+/// any file, and from the first turn's end follows the tree in the background (while the
+/// user reads and types), so later turns' commands wait only for what changed since.
 pub(crate) async fn finish_turn(st: &mut AgentState) {
-    let Some(finishing) = st.checkpoints.finish() else {
+    let finishing = st.checkpoints.finish();
+    st.checkpoints.track();
+    let Some(finishing) = finishing else {
         return;
     };
     let Ok(checkpoint) = tokio::task::spawn_blocking(move || finishing.run()).await else {

@@ -1,7 +1,7 @@
 //! Checkpoints: what a turn is about to change, kept so `/undo` can put it back. Before
 //! `file_write` and `file_edit` run, the file's content (or its absence) goes to the
 //! content store (`blobs.rs`); before the first `bash`, external or MCP tool of a turn,
-//! the working tree is marked: a session tracks it from its start (`tracker.rs`: one full
+//! the working tree is marked: a session tracks it from the end of its first turn (`tracker.rs`: one full
 //! snapshot in a shadow git repository outside the project, `shadow.rs`, then what an
 //! inotify watch names, `watch.rs`), or, without a tracker, takes a full snapshot. When
 //! the turn ends, what it changed becomes one `Checkpoint` (stored by the agent as a
@@ -97,7 +97,7 @@ pub struct Checkpoints {
     too_large: bool,
     pending: Option<Pending>,
     list: Vec<Checkpoint>,
-    /// The tree tracked since the session started (`track`); `None`: full snapshots.
+    /// The tree tracked since the first turn ended (`track`); `None`: full snapshots.
     tracker: Option<Tracker>,
 }
 
@@ -133,7 +133,7 @@ impl Checkpoints {
         }
     }
 
-    /// Starts tracking the tree in the background (a session's start): a turn's first
+    /// Starts tracking the tree in the background (when the first turn ends): a turn's first
     /// command then waits only for what changed since, not for a scan of the whole tree.
     pub fn track(&mut self) {
         if self.tracker.is_some() || self.limit == 0 {

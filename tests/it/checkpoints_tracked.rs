@@ -78,8 +78,9 @@ fn turns_after_the_first_snapshot_scan_no_tree_and_undo_stays_exact() {
         Some("log\n"),
         "ignored files are not covered"
     );
-    // The whole tree was scanned once, before the first command: never again (the last
-    // command wrote the time it ran, in nanoseconds, into an ignored file).
+    // The whole tree was scanned by the first turn and, in the background, as it ended:
+    // never again (the last command wrote the time it ran, in nanoseconds, into an
+    // ignored file).
     let third: i128 = read("third.log").unwrap().trim().parse().unwrap();
     let index = shadow_index(home.path());
     assert!(

@@ -366,6 +366,8 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         cwd: cwd.clone(),
         system_prompt,
         resumed,
+        // One `-p` prompt is the whole run: nothing to follow the tree for.
+        follow_tree: interactive || prompt.is_none(),
     };
     let listing = setup.sessions.clone();
     let agent = crate::agent::spawn(setup, events_tx);

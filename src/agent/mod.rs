@@ -58,6 +58,11 @@ pub struct AgentSetup {
     pub system_prompt: String,
     /// A stored session to continue instead of a new one.
     pub resumed: Option<Resumed>,
+    /// Follow the working tree between turns (checkpoints' tracker, from the first turn's
+    /// end), so a later turn's first command waits only for what changed: worth it when
+    /// more turns may follow (the TUI, piped prompts, an editor), not for one `-p` prompt
+    /// (the process ends with its turn).
+    pub follow_tree: bool,
 }
 
 /// The front end's side of a running agent.

@@ -89,6 +89,8 @@ pub struct AgentState {
     pub(crate) gate: Gatekeeping,
     /// What the session's turns changed, for `/undo` (driven by `undo.rs`).
     pub(crate) checkpoints: crate::checkpoints::Checkpoints,
+    /// Whether the tree is followed between turns (`AgentSetup::follow_tree`).
+    pub(crate) follow_tree: bool,
     /// The server's answer about its window, while in flight (driven by `window.rs`).
     pub(crate) probe: super::probe::Probe,
 }
@@ -109,8 +111,9 @@ impl AgentState {
         // Checkpoints are stored with the session: a run that keeps no session keeps none.
         let limit = setup.config.checkpoint_limit_mb.saturating_mul(1_000_000);
         let checkpoints = match setup.sessions {
-            // Followed from the end of the first turn (`undo::finish_turn`), not from the
-            // start: a one-shot `-p` turn pays for no snapshot it does not use.
+            // Followed from the end of the first turn (`undo::finish_turn`) when more turns
+            // may follow, not from the start: a one-shot `-p` turn pays for no snapshot it
+            // does not use.
             Some(_) => crate::checkpoints::Checkpoints::for_user(setup.cwd.clone(), limit),
             None => crate::checkpoints::Checkpoints::new(setup.cwd.clone(), None, limit),
         };
@@ -148,6 +151,7 @@ impl AgentState {
             },
             gate,
             checkpoints,
+            follow_tree: setup.follow_tree,
             probe: Default::default(),
         }
     }

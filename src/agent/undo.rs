@@ -69,10 +69,13 @@ fn turn_of(st: &AgentState) -> (usize, String) {
 
 /// When a turn ended (done, failed or cancelled): stores its checkpoint, if it changed
 /// any file, and from the first turn's end follows the tree in the background (while the
-/// user reads and types), so later turns' commands wait only for what changed since.
+/// user reads and types), so later turns' commands wait only for what changed since; a
+/// run of one `-p` prompt has no later turn and starts nothing.
 pub(crate) async fn finish_turn(st: &mut AgentState) {
     let finishing = st.checkpoints.finish();
-    st.checkpoints.track();
+    if st.follow_tree {
+        st.checkpoints.track();
+    }
     let Some(finishing) = finishing else {
         return;
     };

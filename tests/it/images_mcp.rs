@@ -35,6 +35,7 @@ async fn converse(config: Config) {
         cwd: dir.path().to_path_buf(),
         system_prompt: "You are a test.".into(),
         resumed: None,
+        follow_tree: true,
     };
     let handle = ikigai::agent::spawn(setup, tx);
     let mut a = TestAgent { handle, events };

@@ -39,6 +39,7 @@ impl Agent {
             cwd: cwd.to_path_buf(),
             system_prompt: "You are a test.".into(),
             resumed,
+            follow_tree: true,
         };
         Agent {
             handle: ikigai::agent::spawn(setup, tx),

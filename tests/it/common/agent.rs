@@ -50,6 +50,7 @@ impl TestAgent {
             cwd: cwd.to_path_buf(),
             system_prompt: "You are a test.".into(),
             resumed: None,
+            follow_tree: true,
         };
         let handle = ikigai::agent::spawn(setup, tx);
         TestAgent { handle, events }
@@ -70,6 +71,7 @@ impl TestAgent {
             cwd: cwd.to_path_buf(),
             system_prompt: "You are a test.".into(),
             resumed: None,
+            follow_tree: true,
         };
         let handle = ikigai::agent::spawn(setup, tx);
         TestAgent { handle, events }

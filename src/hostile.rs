@@ -197,6 +197,15 @@ thread_local! {
 /// Items in every generated list.
 const LIST: usize = 3;
 
+/// Deserializer methods that answer with one fixed value each.
+macro_rules! scalars {
+    ($($method:ident => $visit:ident($value:expr),)*) => {
+        $(fn $method<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
+            v.$visit($value)
+        })*
+    };
+}
+
 /// A deserializer that makes up a value for whatever asks.
 #[derive(Clone, Copy)]
 struct Gen;
@@ -204,56 +213,25 @@ struct Gen;
 impl<'de> de::Deserializer<'de> for Gen {
     type Error = GenError;
 
-    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_str(TEXT)
-    }
-    fn deserialize_bool<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_bool(true)
-    }
-    fn deserialize_i8<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_i8(7)
-    }
-    fn deserialize_i16<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_i16(7)
-    }
-    fn deserialize_i32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_i32(7)
-    }
-    fn deserialize_i64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_i64(7)
-    }
-    fn deserialize_u8<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_u8(7)
-    }
-    fn deserialize_u16<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_u16(7)
-    }
-    fn deserialize_u32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_u32(7)
-    }
-    fn deserialize_u64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_u64(7)
-    }
-    fn deserialize_f32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_f32(1.5)
-    }
-    fn deserialize_f64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_f64(1.5)
-    }
-    fn deserialize_char<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_char('\u{202E}')
-    }
-    fn deserialize_str<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_str(TEXT)
-    }
-    fn deserialize_string<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_string(TEXT.to_string())
-    }
-    fn deserialize_bytes<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_bytes(TEXT.as_bytes())
-    }
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
-        v.visit_byte_buf(TEXT.as_bytes().to_vec())
+    // The scalars: one made-up value each (strings and characters the hostile ones).
+    scalars! {
+        deserialize_any => visit_str(TEXT),
+        deserialize_bool => visit_bool(true),
+        deserialize_i8 => visit_i8(7),
+        deserialize_i16 => visit_i16(7),
+        deserialize_i32 => visit_i32(7),
+        deserialize_i64 => visit_i64(7),
+        deserialize_u8 => visit_u8(7),
+        deserialize_u16 => visit_u16(7),
+        deserialize_u32 => visit_u32(7),
+        deserialize_u64 => visit_u64(7),
+        deserialize_f32 => visit_f32(1.5),
+        deserialize_f64 => visit_f64(1.5),
+        deserialize_char => visit_char('\u{202E}'),
+        deserialize_str => visit_str(TEXT),
+        deserialize_string => visit_string(TEXT.to_string()),
+        deserialize_bytes => visit_bytes(TEXT.as_bytes()),
+        deserialize_byte_buf => visit_byte_buf(TEXT.as_bytes().to_vec()),
     }
     fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, GenError> {
         v.visit_some(self)

@@ -121,10 +121,9 @@ impl Tracker {
     /// What changed since `mark`, each path (relative) with what it held then.
     pub(crate) fn since(&self, mark: &Mark) -> Result<Vec<(PathBuf, Before)>, ShadowError> {
         let s = &self.shared;
-        let Mark::Live = mark else {
-            let Mark::Tree(t0) = mark else { unreachable!() };
+        if let Mark::Tree(t0) = mark {
             return super::tree_diff(&s.shadow, &s.blobs, t0, s.limit);
-        };
+        }
         let mut state = s.wait();
         let State::Live(live) = &mut *state else {
             return Err(ShadowError::Git("the tree is no longer tracked".into()));

@@ -53,6 +53,9 @@ pub enum AppError {
     Undo(#[from] crate::ui::undo_cmd::UndoCmdError),
     #[error(transparent)]
     Mcp(#[from] McpCmdError),
+    /// `ikigai mcp serve` could not serve.
+    #[error(transparent)]
+    McpServe(#[from] crate::ui::mcp_serve::ServeError),
     #[error(transparent)]
     TrustCmd(#[from] TrustCmdError),
     /// The trust list could not be read or written when the user answered the question.
@@ -174,6 +177,31 @@ pub fn is_secret_var(loaded: &Loaded, name: &str) -> bool {
     crate::tools::EnvPolicy::from_config(&loaded.config, loaded.resolved.key_vars.clone()).is_secret(name)
 }
 
+/// The options each turn of `ikigai mcp serve` runs with: the server's own settings
+/// from its command line, and its approval mode.
+fn serve_args(cli: &crate::cli::Cli, mode: crate::cli::ApprovalArg) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut opt = |name: &str, value: Option<String>| {
+        if let Some(value) = value {
+            v.extend([name.to_string(), value]);
+        }
+    };
+    opt("--config", cli.config.as_ref().map(|p| p.display().to_string()));
+    opt("--provider", cli.provider.clone());
+    opt("--model", cli.model.clone());
+    opt("--base-url", cli.base_url.clone());
+    opt("--max-tool-turns", cli.max_tool_turns.map(|n| n.to_string()));
+    opt("--tool-protocol", cli.tool_protocol.clone());
+    opt(
+        "--sandbox",
+        cli.sandbox
+            .and_then(|m| clap::ValueEnum::to_possible_value(&m).map(|p| p.get_name().to_string())),
+    );
+    let mode = clap::ValueEnum::to_possible_value(&mode).map(|p| p.get_name().to_string());
+    opt("--approval", mode);
+    v
+}
+
 /// Runs what the command line asks for with the settings `load_config` gave; returns the
 /// exit code for success paths.
 pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
@@ -191,6 +219,14 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
             let (get, json) = match &args.action {
                 crate::cli::McpAction::List { json } => (None, *json),
                 crate::cli::McpAction::Get { name, json } => (Some(name.as_str()), *json),
+                crate::cli::McpAction::Serve { mode } => {
+                    let serve = crate::ui::mcp_serve::Serve {
+                        config,
+                        args: serve_args(&cli, *mode),
+                        cwd: std::env::current_dir()?,
+                    };
+                    return Ok(crate::ui::mcp_serve::run(serve).await?);
+                }
             };
             let cwd = std::env::current_dir()?;
             Ok(crate::ui::mcp::run(&config, cwd, get, json).await?)

@@ -134,6 +134,16 @@ pub enum McpAction {
         #[arg(long)]
         json: bool,
     },
+    /// Be an MCP server on stdin/stdout for another agent or program: its tools `ikigai`
+    /// (run a prompt in a folder, get the answer and a session id) and `ikigai_reply`
+    /// (continue a session). Each turn runs as `ikigai -p` would, in that folder.
+    Serve {
+        /// What the turns may do: `read-only` (default: nobody watches the server),
+        /// `ask` (reads and edits inside the folder run; what would ask is refused), or
+        /// `auto` (everything a deny rule does not forbid).
+        #[arg(long, value_enum, value_name = "MODE", default_value = "read-only")]
+        mode: ApprovalArg,
+    },
 }
 
 #[derive(Debug, Args)]

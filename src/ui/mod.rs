@@ -9,6 +9,7 @@ pub(crate) mod cost;
 pub(crate) mod custom_commands;
 pub(crate) mod diff;
 pub mod mcp;
+pub mod mcp_serve;
 pub(crate) mod models;
 pub mod permissions_cmd;
 pub mod plain;

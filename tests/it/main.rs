@@ -38,6 +38,7 @@ mod mcp_agent;
 mod mcp_e2e;
 mod mcp_failures;
 mod mcp_permissions;
+mod mcp_serve;
 mod mentions_e2e;
 mod model_switch;
 mod oversized_message;

@@ -1,0 +1,297 @@
+//! `ikigai mcp serve` driven by clients nobody here wrote: the MCP reference client (the
+//! official TypeScript SDK that the reference server installs, through
+//! tests/fixtures/mcp/client.mjs) and ikigai's own MCP client (ikigai calling ikigai). The
+//! turns run against the loopback fake vendor.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::common;
+use crate::common::fake_provider::{FakeProvider, Reply};
+
+/// The SDK the reference server brought with it.
+fn sdk() -> PathBuf {
+    let server = crate::mcp::everything();
+    // …/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+    let modules = server.ancestors().nth(3).unwrap();
+    let sdk = modules.join("sdk");
+    assert!(sdk.join("package.json").exists(), "{} is missing", sdk.display());
+    sdk
+}
+
+/// Runs the reference client with `calls` against `ikigai [server_args] mcp serve [serve_args]`.
+fn client(home: &Path, server_args: &[&str], calls: Value) -> Value {
+    let mut args: Vec<String> = server_args.iter().map(|s| s.to_string()).collect();
+    args.extend(["mcp".into(), "serve".into()]);
+    client_with(home, args, calls)
+}
+
+fn client_with(home: &Path, args: Vec<String>, calls: Value) -> Value {
+    let plan = json!({
+        "command": common::binary(),
+        "args": args,
+        "cwd": home,
+        "env": {
+            "PATH": std::env::var("PATH").unwrap(),
+            "HOME": home,
+            "XDG_CONFIG_HOME": home.join(".config"),
+            "XDG_DATA_HOME": home.join(".local/share"),
+            "XDG_STATE_HOME": home.join(".local/state"),
+            "OPENAI_API_KEY": "test-key",
+        },
+        "calls": calls,
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/client.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg(sdk())
+        .arg(plan.to_string())
+        .current_dir(home)
+        .output()
+        .unwrap();
+    let stdout = common::text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", common::text(&out.stderr));
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+fn text_of(result: &Value) -> String {
+    result["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn project(home: &Path) -> PathBuf {
+    let p = home.join("project");
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::write(p.join("notes.txt"), "hello\n").unwrap();
+    p
+}
+
+#[test]
+fn the_reference_client_runs_a_prompt_and_continues_its_session() {
+    let home = tempfile::tempdir().unwrap();
+    let p = project(home.path());
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[(
+        "c1",
+        "file_read",
+        r#"{"path":"notes.txt"}"#,
+    )]));
+    fake.push(Reply::text("It says hello."));
+    fake.push(Reply::text("Still hello."));
+    let out = client(
+        home.path(),
+        &["--base-url", &fake.base_url],
+        json!([
+            {"name": "ikigai", "arguments": {"prompt": "what does notes.txt say?", "cwd": p}},
+            {"name": "ikigai_reply", "arguments": {"session_id": "$session", "prompt": "and now?"}},
+        ]),
+    );
+    assert_eq!(out["tools"], json!(["ikigai", "ikigai_reply"]), "{out}");
+    let first = &out["results"][0];
+    assert_eq!(first["result"]["isError"], json!(false), "{first}");
+    assert!(text_of(first).starts_with("It says hello."), "{first}");
+    let id = first["result"]["structuredContent"]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(first["result"]["structuredContent"]["tool_calls"], json!(1));
+    // Progress as the turn went: the session, then the call.
+    let progress: Vec<&str> = first["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert!(progress.iter().any(|m| m.contains(&id)), "{progress:?}");
+    assert!(
+        progress.iter().any(|m| m.starts_with("file_read(")),
+        "{progress:?}"
+    );
+    // The reply continued the same session, in the same folder, with its history.
+    let second = &out["results"][1];
+    assert!(text_of(second).starts_with("Still hello."), "{second}");
+    assert_eq!(second["result"]["structuredContent"]["session_id"], json!(id));
+    let requests = fake.requests();
+    let last = requests.last().unwrap().body.to_string();
+    assert!(
+        last.contains("what does notes.txt say?") && last.contains("and now?"),
+        "{last}"
+    );
+    assert!(
+        last.contains(&p.display().to_string()),
+        "the reply ran in the project: {last}"
+    );
+    // Stored as any session is: the folder it ran in, listed by `ikigai sessions`.
+    let listed = common::run_in(home.path(), &p, &["sessions", "--json"]);
+    let listed = common::text(&listed.stdout);
+    assert!(listed.contains(&id[..8]), "{listed}");
+}
+
+#[test]
+fn a_server_nobody_watches_writes_nothing_unless_started_to() {
+    for (mode, written) in [
+        (None, false),
+        (Some("ask"), true),
+        (Some("read-only"), false),
+        (Some("auto"), true),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let p = project(home.path());
+        let fake = FakeProvider::start();
+        fake.push(Reply::tool_calls(&[(
+            "c1",
+            "file_write",
+            r#"{"path":"out.txt","content":"x"}"#,
+        )]));
+        fake.push(Reply::text("Tried."));
+        let mut args: Vec<String> = ["--base-url", &fake.base_url, "mcp", "serve"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        if let Some(m) = mode {
+            args.extend(["--mode".to_string(), m.to_string()]);
+        }
+        let out = client_with(
+            home.path(),
+            args,
+            json!([{"name": "ikigai", "arguments": {"prompt": "write out.txt", "cwd": p}}]),
+        );
+        assert_eq!(p.join("out.txt").exists(), written, "mode {mode:?}: {out}");
+        assert!(text_of(&out["results"][0]).starts_with("Tried."), "{out}");
+    }
+}
+
+#[test]
+fn bad_calls_get_clear_errors_and_the_server_stays_up() {
+    let home = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("Fine."));
+    let out = client(
+        home.path(),
+        &["--base-url", &fake.base_url],
+        json!([
+            {"name": "ikigai", "arguments": {}},
+            {"name": "ikigai", "arguments": {"prompt": "hi", "cwd": "relative/dir"}},
+            {"name": "ikigai", "arguments": {"prompt": "hi", "cwd": "/no/such/folder"}},
+            {"name": "ikigai_reply", "arguments": {"session_id": "nosuchid", "prompt": "hi"}},
+            {"name": "nope", "arguments": {}},
+            {"name": "ikigai", "arguments": {"prompt": "hi", "cwd": home.path()}},
+            {"name": "ikigai", "arguments": {"prompt": "the vendor has no answer left", "cwd": home.path()}},
+        ]),
+    );
+    let r = out["results"].as_array().unwrap();
+    let said = |i: usize| r[i].to_string();
+    assert!(said(0).contains("`prompt` is required"), "{}", said(0));
+    assert!(said(1).contains("absolute"), "{}", said(1));
+    assert!(
+        said(2).contains("/no/such/folder") && r[2]["result"]["isError"] == json!(true),
+        "{}",
+        said(2)
+    );
+    assert!(
+        said(3).contains("no stored session") && r[3]["result"]["isError"] == json!(true),
+        "{}",
+        said(3)
+    );
+    assert!(said(4).contains("no tool named"), "{}", said(4));
+    assert!(text_of(&r[5]).starts_with("Fine."), "{}", said(5));
+    // A turn the vendor fails ends as an error result that says why, not a dead server.
+    assert_eq!(r[6]["result"]["isError"], json!(true), "{}", said(6));
+    assert!(
+        text_of(&r[6]).len() > "ikigai ended with exit code 1: ".len(),
+        "{}",
+        said(6)
+    );
+}
+
+#[test]
+fn a_cancelled_call_interrupts_its_turn() {
+    let home = tempfile::tempdir().unwrap();
+    let p = project(home.path());
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[("c1", "bash", r#"{"command":"sleep 60"}"#)]));
+    fake.push(Reply::text("Resumed."));
+    // `auto`: the command runs (read-only mode would refuse it at once).
+    let out = client_with(
+        home.path(),
+        ["--base-url", &fake.base_url, "mcp", "serve", "--mode", "auto"]
+            .map(String::from)
+            .to_vec(),
+        json!([
+            {"name": "ikigai", "arguments": {"prompt": "wait", "cwd": p}, "cancelOnProgress": "bash("},
+        ]),
+    );
+    // The reference client's abort is its error; the session id came with the progress.
+    assert!(out["results"][0]["error"].as_str().is_some(), "{out}");
+    let progress = out["results"][0]["progress"].to_string();
+    let id = progress
+        .split("session ")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    // The turn ended as Ctrl-C ends one, before the server went: the interrupted call's
+    // result is stored by the turn itself (a killed turn stores none).
+    let export = common::run_in(home.path(), &p, &["export", &id, "--format", "jsonl"]);
+    let export = common::text(&export.stdout);
+    let stored = export
+        .lines()
+        .any(|l| l.contains("tool_result") && l.contains("c1"));
+    assert!(stored, "{export}");
+    let out = client(
+        home.path(),
+        &["--base-url", &fake.base_url],
+        json!([{"name": "ikigai_reply", "arguments": {"session_id": id, "prompt": "go on"}}]),
+    );
+    assert!(text_of(&out["results"][0]).starts_with("Resumed."), "{out}");
+    // The model heard that its call was interrupted, not a result from a finished sleep.
+    let last = fake.requests().last().unwrap().body.to_string();
+    assert!(last.contains("interrupted"), "{last}");
+    assert_eq!(
+        fake.requests().len(),
+        2,
+        "the cancelled turn made no further request"
+    );
+}
+
+#[test]
+fn ikigai_calls_ikigai_as_an_mcp_server() {
+    let home = tempfile::tempdir().unwrap();
+    let p = project(home.path());
+    let fake = FakeProvider::start();
+    let config = home.path().join(".config/ikigai");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[mcp_servers.inner]\ncommand = {:?}\nargs = [\"--base-url\", {:?}, \"mcp\", \"serve\"]\nenv = {{ OPENAI_API_KEY = \"k\" }}\n",
+            common::binary().display().to_string(),
+            fake.base_url
+        ),
+    )
+    .unwrap();
+    let call = json!({"prompt": "what does notes.txt say?", "cwd": p}).to_string();
+    fake.push(Reply::tool_calls(&[("c1", "inner__ikigai", &call)]));
+    fake.push(Reply::text("hello, from inside"));
+    fake.push(Reply::text("The inner agent says hello."));
+    let out = common::run_in(
+        home.path(),
+        &p,
+        &["--base-url", &fake.base_url, "-p", "ask the inner agent"],
+    );
+    let stdout = common::text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", common::text(&out.stderr));
+    assert!(stdout.contains("The inner agent says hello."), "{stdout}");
+    let requests = fake.requests();
+    let outer_tools = requests[0].body["tools"].to_string();
+    assert!(outer_tools.contains("inner__ikigai_reply"), "{outer_tools}");
+    let last = requests.last().unwrap().body.to_string();
+    assert!(last.contains("hello, from inside"), "{last}");
+}

@@ -5,6 +5,7 @@
 //! they never reach into the agent. Only front ends print. `custom_commands` loads the
 //! user's and the trusted project's Markdown commands, which both front ends expand.
 
+pub mod acp;
 pub(crate) mod cost;
 pub(crate) mod custom_commands;
 pub(crate) mod diff;

@@ -424,3 +424,68 @@ fn malformed_messages_get_error_answers_and_the_agent_stays_up() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn an_untrusted_folders_settings_are_not_used_and_the_editor_is_told_once_why() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    std::fs::create_dir(h.path().join(".ikigai")).unwrap();
+    std::fs::write(
+        h.path().join(".ikigai/config.toml"),
+        "[permissions]\nallow = [\"bash(touch *)\"]\n",
+    )
+    .unwrap();
+    let bash = json!({ "command": "touch x" }).to_string();
+    fake.push(Reply::tool_calls(&[("c1", "bash", &bash)]));
+    fake.push(Reply::text("one"));
+    fake.push(Reply::text("two"));
+    let plan = json!({
+        "answers": ["reject_once"],
+        "steps": [{"do": "initialize"}, {"do": "new"}, {"do": "prompt", "text": "a"},
+                  {"do": "prompt", "text": "b"}],
+    });
+    let out = client(h.path(), &fake, &[], plan);
+    assert_eq!(step(&out, 3)["result"]["stopReason"], "end_turn", "{out}");
+    // The project's allow rule was not loaded: the call asked.
+    assert_eq!(out["permissions"].as_array().unwrap().len(), 1, "{out}");
+    assert!(!h.path().join("x").exists());
+    let told = said(&out, "agent_message_chunk");
+    assert_eq!(told.matches("not a trusted folder").count(), 1, "{told}");
+    assert!(
+        told.contains("bash(touch *)") && told.contains("ikigai trust"),
+        "{told}"
+    );
+}
+
+#[test]
+fn the_models_plan_arrives_as_a_plan_update() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    let steps = json!({"steps": [{"step": "read", "status": "done"},
+        {"step": "write", "status": "in_progress"}, {"step": "test", "status": "pending"}]});
+    fake.push(Reply::tool_calls(&[("p1", "update_plan", &steps.to_string())]));
+    fake.push(Reply::text("planned"));
+    let plan = json!({"steps": [{"do": "initialize"}, {"do": "new"}, {"do": "prompt", "text": "plan"}]});
+    let out = client(h.path(), &fake, &[], plan);
+    assert_eq!(step(&out, 2)["result"]["stopReason"], "end_turn", "{out}");
+    let plans = updates(&out, "plan");
+    assert_eq!(plans.len(), 1, "{out}");
+    let entries: Vec<(String, String)> = plans[0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap().into(),
+                e["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let want = [
+        ("read", "completed"),
+        ("write", "in_progress"),
+        ("test", "pending"),
+    ];
+    assert_eq!(entries, want.map(|(a, b)| (a.to_string(), b.to_string())));
+    assert_eq!(updates(&out, "tool_call")[0]["kind"], "think");
+}

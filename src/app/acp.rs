@@ -95,7 +95,6 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         cwd,
         sessions: Some(sessions),
         mode,
-        model: spec.model.clone(),
     };
     let result = crate::ui::acp::run(agent, events_rx, ctx).await;
     close_mcp(mcp).await;

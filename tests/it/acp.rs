@@ -30,12 +30,23 @@ fn sdk() -> PathBuf {
 
 /// Runs the client script with `plan`, ikigai started by it as `ikigai --base-url URL
 /// [extra] acp` in `home`; returns what it printed.
-fn client(home: &Path, fake: &FakeProvider, extra: &[&str], mut plan: Value) -> Value {
-    let mut command = vec![
-        common::binary().display().to_string(),
-        "--base-url".to_string(),
-        fake.base_url.clone(),
-    ];
+fn client(home: &Path, fake: &FakeProvider, extra: &[&str], plan: Value) -> Value {
+    client_with_key(home, fake, extra, plan, Some("k"))
+}
+
+/// `client`, with the provider key `key`; without one the vendor is the real one (its
+/// URL is never reached: the request stops at the missing key).
+fn client_with_key(
+    home: &Path,
+    fake: &FakeProvider,
+    extra: &[&str],
+    mut plan: Value,
+    key: Option<&str>,
+) -> Value {
+    let mut command = vec![common::binary().display().to_string()];
+    if key.is_some() {
+        command.extend(["--base-url".to_string(), fake.base_url.clone()]);
+    }
     command.extend(extra.iter().map(|s| s.to_string()));
     command.push("acp".into());
     plan["command"] = json!(command);
@@ -43,11 +54,13 @@ fn client(home: &Path, fake: &FakeProvider, extra: &[&str], mut plan: Value) -> 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs");
     let mut cmd = Command::new("node");
     common::env::isolate(&mut cmd, home);
+    if let Some(k) = key {
+        cmd.env("OPENAI_API_KEY", k);
+    }
     let mut child = cmd
         .arg(script)
         .arg(plan.to_string())
         .env("ACP_SDK", sdk())
-        .env("OPENAI_API_KEY", "k")
         .current_dir(home)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -488,4 +501,17 @@ fn the_models_plan_arrives_as_a_plan_update() {
     ];
     assert_eq!(entries, want.map(|(a, b)| (a.to_string(), b.to_string())));
     assert_eq!(updates(&out, "tool_call")[0]["kind"], "think");
+}
+
+#[test]
+fn a_missing_key_is_told_naming_the_variable_and_the_prompt_fails_with_it_not_the_process() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    let plan = json!({"steps": [{"do": "initialize"}, {"do": "new"}, {"do": "prompt", "text": "hi"}]});
+    let out = client_with_key(h.path(), &fake, &[], plan, None);
+    let told = said(&out, "agent_message_chunk");
+    assert!(told.contains("OPENAI_API_KEY"), "{out}");
+    let err = &step(&out, 2)["error"];
+    assert!(err.to_string().contains("OPENAI_API_KEY"), "{out}");
+    assert!(fake.requests().is_empty(), "nothing was sent without a key");
 }

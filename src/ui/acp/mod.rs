@@ -47,8 +47,6 @@ pub struct AcpContext {
     pub sessions: Option<Arc<dyn Sessions>>,
     /// The approval mode at start.
     pub mode: Mode,
-    /// The model the run starts on.
-    pub model: String,
 }
 
 /// The state the handlers share: the agent's side and the session in the editor.
@@ -171,7 +169,6 @@ pub async fn run(
         cwd: ctx.cwd,
         sessions: ctx.sessions,
     });
-    let _ = ctx.model;
     let (s1, s2, s3, s4, s5, s6, s7) = (
         shared.clone(),
         shared.clone(),

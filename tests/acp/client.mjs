@@ -62,7 +62,7 @@ await app.connectWith(stream, async (ctx) => {
         case "new": {
           record.result = await ctx.request(methods.agent.session.new, {
             cwd: step.cwd ?? plan.cwd,
-            mcpServers: [],
+            mcpServers: step.mcp_servers ?? [],
           });
           session = record.result.sessionId;
           break;

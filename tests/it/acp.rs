@@ -515,3 +515,22 @@ fn a_missing_key_is_told_naming_the_variable_and_the_prompt_fails_with_it_not_th
     assert!(err.to_string().contains("OPENAI_API_KEY"), "{out}");
     assert!(fake.requests().is_empty(), "nothing was sent without a key");
 }
+
+#[test]
+fn the_editors_mcp_servers_are_not_started_and_the_editor_is_told() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    let marker = h.path().join("started");
+    let server = json!({"name": "editors", "command": "/bin/sh",
+        "args": ["-c", format!("touch {}", marker.display())], "env": []});
+    fake.push(Reply::text("ok"));
+    let plan = json!({"steps": [{"do": "initialize"}, {"do": "new", "mcp_servers": [server]},
+        {"do": "prompt", "text": "hi"}]});
+    let out = client(h.path(), &fake, &[], plan);
+    assert_eq!(step(&out, 2)["result"]["stopReason"], "end_turn", "{out}");
+    assert!(
+        said(&out, "agent_message_chunk").contains("MCP servers (1) are not used"),
+        "{out}"
+    );
+    assert!(!marker.exists(), "the editor's server was not run");
+}

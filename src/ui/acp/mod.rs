@@ -120,6 +120,20 @@ impl Shared {
         Ok(())
     }
 
+    /// The editor's own MCP servers do not join the session yet: it is told so (they are
+    /// never started, so nothing runs that the user did not configure in ikigai).
+    fn unused_mcp(&self, n: usize) {
+        if n > 0 {
+            self.notice(
+                NoticeLevel::Warning,
+                &format!(
+                    "The editor's MCP servers ({n}) are not used yet: configure them in ikigai's \
+                     settings (`[mcp_servers]`) to use them here."
+                ),
+            );
+        }
+    }
+
     fn modes(&self) -> SessionModeState {
         let current = *lock(&self.mode);
         let modes = Mode::ALL
@@ -203,6 +217,7 @@ pub async fn run(
                     if let Err(e) = same_folder(&s.cwd, &req.cwd) {
                         return responder.respond_with_error(e);
                     }
+                    s.unused_mcp(req.mcp_servers.len());
                     let mut events = s.events.lock().await;
                     let started = if s.fresh.swap(false, std::sync::atomic::Ordering::SeqCst) {
                         s.session_started(&mut events).await
@@ -231,6 +246,7 @@ pub async fn run(
                     if let Err(e) = same_folder(&s.cwd, &req.cwd) {
                         return responder.respond_with_error(e);
                     }
+                    s.unused_mcp(req.mcp_servers.len());
                     let mut events = s.events.lock().await;
                     let loaded = match s.skip_fresh(&mut events).await {
                         Ok(()) => {

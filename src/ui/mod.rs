@@ -1,4 +1,5 @@
-//! Front ends: `plain` (piped stdin, -p, --json), `tui` (interactive) and the printing
+//! Front ends: `plain` (piped stdin, -p, --json), `tui` (interactive), `acp` (editors, over
+//! the Agent Client Protocol) and the printing
 //! subcommands (`tool_cmd`, `trust_cmd`, `sessions`: `ikigai sessions`, `sessions rm`,
 //! `export`; and `shell`: completion scripts and the manual page).
 //! They consume agent `Event`s and send `Op`s (parsed from slash commands by `slash`);

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Installs the real MCP reference server the MCP tests run,
-# @modelcontextprotocol/server-everything (pinned below), from the npm registry into a cache
+# @modelcontextprotocol/server-everything, and the official ACP SDK whose client side the
+# `ikigai acp` tests drive, @agentclientprotocol/sdk (both pinned below), from the npm
+# registry into a cache
 # folder outside the repository (never node_modules in the tree). Idempotent: an install of
 # the pinned version is left alone. Needs node and npm (installed from Debian when missing).
 # Where: $IKIGAI_MCP_SERVERS if set, else ${XDG_CACHE_HOME:-~/.cache}/ikigai/mcp/.
 set -euo pipefail
 VERSION=2026.8.31
+ACP_VERSION=2.4.0
 DIR=${IKIGAI_MCP_SERVERS:-${XDG_CACHE_HOME:-$HOME/.cache}/ikigai/mcp}
 PKG="$DIR/node_modules/@modelcontextprotocol/server-everything/package.json"
+ACP_PKG="$DIR/node_modules/@agentclientprotocol/sdk/package.json"
 log() { echo "fetch-mcp-servers: $*" >&2; }
 
-if [ -f "$PKG" ] && grep -q "\"version\": \"$VERSION\"" "$PKG"; then
+if [ -f "$PKG" ] && grep -q "\"version\": \"$VERSION\"" "$PKG" \
+  && [ -f "$ACP_PKG" ] && grep -q "\"version\": \"$ACP_VERSION\"" "$ACP_PKG"; then
   exit 0
 fi
 if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
@@ -26,6 +31,8 @@ if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 fi
 mkdir -p "$DIR"
 [ -f "$DIR/package.json" ] || echo '{"private": true}' > "$DIR/package.json"
-log "installing @modelcontextprotocol/server-everything@$VERSION into $DIR"
-(cd "$DIR" && npm install --no-audit --no-fund --silent "@modelcontextprotocol/server-everything@$VERSION")
+log "installing @modelcontextprotocol/server-everything@$VERSION and @agentclientprotocol/sdk@$ACP_VERSION into $DIR"
+(cd "$DIR" && npm install --no-audit --no-fund --silent \
+  "@modelcontextprotocol/server-everything@$VERSION" "@agentclientprotocol/sdk@$ACP_VERSION")
 [ -f "$PKG" ] || { log "the install did not produce $PKG"; exit 1; }
+[ -f "$ACP_PKG" ] || { log "the install did not produce $ACP_PKG"; exit 1; }

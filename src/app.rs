@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
+mod acp;
+
 use crate::agent::{AgentSetup, Resume, Resumed};
 use crate::config::{Config, ConfigError};
 use crate::permissions::trust::TrustError;
@@ -44,6 +46,8 @@ pub enum AppError {
     Plain(#[from] PlainError),
     #[error(transparent)]
     Tui(#[from] TuiError),
+    #[error(transparent)]
+    Acp(#[from] crate::ui::acp::AcpError),
     #[error(transparent)]
     ToolCmd(#[from] ToolCmdError),
     #[error(transparent)]
@@ -156,7 +160,10 @@ pub fn load_config(cli: &crate::cli::Cli) -> Result<Loaded, AppError> {
 /// when it cannot be enforced.
 fn install_sandbox(cli: &crate::cli::Cli, config: &Config) -> Result<(), AppError> {
     use crate::cli::Command;
-    if !matches!(cli.command, None | Some(Command::Tool(_) | Command::Sandbox(_))) {
+    if !matches!(
+        cli.command,
+        None | Some(Command::Tool(_) | Command::Sandbox(_) | Command::Acp)
+    ) {
         return Ok(());
     }
     let cwd = std::env::current_dir()?;
@@ -254,6 +261,7 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
             })
         }
         Some(Command::Completions(_) | Command::Man | Command::Trust(_)) => Ok(0),
+        Some(Command::Acp) => acp::run(config, resolved).await,
         None => chat(&cli, config, resolved).await,
     }
 }

@@ -105,6 +105,9 @@ pub enum Command {
     /// Put back the files the last turn (or the last N turns) of this folder's newest
     /// session changed, as `/undo` does; `--list` shows the turns that can be undone.
     Undo(UndoArgs),
+    /// Speak the Agent Client Protocol on stdin/stdout, for an editor (Zed, JetBrains,
+    /// Neovim) that starts ikigai as its agent. Serves the folder it is started in.
+    Acp,
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout; `make install` installs it.

@@ -48,7 +48,12 @@ impl RepeatGuard {
 /// not JSON compares as itself.
 fn canonical(arguments: &str) -> String {
     match serde_json::from_str::<Value>(arguments) {
-        Ok(v) => v.to_string(),
+        // Objects keep their order when read (serde_json's `preserve_order`, which the ACP
+        // SDK turns on): sorted here, so that order does not matter.
+        Ok(mut v) => {
+            v.sort_all_objects();
+            v.to_string()
+        }
         Err(_) => arguments.to_string(),
     }
 }

@@ -238,7 +238,10 @@ impl Policy {
                 None,
             );
         }
-        // Compact JSON with sorted keys, so a glob does not depend on the model's spacing.
+        // Compact JSON with sorted keys, so a glob does not depend on the model's spacing
+        // or key order (serde_json keeps the order it read: sorted here).
+        let mut args = args;
+        args.sort_all_objects();
         (
             Subject::Arguments(serde_json::to_string(&args).unwrap_or_default()),
             None,

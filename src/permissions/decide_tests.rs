@@ -425,3 +425,34 @@ fn web_fetch_rules_match_parts_and_a_loopback_deny_covers_every_loopback_name() 
         "a URL that does not parse cannot be cleared of the deny rule"
     );
 }
+
+#[test]
+fn an_argument_rule_sees_the_keys_sorted_whatever_order_the_model_wrote_them_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Policy::new(
+        rules(
+            &[],
+            &[],
+            &[
+                r#"srv__mail(*"to":"boss"*)"#,
+                r#"srv__put(*"a":1,"b":*"c":2,"d":*)"#,
+            ],
+        ),
+        dir.path(),
+    );
+    for (tool, args) in [
+        ("srv__mail", r#"{"body":"hi","to":"boss"}"#),
+        ("srv__mail", r#"{"to":"boss","body":"hi"}"#),
+        ("srv__mail", r#"{ "to" : "boss" , "body" : "hi" }"#),
+        ("srv__put", r#"{"a":1,"b":{"c":2,"d":3}}"#),
+        ("srv__put", r#"{"b":{"d":3,"c":2},"a":1}"#),
+        ("srv__put", r#"{"b":{"d":[{"z":1,"y":2}],"c":2},"a":1}"#),
+    ] {
+        assert_eq!(p.decide(Mode::Auto, tool, args).verdict, Verdict::Deny, "{args}");
+    }
+    assert_eq!(
+        p.decide(Mode::Auto, "srv__mail", r#"{"body":"hi","to":"team"}"#)
+            .verdict,
+        Verdict::Allow
+    );
+}

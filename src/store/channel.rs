@@ -9,7 +9,9 @@ use tokio::sync::oneshot;
 use super::StoreError;
 use super::backend::{Backend, Write};
 
-/// What the handle sends.
+/// What the handle sends. A write is the large variant since serde_json keeps object order
+/// (`preserve_order`, which the ACP SDK turns on): each is moved once, not worth a box.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Cmd {
     Write(Write),
     /// The handle now holds this session (a claim): keep it across a recreated file.

@@ -96,8 +96,11 @@ fn known_code<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ErrorCode>, D::E
 }
 
 impl Envelope {
-    /// A tool that ran: its own result inside.
-    pub fn success(result: Value) -> Self {
+    /// A tool that ran: its own result inside, its objects' keys sorted (the text the
+    /// model gets does not follow the order a tool built them in: serde_json keeps that
+    /// order since the ACP SDK turned on its `preserve_order`).
+    pub fn success(mut result: Value) -> Self {
+        result.sort_all_objects();
         Envelope {
             tool_success: true,
             result: Some(result),

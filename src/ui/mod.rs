@@ -1,10 +1,12 @@
-//! Front ends: `plain` (piped stdin, -p, --json), `tui` (interactive) and the printing
+//! Front ends: `plain` (piped stdin, -p, --json), `tui` (interactive), `acp` (editors, over
+//! the Agent Client Protocol) and the printing
 //! subcommands (`tool_cmd`, `trust_cmd`, `sessions`: `ikigai sessions`, `sessions rm`,
 //! `export`; and `shell`: completion scripts and the manual page).
 //! They consume agent `Event`s and send `Op`s (parsed from slash commands by `slash`);
 //! they never reach into the agent. Only front ends print. `custom_commands` loads the
 //! user's and the trusted project's Markdown commands, which both front ends expand.
 
+pub mod acp;
 pub(crate) mod cost;
 pub(crate) mod custom_commands;
 pub(crate) mod diff;

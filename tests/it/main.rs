@@ -7,6 +7,7 @@ mod common;
 mod local;
 mod tools_util;
 
+mod acp;
 mod agent_every_tool;
 mod agent_loop;
 mod bounded_work_e2e;

@@ -129,7 +129,8 @@ pub fn open_with(
     ))
 }
 
-/// What the queue holds.
+/// What the queue holds. A write is the large variant (see `channel::Cmd`).
+#[allow(clippy::large_enum_variant)]
 enum Item {
     /// `counted`: the handle counts it as pending (replayed spool writes are not).
     Write {

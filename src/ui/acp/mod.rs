@@ -1,0 +1,371 @@
+//! `ikigai acp`: the Agent Client Protocol front end, for editors (Zed, JetBrains, Neovim).
+//! Speaks JSON-RPC on stdin/stdout through the official SDK (`agent-client-protocol`), and
+//! reaches the agent only through `Op` and `Event`, as the other front ends do: a prompt
+//! is an `Op::Submit` whose events go to the editor as `session/update`s until the turn
+//! ends; an approval question is a `session/request_permission` answered with
+//! `Op::Approve`. One agent serves the folder ikigai was started in, one session at a time
+//! (`session/new` starts a fresh one, `session/load` continues a stored one). Nothing but
+//! protocol messages goes to stdout: notices reach the editor as messages (warnings and
+//! errors) or stderr (the rest).
+
+mod prompt;
+mod replay;
+mod updates;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, SessionCapabilities, SessionId, SessionInfo,
+    SessionListCapabilities, SessionMode, SessionModeState, SessionNotification, SetSessionModeRequest,
+    SetSessionModeResponse,
+};
+use agent_client_protocol::{Agent, Client, Stdio};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::agent::AgentHandle;
+use crate::policy::Mode;
+use crate::protocol::{Event, NoticeLevel, Op};
+use crate::store::Sessions;
+
+/// Why the ACP front end stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum AcpError {
+    /// The connection to the editor failed (not a closed stdin, which ends the run).
+    /// Not retryable.
+    #[error("the editor connection failed: {0}")]
+    Connection(String),
+}
+
+/// What the front end knows besides events.
+pub struct AcpContext {
+    /// The folder the agent serves.
+    pub cwd: PathBuf,
+    /// The store, for `session/list`.
+    pub sessions: Option<Arc<dyn Sessions>>,
+    /// The approval mode at start.
+    pub mode: Mode,
+}
+
+/// The state the handlers share: the agent's side and the session in the editor.
+pub(crate) struct Shared {
+    ops: tokio::sync::mpsc::UnboundedSender<Op>,
+    /// Held by whoever waits on the agent (a prompt, a load); events between them wait.
+    events: tokio::sync::Mutex<UnboundedReceiver<Event>>,
+    /// The session the editor has open, by ikigai's id.
+    current: std::sync::Mutex<Option<String>>,
+    /// The agent's first session has not been handed out (`session/new` takes it).
+    fresh: std::sync::atomic::AtomicBool,
+    mode: std::sync::Mutex<Mode>,
+    /// Warnings not yet told to the editor (they are told at the next chance, once).
+    untold: std::sync::Mutex<Vec<String>>,
+    cwd: PathBuf,
+    sessions: Option<Arc<dyn Sessions>>,
+}
+
+type Cx = agent_client_protocol::v1::ConnectionTo<Client>;
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Shared {
+    /// Keeps a notice for the editor (warnings, errors) or writes it to stderr.
+    pub(crate) fn notice(&self, level: NoticeLevel, text: &str) {
+        match level {
+            NoticeLevel::Info => eprintln!("ikigai: {text}"),
+            _ => lock(&self.untold).push(text.to_string()),
+        }
+    }
+
+    /// Tells the editor the notices kept so far, as agent messages of `session`.
+    pub(crate) fn tell(&self, cx: &Cx, session: &str) {
+        let untold = std::mem::take(&mut *lock(&self.untold));
+        for text in untold {
+            let update = updates::agent_text(&format!("{text}\n\n"));
+            let _ = cx.send_notification(SessionNotification::new(session.to_string(), update));
+        }
+    }
+
+    /// Waits for the agent's next `SessionStarted`; an error notice before it (a session
+    /// that cannot be loaded) is the error. Other events are kept or dropped.
+    async fn session_started(
+        &self,
+        events: &mut UnboundedReceiver<Event>,
+    ) -> Result<(String, crate::protocol::History), String> {
+        loop {
+            match events.recv().await {
+                None => return Err("the agent stopped".into()),
+                Some(Event::SessionStarted { id, history, .. }) => {
+                    return Ok((id.unwrap_or_else(|| "ikigai".into()), history));
+                }
+                Some(Event::Notice {
+                    level: NoticeLevel::Error,
+                    text,
+                }) => return Err(text),
+                Some(Event::Notice { level, text }) => self.notice(level, &text),
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Consumes the agent's first session when nobody took it yet (a `session/load`
+    /// replaces it).
+    async fn skip_fresh(&self, events: &mut UnboundedReceiver<Event>) -> Result<(), String> {
+        if self.fresh.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            self.session_started(events).await?;
+        }
+        Ok(())
+    }
+
+    /// The editor's own MCP servers do not join the session yet: it is told so (they are
+    /// never started, so nothing runs that the user did not configure in ikigai).
+    fn unused_mcp(&self, n: usize) {
+        if n > 0 {
+            self.notice(
+                NoticeLevel::Warning,
+                &format!(
+                    "The editor's MCP servers ({n}) are not used yet: configure them in ikigai's \
+                     settings (`[mcp_servers]`) to use them here."
+                ),
+            );
+        }
+    }
+
+    fn modes(&self) -> SessionModeState {
+        let current = *lock(&self.mode);
+        let modes = Mode::ALL
+            .iter()
+            .map(|m| {
+                let (name, what) = match m {
+                    Mode::Auto => ("Auto", "runs every call the rules allow without asking"),
+                    Mode::Ask => (
+                        "Ask",
+                        "asks before a call that writes, runs or reaches the network",
+                    ),
+                    Mode::ReadOnly => ("Read-only", "reads only; refuses everything else"),
+                };
+                SessionMode::new(m.as_str(), name).description(what.to_string())
+            })
+            .collect();
+        SessionModeState::new(current.as_str(), modes)
+    }
+
+    fn check_session(&self, id: &SessionId) -> Result<String, agent_client_protocol::Error> {
+        match &*lock(&self.current) {
+            Some(cur) if **cur == *id.0 => Ok(cur.clone()),
+            _ => Err(agent_client_protocol::Error::invalid_params()
+                .data(serde_json::json!({"message": format!("no open session {}", id.0)}))),
+        }
+    }
+}
+
+fn error(message: impl std::fmt::Display) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::new(-32603, message.to_string())
+}
+
+/// Serves the editor until it closes stdin; the agent is then shut down (the session
+/// stored whole).
+pub async fn run(
+    agent: AgentHandle,
+    events: UnboundedReceiver<Event>,
+    ctx: AcpContext,
+) -> Result<u8, AcpError> {
+    let shared = Arc::new(Shared {
+        ops: agent.ops.clone(),
+        events: tokio::sync::Mutex::new(events),
+        current: std::sync::Mutex::new(None),
+        fresh: std::sync::atomic::AtomicBool::new(true),
+        mode: std::sync::Mutex::new(ctx.mode),
+        untold: std::sync::Mutex::new(Vec::new()),
+        cwd: ctx.cwd,
+        sessions: ctx.sessions,
+    });
+    let (s1, s2, s3, s4, s5, s6, s7) = (
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+    );
+    let result = Agent
+        .v1()
+        .name("ikigai")
+        .on_receive_request(
+            async move |req: InitializeRequest, responder, _cx| {
+                let _ = req;
+                let caps = AgentCapabilities::new()
+                    .load_session(true)
+                    .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                    .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
+                responder.respond(
+                    InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
+                        .agent_capabilities(caps)
+                        .agent_info(Implementation::new("ikigai", env!("CARGO_PKG_VERSION"))),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: NewSessionRequest, responder, cx: Cx| {
+                let s = s1.clone();
+                cx.clone().spawn(async move {
+                    if let Err(e) = same_folder(&s.cwd, &req.cwd) {
+                        return responder.respond_with_error(e);
+                    }
+                    s.unused_mcp(req.mcp_servers.len());
+                    let mut events = s.events.lock().await;
+                    let started = if s.fresh.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                        s.session_started(&mut events).await
+                    } else {
+                        let _ = s.ops.send(Op::NewSession);
+                        s.session_started(&mut events).await
+                    };
+                    drop(events);
+                    match started {
+                        Ok((id, _)) => {
+                            *lock(&s.current) = Some(id.clone());
+                            responder.respond(NewSessionResponse::new(id.clone()).modes(s.modes()))?;
+                            s.tell(&cx, &id);
+                            Ok(())
+                        }
+                        Err(e) => responder.respond_with_error(error(e)),
+                    }
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: LoadSessionRequest, responder, cx: Cx| {
+                let s = s2.clone();
+                cx.clone().spawn(async move {
+                    if let Err(e) = same_folder(&s.cwd, &req.cwd) {
+                        return responder.respond_with_error(e);
+                    }
+                    s.unused_mcp(req.mcp_servers.len());
+                    let mut events = s.events.lock().await;
+                    let loaded = match s.skip_fresh(&mut events).await {
+                        Ok(()) => {
+                            let _ = s.ops.send(Op::Resume(req.session_id.0.to_string()));
+                            s.session_started(&mut events).await
+                        }
+                        Err(e) => Err(e),
+                    };
+                    drop(events);
+                    match loaded {
+                        Ok((id, history)) => {
+                            *lock(&s.current) = Some(id.clone());
+                            for update in replay::updates(&history, &s.cwd) {
+                                cx.send_notification(SessionNotification::new(id.clone(), update))?;
+                            }
+                            responder.respond(LoadSessionResponse::new().modes(s.modes()))?;
+                            s.tell(&cx, &id);
+                            Ok(())
+                        }
+                        Err(e) => responder.respond_with_error(error(e)),
+                    }
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ListSessionsRequest, responder, cx: Cx| {
+                let s = s3.clone();
+                cx.spawn(async move {
+                    let Some(store) = s.sessions.clone() else {
+                        return responder.respond(ListSessionsResponse::new(Vec::new()));
+                    };
+                    match store.list().await {
+                        Ok(list) => {
+                            let want = req.cwd.as_ref().map(|p| p.to_string_lossy().into_owned());
+                            let sessions = list
+                                .into_iter()
+                                .filter(|i| want.as_ref().is_none_or(|w| *w == i.cwd))
+                                .map(|i| {
+                                    SessionInfo::new(i.id, PathBuf::from(i.cwd))
+                                        .title(i.title)
+                                        .updated_at(i.updated_at)
+                                })
+                                .collect();
+                            responder.respond(ListSessionsResponse::new(sessions))
+                        }
+                        Err(e) => responder.respond_with_error(error(e)),
+                    }
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionModeRequest, responder, _cx: Cx| {
+                if let Err(e) = s4.check_session(&req.session_id) {
+                    return responder.respond_with_error(e);
+                }
+                match Mode::parse(&req.mode_id.0) {
+                    Ok(mode) => {
+                        *lock(&s4.mode) = mode;
+                        let _ = s4.ops.send(Op::SetApprovalMode(mode));
+                        responder.respond(SetSessionModeResponse::new())
+                    }
+                    Err(e) => responder.respond_with_error(
+                        agent_client_protocol::Error::invalid_params()
+                            .data(serde_json::json!({"message": e})),
+                    ),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: PromptRequest, responder, cx: Cx| {
+                let s = s5.clone();
+                let session = match s.check_session(&req.session_id) {
+                    Ok(id) => id,
+                    Err(e) => return responder.respond_with_error(e),
+                };
+                cx.clone().spawn(async move {
+                    let result = prompt::run(&s, &cx, &session, req.prompt).await;
+                    responder.respond_with_result(result)
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |n: CancelNotification, _cx: Cx| {
+                if s6.check_session(&n.session_id).is_ok() {
+                    let _ = s6.ops.send(Op::Cancel);
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(Stdio::new())
+        .await;
+    // The editor is gone: the turn in flight stops, the session is stored, the agent ends.
+    let _ = s7.ops.send(Op::Cancel);
+    let _ = s7.ops.send(Op::Shutdown);
+    let _ = agent.task.await;
+    result
+        .map(|()| 0)
+        .map_err(|e| AcpError::Connection(e.to_string()))
+}
+
+/// The agent serves the folder it started in; a session elsewhere would run its tools,
+/// rules and sandbox in the wrong place.
+fn same_folder(ours: &std::path::Path, asked: &std::path::Path) -> Result<(), agent_client_protocol::Error> {
+    let canon = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if canon(ours) == canon(asked) {
+        return Ok(());
+    }
+    Err(
+        agent_client_protocol::Error::invalid_params().data(serde_json::json!({
+            "message": format!(
+                "ikigai acp serves the folder it was started in ({}), not {}: start it there",
+                ours.display(),
+                asked.display()
+            )
+        })),
+    )
+}

@@ -1,0 +1,288 @@
+//! How the agent's events and stored messages read as ACP session updates: text and
+//! reasoning chunks, tool calls (their kind from `tool_vocab::meta`, the path they act on
+//! as a location, a file change as a diff with its old and new text), results, the plan,
+//! the permission options and what the editor's choice answers. Data only: reads the file
+//! a change is about to replace (to show it whole), sends nothing.
+
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind, Plan, PlanEntry,
+    PlanEntryPriority, PlanEntryStatus, RequestPermissionOutcome, SessionUpdate, TextContent, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use serde_json::Value;
+
+use crate::protocol::{Answer, PlanStep, StepStatus};
+use crate::tool_vocab::meta::{self, Change};
+
+/// The largest file shown whole in a diff; a larger one shows the changed text only.
+const WHOLE_FILE_LIMIT: u64 = 1 << 20;
+
+/// The permission options' ids (what the editor answers with).
+pub(crate) const ALLOW_ONCE: &str = "allow_once";
+pub(crate) const ALLOW_ALWAYS: &str = "allow_always";
+pub(crate) const REJECT_ONCE: &str = "reject_once";
+
+pub(crate) fn text(text: &str) -> ContentBlock {
+    ContentBlock::Text(TextContent::new(text))
+}
+
+pub(crate) fn agent_text(t: &str) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(text(t)))
+}
+
+pub(crate) fn thought(t: &str) -> SessionUpdate {
+    SessionUpdate::AgentThoughtChunk(ContentChunk::new(text(t)))
+}
+
+pub(crate) fn user_text(t: &str) -> SessionUpdate {
+    SessionUpdate::UserMessageChunk(ContentChunk::new(text(t)))
+}
+
+fn kind(name: &str) -> ToolKind {
+    use crate::tool_vocab::meta::ToolKind as K;
+    match meta::of(name).map(|m| m.kind) {
+        Some(K::Read) => ToolKind::Read,
+        Some(K::Edit) => ToolKind::Edit,
+        Some(K::Execute) => ToolKind::Execute,
+        Some(K::Fetch) => ToolKind::Fetch,
+        Some(K::Search) => ToolKind::Search,
+        Some(K::Think) => ToolKind::Think,
+        Some(K::Other) | None => ToolKind::Other,
+    }
+}
+
+fn arg<'a>(args: &'a Value, name: Option<&str>) -> Option<&'a str> {
+    name.and_then(|n| args.get(n)).and_then(Value::as_str)
+}
+
+/// The file a call acts on, absolute (relative paths are the session's folder's).
+fn path_of(name: &str, args: &Value, cwd: &Path) -> Option<PathBuf> {
+    let p = arg(args, meta::of(name)?.path)?;
+    Some(cwd.join(p))
+}
+
+/// A short title: the command a call runs, the URL it reaches or the path it acts on.
+fn title(name: &str, args: &Value) -> String {
+    let Some(m) = meta::of(name) else {
+        return name.to_string();
+    };
+    let what = arg(args, m.command).or(arg(args, m.url)).or(arg(args, m.path));
+    match what {
+        Some(w) => format!("{name}: {}", crate::text::shorten(w, 120)),
+        None => name.to_string(),
+    }
+}
+
+/// The file's text now, when it is small and text; `None` for a new file.
+fn current_text(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > WHOLE_FILE_LIMIT {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
+}
+
+/// The change a call is about to make, as a diff: the whole file before and after when
+/// it can be read, else the replaced text and its replacement.
+/// `live`: the call is about to run (the file holds what it replaces); a stored call's
+/// file has changed since, and shows the changed text only.
+fn diff(name: &str, args: &Value, path: &Path, live: bool) -> Option<Diff> {
+    let before = || current_text(path).filter(|_| live);
+    match meta::of(name)?.change? {
+        Change::Whole { content } => {
+            let new = arg(args, Some(content))?;
+            Some(Diff::new(path, new).old_text(before()))
+        }
+        Change::Replace { old, new } => {
+            let (old, new) = (arg(args, Some(old))?, arg(args, Some(new))?);
+            match before().filter(|t| !old.is_empty() && t.contains(old)) {
+                Some(before) => {
+                    let all = args.get("replace_all").and_then(Value::as_bool) == Some(true);
+                    let after = if all {
+                        before.replace(old, new)
+                    } else {
+                        before.replacen(old, new, 1)
+                    };
+                    Some(Diff::new(path, after).old_text(before))
+                }
+                None => Some(Diff::new(path, new).old_text(old.to_string())),
+            }
+        }
+    }
+}
+
+/// The `tool_call` update for a call the model just made (`live`) or a stored one.
+pub(crate) fn tool_call(id: &str, name: &str, arguments: &str, cwd: &Path, live: bool) -> ToolCall {
+    let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+    let mut call = ToolCall::new(id.to_string(), title(name, &args))
+        .name(name.to_string())
+        .kind(kind(name))
+        .status(ToolCallStatus::Pending)
+        .raw_input(args.clone());
+    if let Some(path) = path_of(name, &args, cwd) {
+        if let Some(d) = diff(name, &args, &path, live) {
+            call = call.content(vec![ToolCallContent::Diff(d)]);
+        }
+        call = call.locations(vec![ToolCallLocation::new(path)]);
+    }
+    call
+}
+
+/// A call's status changed.
+pub(crate) fn status(id: &str, status: ToolCallStatus) -> ToolCallUpdate {
+    ToolCallUpdate::new(id.to_string(), ToolCallUpdateFields::new().status(status))
+}
+
+/// What a finished call reports: its status and the result the model got.
+pub(crate) fn finished(id: &str, name: &str, output: &str, success: bool) -> ToolCallUpdate {
+    let status = if success {
+        ToolCallStatus::Completed
+    } else {
+        ToolCallStatus::Failed
+    };
+    let raw: Value = serde_json::from_str(output).unwrap_or_else(|_| Value::String(output.to_string()));
+    let mut fields = ToolCallUpdateFields::new().status(status).raw_output(raw);
+    // A diff already shows an edit; its result adds nothing the editor needs.
+    let edits = meta::of(name).is_some_and(|m| m.change.is_some());
+    if !edits || !success {
+        let shown = crate::text::shorten(output, 8000);
+        fields = fields.content(vec![ToolCallContent::from(text(shown))]);
+    }
+    ToolCallUpdate::new(id.to_string(), fields)
+}
+
+pub(crate) fn plan(steps: &[PlanStep]) -> Plan {
+    Plan::new(
+        steps
+            .iter()
+            .map(|s| {
+                let status = match s.status {
+                    StepStatus::Pending => PlanEntryStatus::Pending,
+                    StepStatus::InProgress => PlanEntryStatus::InProgress,
+                    StepStatus::Done => PlanEntryStatus::Completed,
+                };
+                PlanEntry::new(s.step.clone(), PlanEntryPriority::Medium, status)
+            })
+            .collect(),
+    )
+}
+
+/// What the editor may answer: allow once, allow always (only when the call can be
+/// remembered, as the TUI's `a`), reject once.
+pub(crate) fn options(can_remember: bool) -> Vec<PermissionOption> {
+    let mut out = vec![PermissionOption::new(
+        ALLOW_ONCE,
+        "Allow",
+        PermissionOptionKind::AllowOnce,
+    )];
+    if can_remember {
+        out.push(PermissionOption::new(
+            ALLOW_ALWAYS,
+            "Always allow",
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    out.push(PermissionOption::new(
+        REJECT_ONCE,
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
+    out
+}
+
+/// The answer the editor's choice gives; anything not offered, a cancelled question or
+/// a failed request is a no.
+pub(crate) fn answer(outcome: Option<&RequestPermissionOutcome>, can_remember: bool) -> Answer {
+    match outcome {
+        Some(RequestPermissionOutcome::Selected(s)) => match &*s.option_id.0 {
+            ALLOW_ONCE => Answer::Yes,
+            ALLOW_ALWAYS if can_remember => Answer::Always,
+            _ => Answer::No(None),
+        },
+        _ => Answer::No(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::SelectedPermissionOutcome;
+
+    #[test]
+    fn an_edit_reads_as_a_whole_file_diff_and_a_write_shows_the_file_it_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let args = r#"{"path":"a.txt","old_string":"two","new_string":"2"}"#;
+        let call = tool_call("c1", "file_edit", args, dir.path(), true);
+        assert_eq!(call.kind, ToolKind::Edit);
+        assert_eq!(call.locations[0].path, dir.path().join("a.txt"));
+        let ToolCallContent::Diff(d) = &call.content[0] else {
+            panic!("no diff: {call:?}")
+        };
+        assert_eq!(d.old_text.as_deref(), Some("one\ntwo\n"));
+        assert_eq!(d.new_text, "one\n2\n");
+        let args = r#"{"path":"a.txt","content":"new"}"#;
+        let call = tool_call("c2", "file_write", args, dir.path(), true);
+        let ToolCallContent::Diff(d) = &call.content[0] else {
+            panic!("no diff: {call:?}")
+        };
+        assert_eq!(d.old_text.as_deref(), Some("one\ntwo\n"));
+        assert_eq!(d.new_text, "new");
+        // A new file has no old text.
+        let args = r#"{"path":"b.txt","content":"x"}"#;
+        let call = tool_call("c3", "file_write", args, dir.path(), true);
+        let ToolCallContent::Diff(d) = &call.content[0] else {
+            panic!("no diff: {call:?}")
+        };
+        assert_eq!(d.old_text, None);
+    }
+
+    #[test]
+    fn kinds_come_from_the_tools_own_declaration_and_unknown_tools_are_other() {
+        let cwd = Path::new("/w");
+        for (name, args, want) in [
+            ("bash", r#"{"command":"ls"}"#, ToolKind::Execute),
+            ("file_read", r#"{"path":"x"}"#, ToolKind::Read),
+            ("grep", r#"{"pattern":"x","path":"src"}"#, ToolKind::Search),
+            ("web_fetch", r#"{"url":"https://e.x"}"#, ToolKind::Fetch),
+            ("update_plan", r#"{}"#, ToolKind::Think),
+            ("srv__file_edit", r#"{"path":"x"}"#, ToolKind::Other),
+            ("mine", "not json", ToolKind::Other),
+        ] {
+            let call = tool_call("c", name, args, cwd, true);
+            assert_eq!(call.kind, want, "{name}");
+            // Only a built-in's own path argument is a location.
+            assert_eq!(
+                call.locations.is_empty(),
+                meta::of(name).and_then(|m| m.path).is_none(),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            tool_call("c", "bash", r#"{"command":"ls -l"}"#, cwd, true).title,
+            "bash: ls -l"
+        );
+    }
+
+    #[test]
+    fn only_what_was_offered_allows_and_everything_else_rejects() {
+        let pick =
+            |id: &str| RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id.to_string()));
+        assert_eq!(answer(Some(&pick(ALLOW_ONCE)), false), Answer::Yes);
+        assert_eq!(answer(Some(&pick(ALLOW_ALWAYS)), true), Answer::Always);
+        // Not offered (the call cannot be remembered): not an allowance.
+        assert_eq!(answer(Some(&pick(ALLOW_ALWAYS)), false), Answer::No(None));
+        for other in [REJECT_ONCE, "reject_always", "", "ALLOW_ONCE", "allow_once "] {
+            assert_eq!(answer(Some(&pick(other)), true), Answer::No(None), "{other:?}");
+        }
+        assert_eq!(
+            answer(Some(&RequestPermissionOutcome::Cancelled), true),
+            Answer::No(None)
+        );
+        assert_eq!(answer(None, true), Answer::No(None));
+        assert_eq!(options(false).len(), 2);
+        assert_eq!(options(true).len(), 3);
+    }
+}

@@ -1,0 +1,112 @@
+// An editor's side of ACP for the tests, written with the official TypeScript SDK
+// (@agentclientprotocol/sdk, installed by scripts/fetch-mcp-servers.sh; its entry point is
+// given as ACP_SDK). Starts the agent command it is given, runs the steps of a plan, and
+// prints one JSON object: what each step answered, every session/update in order, every
+// permission question, and how long `initialize` took from the agent's start.
+//
+// node client.mjs PLAN_JSON
+// plan: {"command": [bin, ...args], "cwd": dir, "answers": ["reject_once", ...],
+//        "steps": [{"do": "initialize"}, {"do": "new"}, {"do": "set_mode", "mode": "auto"},
+//                  {"do": "prompt", "text": "go", "cancel_after_chunk": true},
+//                  {"do": "list"}, {"do": "load", "id": "..."}]}
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+
+const acp = await import(process.env.ACP_SDK);
+const plan = JSON.parse(process.argv[2]);
+const { methods } = acp;
+
+const started = performance.now();
+const child = spawn(plan.command[0], plan.command.slice(1), {
+  cwd: plan.cwd,
+  stdio: ["pipe", "pipe", "inherit"],
+});
+const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+
+const out = { steps: [], updates: [], permissions: [] };
+let answers = [...(plan.answers ?? [])];
+let onChunk = null;
+
+const app = acp
+  .client({ name: "ikigai-tests" })
+  .onRequest(methods.client.session.requestPermission, async ({ params }) => {
+    out.permissions.push(params);
+    const pick = answers.shift() ?? "reject_once";
+    if (pick === "cancelled") return { outcome: { outcome: "cancelled" } };
+    return { outcome: { outcome: "selected", optionId: pick } };
+  })
+  .onNotification(methods.client.session.update, async ({ params }) => {
+    out.updates.push(params.update);
+    if (onChunk && params.update.sessionUpdate === "agent_message_chunk") {
+      const f = onChunk;
+      onChunk = null;
+      f();
+    }
+  });
+
+const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+await app.connectWith(stream, async (ctx) => {
+  let session = null;
+  for (const step of plan.steps) {
+    const record = { do: step.do };
+    try {
+      switch (step.do) {
+        case "initialize": {
+          record.result = await ctx.request(methods.agent.initialize, {
+            protocolVersion: acp.PROTOCOL_VERSION,
+            clientCapabilities: {},
+          });
+          out.initialize_ms = performance.now() - started;
+          break;
+        }
+        case "new": {
+          record.result = await ctx.request(methods.agent.session.new, {
+            cwd: step.cwd ?? plan.cwd,
+            mcpServers: step.mcp_servers ?? [],
+          });
+          session = record.result.sessionId;
+          break;
+        }
+        case "load": {
+          record.result = await ctx.request(methods.agent.session.load, {
+            sessionId: step.id,
+            cwd: plan.cwd,
+            mcpServers: [],
+          });
+          session = step.id;
+          break;
+        }
+        case "list": {
+          record.result = await ctx.request(methods.agent.session.list, {});
+          break;
+        }
+        case "set_mode": {
+          record.result = await ctx.request(methods.agent.session.setMode, {
+            sessionId: session,
+            modeId: step.mode,
+          });
+          break;
+        }
+        case "prompt": {
+          if (step.cancel_after_chunk) {
+            onChunk = () => ctx.notify(methods.agent.session.cancel, { sessionId: session });
+          }
+          record.result = await ctx.request(methods.agent.session.prompt, {
+            sessionId: session,
+            prompt: [{ type: "text", text: step.text }],
+          });
+          break;
+        }
+        default:
+          throw new Error(`unknown step ${step.do}`);
+      }
+    } catch (e) {
+      record.error = { code: e.code, message: e.message, data: e.data ?? null };
+    }
+    record.updates_so_far = out.updates.length;
+    out.steps.push(record);
+  }
+});
+child.stdin.end();
+out.exit = await exited;
+process.stdout.write(JSON.stringify(out) + "\n");

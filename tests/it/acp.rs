@@ -236,11 +236,39 @@ fn an_edit_arrives_as_a_diff_with_old_and_new_text_and_modes_switch_from_the_edi
     assert_eq!(call["kind"], "edit");
     let path = h.path().join("a.txt").display().to_string();
     assert_eq!(call["locations"][0]["path"], path.as_str());
+    // Announced as it runs: the replaced text and its replacement (by the time an editor
+    // could read the file, the edit may have run).
     let diff = &call["content"][0];
     assert_eq!(diff["type"], "diff", "{call}");
     assert_eq!(diff["path"], path.as_str());
-    assert_eq!(diff["oldText"], "one\ntwo\n");
-    assert_eq!(diff["newText"], "one\n2\n");
+    assert_eq!(diff["oldText"], "two");
+    assert_eq!(diff["newText"], "2");
+}
+
+#[test]
+fn an_edit_the_editor_is_asked_about_shows_the_whole_file_before_and_after() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    // Outside the working folder: ask mode asks before the edit.
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("b.txt");
+    std::fs::write(&file, "x\ny\n").unwrap();
+    let edit = json!({"path": file, "old_string": "y", "new_string": "z"}).to_string();
+    fake.push(Reply::tool_calls(&[("e1", "file_edit", &edit)]));
+    fake.push(Reply::text("edited"));
+    let plan = json!({
+        "answers": ["allow_once"],
+        "steps": [{"do": "initialize"}, {"do": "new"}, {"do": "prompt", "text": "edit it"}],
+    });
+    let out = client(h.path(), &fake, &[], plan);
+    assert_eq!(step(&out, 2)["result"]["stopReason"], "end_turn", "{out}");
+    let asked = out["permissions"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{out}");
+    let diff = &asked[0]["toolCall"]["content"][0];
+    assert_eq!(diff["type"], "diff", "{out}");
+    assert_eq!(diff["oldText"], "x\ny\n");
+    assert_eq!(diff["newText"], "x\nz\n");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x\nz\n");
 }
 
 #[test]

@@ -99,8 +99,8 @@ pub(crate) async fn run(
     if s.ops.send(Op::Submit(text)).is_err() {
         return Err(super::error("the agent stopped"));
     }
-    // The tool each running call is, for its result.
-    let mut names: HashMap<String, String> = HashMap::new();
+    // The tool and arguments of each running call, for its question and its result.
+    let mut calls: HashMap<String, (String, String)> = HashMap::new();
     let mut last_error: Option<String> = None;
     loop {
         let Some(ev) = events.recv().await else {
@@ -112,8 +112,8 @@ pub(crate) async fn run(
             Event::TextDelta { text } => send(cx, session, updates::agent_text(&text)),
             Event::ReasoningDelta { text } => send(cx, session, updates::thought(&text)),
             Event::ToolCallStarted { id, name, arguments } => {
-                let call = updates::tool_call(&id, &name, &arguments, &s.cwd, true);
-                names.insert(id, name);
+                let call = updates::tool_call(&id, &name, &arguments, &s.cwd);
+                calls.insert(id, (name, arguments));
                 send(cx, session, SessionUpdate::ToolCall(call));
             }
             Event::Permission(record) if record.decision == crate::policy::record::Outcome::Approved => {
@@ -123,7 +123,7 @@ pub(crate) async fn run(
             Event::ToolCallFinished {
                 id, output, success, ..
             } => {
-                let name = names.remove(&id).unwrap_or_default();
+                let name = calls.remove(&id).map(|(n, _)| n).unwrap_or_default();
                 let update = updates::finished(&id, &name, &output, success);
                 send(cx, session, SessionUpdate::ToolCallUpdate(update));
             }
@@ -150,8 +150,11 @@ pub(crate) async fn run(
                 ..
             } => {
                 let can_remember = !always.is_empty() && !outside_sandbox;
-                let mut call = updates::status(&id, ToolCallStatus::Pending);
-                call.fields.title = names.get(&id).map(|n| format!("{n}: {reason}"));
+                let mut call = match calls.get(&id) {
+                    Some((name, arguments)) => updates::waiting(&id, name, arguments, &s.cwd),
+                    None => updates::status(&id, ToolCallStatus::Pending),
+                };
+                call.fields.title = calls.get(&id).map(|(n, _)| format!("{n}: {reason}"));
                 let req =
                     RequestPermissionRequest::new(session.to_string(), call, updates::options(can_remember));
                 let outcome = cx.send_request(req).block_task().await.ok().map(|r| r.outcome);

@@ -28,7 +28,6 @@ pub(crate) fn updates(history: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
                         &c.function.name,
                         &c.function.arguments,
                         cwd,
-                        false,
                     )));
                 }
             }

@@ -84,16 +84,21 @@ fn current_text(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
-/// The change a call is about to make, as a diff: the whole file before and after when
-/// it can be read, else the replaced text and its replacement.
-/// `live`: the call is about to run (the file holds what it replaces); a stored call's
-/// file has changed since, and shows the changed text only.
-fn diff(name: &str, args: &Value, path: &Path, live: bool) -> Option<Diff> {
-    let before = || current_text(path).filter(|_| live);
+/// The change a call makes, as a diff, from what can be known without a race.
+/// `waiting`: the call waits for the editor's answer, so the file still holds what it
+/// would replace: the whole file before and after. Otherwise the call may already have
+/// run by the time the file could be read: an edit shows the replaced text and its
+/// replacement, a whole-file write no diff (its content is the call's input).
+fn diff(name: &str, args: &Value, path: &Path, waiting: bool) -> Option<Diff> {
+    let before = || current_text(path).filter(|_| waiting);
     match meta::of(name)?.change? {
         Change::Whole { content } => {
             let new = arg(args, Some(content))?;
-            Some(Diff::new(path, new).old_text(before()))
+            match (waiting, path.exists()) {
+                (true, _) => Some(Diff::new(path, new).old_text(before())),
+                (false, false) => Some(Diff::new(path, new)),
+                (false, true) => None,
+            }
         }
         Change::Replace { old, new } => {
             let (old, new) = (arg(args, Some(old))?, arg(args, Some(new))?);
@@ -113,8 +118,8 @@ fn diff(name: &str, args: &Value, path: &Path, live: bool) -> Option<Diff> {
     }
 }
 
-/// The `tool_call` update for a call the model just made (`live`) or a stored one.
-pub(crate) fn tool_call(id: &str, name: &str, arguments: &str, cwd: &Path, live: bool) -> ToolCall {
+/// The `tool_call` update for a call the model just made or a stored one.
+pub(crate) fn tool_call(id: &str, name: &str, arguments: &str, cwd: &Path) -> ToolCall {
     let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
     let mut call = ToolCall::new(id.to_string(), title(name, &args))
         .name(name.to_string())
@@ -122,12 +127,23 @@ pub(crate) fn tool_call(id: &str, name: &str, arguments: &str, cwd: &Path, live:
         .status(ToolCallStatus::Pending)
         .raw_input(args.clone());
     if let Some(path) = path_of(name, &args, cwd) {
-        if let Some(d) = diff(name, &args, &path, live) {
+        if let Some(d) = diff(name, &args, &path, false) {
             call = call.content(vec![ToolCallContent::Diff(d)]);
         }
         call = call.locations(vec![ToolCallLocation::new(path)]);
     }
     call
+}
+
+/// The update a permission question carries: the call, pending, with the whole-file
+/// diff of what it would change (the file cannot change while the question waits).
+pub(crate) fn waiting(id: &str, name: &str, arguments: &str, cwd: &Path) -> ToolCallUpdate {
+    let mut update = status(id, ToolCallStatus::Pending);
+    let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+    if let Some(d) = path_of(name, &args, cwd).and_then(|p| diff(name, &args, &p, true)) {
+        update.fields.content = Some(vec![ToolCallContent::Diff(d)]);
+    }
+    update
 }
 
 /// A call's status changed.
@@ -211,32 +227,40 @@ mod tests {
     use agent_client_protocol::v1::schema::SelectedPermissionOutcome;
 
     #[test]
-    fn an_edit_reads_as_a_whole_file_diff_and_a_write_shows_the_file_it_replaces() {
+    fn a_waiting_call_shows_the_whole_file_and_an_announced_one_only_what_cannot_race() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
-        let args = r#"{"path":"a.txt","old_string":"two","new_string":"2"}"#;
-        let call = tool_call("c1", "file_edit", args, dir.path(), true);
+        let diff_of = |content: &Option<Vec<ToolCallContent>>| match content.as_deref() {
+            Some([ToolCallContent::Diff(d)]) => Some((d.old_text.clone(), d.new_text.clone())),
+            _ => None,
+        };
+        let some = |o: &str, n: &str| Some((Some(o.to_string()), n.to_string()));
+        let edit = r#"{"path":"a.txt","old_string":"two","new_string":"2"}"#;
+        let call = tool_call("c1", "file_edit", edit, dir.path());
         assert_eq!(call.kind, ToolKind::Edit);
         assert_eq!(call.locations[0].path, dir.path().join("a.txt"));
-        let ToolCallContent::Diff(d) = &call.content[0] else {
-            panic!("no diff: {call:?}")
-        };
-        assert_eq!(d.old_text.as_deref(), Some("one\ntwo\n"));
-        assert_eq!(d.new_text, "one\n2\n");
-        let args = r#"{"path":"a.txt","content":"new"}"#;
-        let call = tool_call("c2", "file_write", args, dir.path(), true);
-        let ToolCallContent::Diff(d) = &call.content[0] else {
-            panic!("no diff: {call:?}")
-        };
-        assert_eq!(d.old_text.as_deref(), Some("one\ntwo\n"));
-        assert_eq!(d.new_text, "new");
+        // Announced: the replaced text only (the edit may have run already).
+        assert_eq!(diff_of(&Some(call.content.clone())), some("two", "2"));
+        // Waiting for the editor: the whole file, before and after.
+        let w = waiting("c1", "file_edit", edit, dir.path());
+        assert_eq!(diff_of(&w.fields.content), some("one\ntwo\n", "one\n2\n"));
+        let write = r#"{"path":"a.txt","content":"new"}"#;
+        assert!(
+            tool_call("c2", "file_write", write, dir.path())
+                .content
+                .is_empty()
+        );
+        let w = waiting("c2", "file_write", write, dir.path());
+        assert_eq!(diff_of(&w.fields.content), some("one\ntwo\n", "new"));
         // A new file has no old text.
-        let args = r#"{"path":"b.txt","content":"x"}"#;
-        let call = tool_call("c3", "file_write", args, dir.path(), true);
-        let ToolCallContent::Diff(d) = &call.content[0] else {
-            panic!("no diff: {call:?}")
-        };
-        assert_eq!(d.old_text, None);
+        let new = r#"{"path":"b.txt","content":"x"}"#;
+        let call = tool_call("c3", "file_write", new, dir.path());
+        assert_eq!(
+            diff_of(&Some(call.content.clone())),
+            Some((None, "x".to_string()))
+        );
+        let w = waiting("c3", "file_write", new, dir.path());
+        assert_eq!(diff_of(&w.fields.content), Some((None, "x".to_string())));
     }
 
     #[test]
@@ -251,7 +275,7 @@ mod tests {
             ("srv__file_edit", r#"{"path":"x"}"#, ToolKind::Other),
             ("mine", "not json", ToolKind::Other),
         ] {
-            let call = tool_call("c", name, args, cwd, true);
+            let call = tool_call("c", name, args, cwd);
             assert_eq!(call.kind, want, "{name}");
             // Only a built-in's own path argument is a location.
             assert_eq!(
@@ -261,7 +285,7 @@ mod tests {
             );
         }
         assert_eq!(
-            tool_call("c", "bash", r#"{"command":"ls -l"}"#, cwd, true).title,
+            tool_call("c", "bash", r#"{"command":"ls -l"}"#, cwd).title,
             "bash: ls -l"
         );
     }

@@ -89,6 +89,9 @@ pub enum Op {
     Undo { turns: usize, force: bool },
     /// List the turns that can be undone (`/checkpoints`); answered with a notice.
     ListCheckpoints,
+    /// Which instruction files (AGENTS.md, CLAUDE.md, their imports) the system prompt
+    /// carries, in order, with their sizes (`/memory`); answered with a notice.
+    ListInstructions,
 }
 
 /// What the user answered to an approval question.

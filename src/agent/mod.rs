@@ -9,6 +9,7 @@ pub mod context;
 pub(crate) mod elide;
 pub(crate) mod guard;
 pub(crate) mod images;
+pub(crate) mod instructions;
 pub(crate) mod limit;
 mod live;
 pub(crate) mod mentions;
@@ -56,6 +57,9 @@ pub struct AgentSetup {
     pub sessions: Option<Arc<dyn Sessions>>,
     pub cwd: PathBuf,
     pub system_prompt: String,
+    /// The instruction files the system prompt carries, one line each in order (path,
+    /// size, whose), for `/memory`.
+    pub instructions: Vec<String>,
     /// A stored session to continue instead of a new one.
     pub resumed: Option<Resumed>,
 }

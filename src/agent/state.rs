@@ -74,6 +74,8 @@ struct Runtime {
     registry: Registry,
     tool_ctx: ToolContext,
     system_prompt: String,
+    /// The instruction files the system prompt carries, for `/memory`.
+    instructions: Vec<String>,
     events: UnboundedSender<Event>,
     /// Hides configured secrets in every event and record (built from the config).
     redactor: Arc<Redactor>,
@@ -143,6 +145,7 @@ impl AgentState {
                 model,
                 registry: setup.registry,
                 system_prompt: setup.system_prompt,
+                instructions: setup.instructions,
                 events,
                 redactor,
             },
@@ -197,6 +200,11 @@ impl AgentState {
     /// Caps what one tool result may take (the budget sizes it to the window).
     pub fn set_tool_cap(&mut self, bytes: usize) {
         self.runtime.tool_ctx.max_output_size = bytes;
+    }
+
+    /// The instruction files the system prompt carries (`/memory`), one line each.
+    pub fn instructions(&self) -> &[String] {
+        &self.runtime.instructions
     }
 
     pub fn system_prompt(&self) -> &str {

@@ -49,6 +49,11 @@ pub(crate) const COMMANDS: &[(&str, &str, &str)] = &[
         "put back the files the last (N) turns changed",
     ),
     ("/checkpoints", "", "list the turns /undo can put back"),
+    (
+        "/memory",
+        "",
+        "the instruction files (AGENTS.md, CLAUDE.md) read, in order, with sizes",
+    ),
     ("/exit", "", "quit (also /quit, Ctrl+D)"),
     ("/quit", "", "quit"),
 ];
@@ -113,6 +118,7 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
         },
         ("/undo", arg) => undo(arg.as_deref().unwrap_or("")),
         ("/checkpoints", _) => Slash::Agent(Op::ListCheckpoints),
+        ("/memory" | "/agents-md", _) => Slash::Agent(Op::ListInstructions),
         (name, _) => Slash::Unknown(name.to_string()),
     })
 }

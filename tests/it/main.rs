@@ -9,6 +9,7 @@ mod tools_util;
 
 mod agent_every_tool;
 mod agent_loop;
+mod agents_md_levels;
 mod bounded_work_e2e;
 mod checkpoints_tracked;
 mod cli_binary;

@@ -49,6 +49,7 @@ impl TestAgent {
             sessions: None,
             cwd: cwd.to_path_buf(),
             system_prompt: "You are a test.".into(),
+            instructions: Vec::new(),
             resumed: None,
         };
         let handle = ikigai::agent::spawn(setup, tx);
@@ -69,6 +70,7 @@ impl TestAgent {
             sessions: None,
             cwd: cwd.to_path_buf(),
             system_prompt: "You are a test.".into(),
+            instructions: Vec::new(),
             resumed: None,
         };
         let handle = ikigai::agent::spawn(setup, tx);

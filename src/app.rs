@@ -492,6 +492,14 @@ fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
         })
     })?;
     config.mcp_servers = crate::config::mcp::merge(&config.mcp_servers, project);
+    // Its hooks run after the user's, for the same events.
+    let hooks = crate::config::hooks::load_project(&cwd).map_err(|e| {
+        AppError::Config(ConfigError::Parse {
+            path: e.file,
+            message: format!("`hooks`: {}", e.message),
+        })
+    })?;
+    config.hooks.extend(hooks);
     Ok(())
 }
 
@@ -503,6 +511,11 @@ fn untrusted_settings(cwd: &std::path::Path) -> Vec<String> {
     if let Ok(servers) = crate::config::mcp::load_project(cwd) {
         for s in servers {
             out.push(format!("MCP server {}: {}", s.name, s.transport.target()));
+        }
+    }
+    if let Ok(hooks) = crate::config::hooks::load_project(cwd) {
+        for h in hooks {
+            out.push(format!("{} hook: {}", h.event.as_str(), h.command));
         }
     }
     if let Ok(rules) = crate::permissions::project::load(cwd) {

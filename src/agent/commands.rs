@@ -29,6 +29,7 @@ pub(crate) fn name(op: &Op) -> &'static str {
         Op::Undo { .. } => "/undo",
         Op::ListCheckpoints => "/checkpoints",
         Op::ListInstructions => "/memory",
+        Op::ListHooks => "/hooks",
         Op::Spend => "/cost",
     }
 }
@@ -53,6 +54,7 @@ pub(crate) async fn handle(st: &mut AgentState, op: Op) {
         Op::Undo { turns, force } => super::undo::run_undo(st, turns, force),
         Op::ListCheckpoints => super::undo::list(st),
         Op::ListInstructions => instructions(st),
+        Op::ListHooks => super::hooks::list(st),
         Op::Submit(_) | Op::Cancel | Op::Shutdown | Op::Approve { .. } | Op::SetApprovalMode(_) => {}
     }
 }

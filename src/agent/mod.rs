@@ -8,6 +8,7 @@ pub(crate) mod compact;
 pub mod context;
 pub(crate) mod elide;
 pub(crate) mod guard;
+pub(crate) mod hooks;
 pub(crate) mod images;
 pub(crate) mod instructions;
 pub(crate) mod limit;
@@ -137,10 +138,12 @@ impl Gate {
 }
 
 async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedReceiver<Op>, gate: Gate) {
+    let source = if resumed.is_some() { "resume" } else { "startup" };
     match resumed {
         Some(r) => resume::install(&mut st, r),
         None => st.announce_session(Vec::new()),
     }
+    hooks::session_start(&mut st, source).await;
     let mut queued: VecDeque<String> = VecDeque::new();
     let mut shutdown = false;
     while !shutdown {
@@ -197,6 +200,12 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
         }
     }
     st.reclaim_history();
+    hooks::notify(
+        &mut st,
+        crate::config::hooks::HookEvent::SessionEnd,
+        serde_json::json!({"reason": "exit"}),
+    )
+    .await;
     if let Some(store) = st.store() {
         store.flush().await;
     }

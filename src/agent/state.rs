@@ -93,6 +93,8 @@ pub struct AgentState {
     pub(crate) checkpoints: crate::checkpoints::Checkpoints,
     /// The server's answer about its window, while in flight (driven by `window.rs`).
     pub(crate) probe: super::probe::Probe,
+    /// What SessionStart hooks said, sent with the next prompt (`hooks.rs`).
+    pub(crate) hook_context: Vec<String>,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -152,6 +154,7 @@ impl AgentState {
             gate,
             checkpoints,
             probe: Default::default(),
+            hook_context: Vec::new(),
         }
     }
 

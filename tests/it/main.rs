@@ -22,6 +22,7 @@ mod external_tools;
 mod external_tools_e2e;
 mod fixtures_replay;
 mod fs_races;
+mod hooks_e2e;
 mod hostile_nesting_e2e;
 mod hostile_text_e2e;
 mod images;

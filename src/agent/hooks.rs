@@ -81,9 +81,9 @@ pub(crate) struct Pre {
 }
 
 /// PreToolUse for call `name` with `arguments` (JSON text).
-pub(crate) async fn pre_tool(st: &mut AgentState, name: &str, arguments: &str) -> Pre {
+pub(crate) async fn pre_tool(st: &mut AgentState, id: &str, name: &str, arguments: &str) -> Pre {
     let input: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-    let fields = json!({"tool_name": name, "tool_input": input});
+    let fields = json!({"tool_name": name, "tool_input": input, "tool_use_id": id});
     let Some(said) = run(st, HookEvent::PreToolUse, Some(name), fields).await else {
         return Pre::default();
     };
@@ -106,12 +106,14 @@ pub(crate) async fn pre_tool(st: &mut AgentState, name: &str, arguments: &str) -
 /// the result the model gets.
 pub(crate) async fn post_tool(
     st: &mut AgentState,
+    id: &str,
     name: &str,
     arguments: &str,
     done: &mut crate::tools::Executed,
 ) {
     let input: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-    let fields = json!({"tool_name": name, "tool_input": input, "tool_response": done.envelope.to_value()});
+    let fields = json!({"tool_name": name, "tool_input": input, "tool_use_id": id,
+        "tool_response": done.envelope.to_value()});
     let Some(said) = run(st, HookEvent::PostToolUse, Some(name), fields).await else {
         return;
     };

@@ -286,7 +286,7 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                 Action::Execute | Action::ExecuteLast => 'run: {
                     // PreToolUse hooks first: they may block the call or change its input
                     // (judged below like any input), never widen what the rules allow.
-                    let pre = super::hooks::pre_tool(st, &c.name, &c.arguments).await;
+                    let pre = super::hooks::pre_tool(st, &c.id, &c.name, &c.arguments).await;
                     if let Some(why) = pre.blocked {
                         executed += 1;
                         break 'run super::approval::refused_by_hook(&c.name, &why);
@@ -332,7 +332,7 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     if action == Action::ExecuteLast {
                         done.envelope.mark_limit(limit);
                     }
-                    super::hooks::post_tool(st, &c.name, &c.arguments, &mut done).await;
+                    super::hooks::post_tool(st, &c.id, &c.name, &c.arguments, &mut done).await;
                     super::context::after_tool(st, &mut done);
                     done
                 }

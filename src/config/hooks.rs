@@ -103,11 +103,23 @@ impl Hook {
     }
 }
 
-/// A hook entry as written.
+/// A hook entry as written: flat (`matcher`, `command`, `timeout`), or Claude Code's
+/// shape (`matcher` and a list `hooks` of `{type = "command", command, timeout}`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HookEntry {
     pub matcher: Option<String>,
+    pub command: Option<String>,
+    pub timeout: Option<u64>,
+    pub hooks: Option<Vec<CommandEntry>>,
+}
+
+/// One command of Claude Code's nested shape.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandEntry {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
     pub command: String,
     pub timeout: Option<u64>,
 }
@@ -137,8 +149,21 @@ pub fn validate(section: &HooksSection, file: &Path, source: &HookSource) -> Res
             err(format!("unknown event `{name}` (known: {})", known.join(", ")))
         })?;
         for e in entries {
-            if e.command.trim().is_empty() {
-                return Err(err(format!("a {name} hook has an empty command")));
+            let mut commands: Vec<(String, Option<u64>)> = Vec::new();
+            if let Some(c) = &e.command {
+                commands.push((c.clone(), e.timeout));
+            }
+            for c in e.hooks.iter().flatten() {
+                if c.kind.as_deref().is_some_and(|k| k != "command") {
+                    return Err(err(format!(
+                        "a {name} hook of type `{}`: only `command` hooks run here",
+                        c.kind.as_deref().unwrap_or_default()
+                    )));
+                }
+                commands.push((c.command.clone(), c.timeout.or(e.timeout)));
+            }
+            if commands.is_empty() || commands.iter().any(|(c, _)| c.trim().is_empty()) {
+                return Err(err(format!("a {name} hook has no command")));
             }
             if let Some(m) = &e.matcher {
                 if let Some(re) = m.strip_prefix('/').and_then(|r| r.strip_suffix('/')) {
@@ -149,17 +174,19 @@ pub fn validate(section: &HooksSection, file: &Path, source: &HookSource) -> Res
                     }
                 }
             }
-            let timeout_secs = e.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS);
-            if !(1..=3600).contains(&timeout_secs) {
-                return Err(err(format!("timeout {timeout_secs}: use 1 to 3600 seconds")));
+            for (command, timeout) in commands {
+                let timeout_secs = timeout.unwrap_or(DEFAULT_TIMEOUT_SECS);
+                if !(1..=3600).contains(&timeout_secs) {
+                    return Err(err(format!("timeout {timeout_secs}: use 1 to 3600 seconds")));
+                }
+                out.push(Hook {
+                    event,
+                    matcher: e.matcher.clone(),
+                    command,
+                    timeout_secs,
+                    source: source.clone(),
+                });
             }
-            out.push(Hook {
-                event,
-                matcher: e.matcher.clone(),
-                command: e.command.clone(),
-                timeout_secs,
-                source: source.clone(),
-            });
         }
     }
     Ok(out)
@@ -242,11 +269,23 @@ mod tests {
         };
         let ok = parse("[[hooks.PreToolUse]]\nmatcher = \"bash\"\ncommand = \"x\"\n").unwrap();
         assert_eq!(ok[0].timeout_secs, DEFAULT_TIMEOUT_SECS);
+        // Claude Code's nested shape, as TOML.
+        let nested = parse(
+            "[[hooks.PostToolUse]]\nmatcher = \"Edit|Write\"\nhooks = [{type = \"command\", command = \"a\", timeout = 5}, {command = \"b\"}]\n",
+        )
+        .unwrap();
+        let got: Vec<(&str, u64)> = nested
+            .iter()
+            .map(|h| (h.command.as_str(), h.timeout_secs))
+            .collect();
+        assert_eq!(got, [("a", 5), ("b", DEFAULT_TIMEOUT_SECS)]);
         for bad in [
             "[[hooks.PreToolUsed]]\ncommand = \"x\"\n",
             "[[hooks.Stop]]\ncommand = \" \"\n",
             "[[hooks.PreToolUse]]\nmatcher = \"/(/\"\ncommand = \"x\"\n",
             "[[hooks.PreToolUse]]\ncommand = \"x\"\ntimeout = 0\n",
+            "[[hooks.PreToolUse]]\nmatcher = \"x\"\n",
+            "[[hooks.PreToolUse]]\nhooks = [{type = \"prompt\", command = \"x\"}]\n",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }

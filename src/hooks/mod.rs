@@ -124,11 +124,15 @@ impl Runner<'_> {
             .map(|(_, v)| v.as_os_str());
         let program = crate::trusted_path::find_in("bash", path_var, self.cwd)
             .map_err(|e| format!("cannot run bash: {e}"))?;
+        // Claude Code's scripts find the project by this variable.
+        let mut env = self.env.clone();
+        env.retain(|(k, _)| k != "CLAUDE_PROJECT_DIR");
+        env.push(("CLAUDE_PROJECT_DIR".into(), self.cwd.as_os_str().to_owned()));
         let spec = Spec {
             program,
             args: vec!["-c".into(), h.command.clone().into()],
             cwd: self.cwd.to_path_buf(),
-            env: self.env.clone(),
+            env,
             stdin: Some(stdin),
             stderr: StderrMode::Separate(OUTPUT_CAP),
             stdout_cap: OUTPUT_CAP,

@@ -101,10 +101,9 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"
     );
     std::fs::write(
         t.path().join(".config/ikigai/config.toml"),
-        format!(
-            "[[hooks.PostToolUse]]\nmatcher = \"file_write|file_edit\"\ncommand = \"{}\"\n",
-            t.path().join("fmt.sh").display()
-        ),
+        // Claude Code's nested shape, and its project variable.
+        "[[hooks.PostToolUse]]\nmatcher = \"file_write|file_edit\"\n\
+         hooks = [{ type = \"command\", command = \"$CLAUDE_PROJECT_DIR/../fmt.sh\" }]\n",
     )
     .unwrap();
     let fake = FakeProvider::start();

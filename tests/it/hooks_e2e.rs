@@ -251,3 +251,42 @@ fn a_hooks_allow_never_overrides_a_deny_rule_but_skips_the_question() {
         "the hook's allow did not skip the question: {err}"
     );
 }
+
+#[test]
+fn an_updated_input_runs_instead_and_is_judged_by_the_rules_as_any_input() {
+    let (t, proj) = setup("");
+    // Rewrites every bash command: `ls` becomes an echo; `cat` becomes an rm, denied.
+    script(
+        &t.path().join("rewrite.sh"),
+        r#"cmd=$(jq -r '.tool_input.command')
+case "$cmd" in
+  ls*) new='echo REWRITTEN-7' ;;
+  *) new='rm keep.txt' ;;
+esac
+jq -n --arg c "$new" '{hookSpecificOutput:{hookEventName:"PreToolUse",updatedInput:{command:$c}}}'"#,
+    );
+    std::fs::write(
+        t.path().join(".config/ikigai/config.toml"),
+        format!(
+            "[permissions]\ndeny = [\"bash(rm *)\"]\n\n[[hooks.PreToolUse]]\nmatcher = \"bash\"\ncommand = \"{}\"\n",
+            t.path().join("rewrite.sh").display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(proj.join("keep.txt"), "x").unwrap();
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[
+        ("c1", "bash", r#"{"command":"ls"}"#),
+        ("c2", "bash", r#"{"command":"cat keep.txt"}"#),
+    ]));
+    fake.push(Reply::text("done"));
+    let out = run(t.path(), &proj, &["-p", "go", "--base-url", &fake.base_url]);
+    let err = s(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let back = sent(&fake, 1);
+    assert!(back.contains("REWRITTEN-7"), "{back}");
+    assert!(
+        proj.join("keep.txt").exists(),
+        "a rewritten rm escaped the deny rule: {err}"
+    );
+}

@@ -143,6 +143,7 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         sessions: None,
         cwd: dir.to_path_buf(),
         system_prompt: "You are a test.".into(),
+        instructions: Vec::new(),
         resumed: Some(resumed),
         follow_tree: true,
     };

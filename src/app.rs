@@ -295,20 +295,22 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
     let Resolved { spec, key_vars } = resolved;
     let discovery = crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd, key_vars.clone());
     use crate::permissions::trust::State;
-    // Read once here: each read hashes the project's settings.
-    let mut trust = crate::permissions::trust::state(&cwd);
+    // The folder whose `.ikigai/` applies here (the repository's root, run from a
+    // subfolder) and its trust, read once here: each read hashes the project's settings.
+    let root = crate::paths::settings_root(&cwd, &|k| crate::environ::var(k));
+    let mut trust = crate::permissions::trust::state(&root);
     // Asked once, before anything runs: the TUI only; scripted runs skip them with a notice.
     if interactive {
         let untrusted = discovery.untrusted_tools();
         let settings = match trust {
             State::Trusted => Vec::new(),
-            _ => untrusted_settings(&cwd),
+            _ => untrusted_settings(&root),
         };
         if !untrusted.is_empty() || !settings.is_empty() {
             use crate::ui::tui::trust_ask::{Answer, Question, ask};
             let home = crate::environ::var("HOME");
             let question = Question {
-                cwd: &cwd,
+                cwd: &root,
                 tools: &untrusted,
                 settings: &settings,
                 changed: trust == State::Changed,
@@ -317,7 +319,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
                 // Discovery reads the trust list: from now on it says trusted.
                 Answer::Trust => {
                     let store = crate::permissions::trust::Store::default_location()?;
-                    store.trust(&cwd)?;
+                    store.trust(&root)?;
                     trust = State::Trusted;
                     // The project's own MCP servers come with the trust, this run already
                     // (settings read now from the project's file, as at load).
@@ -336,7 +338,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
     let mut provider = crate::provider::build(spec.clone())?;
     let (events_tx, events_rx) = unbounded_channel();
     if trust == State::Changed {
-        let _ = events_tx.send(Event::notice(NoticeLevel::Warning, settings_changed(&cwd)));
+        let _ = events_tx.send(Event::notice(NoticeLevel::Warning, settings_changed(&root)));
     }
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
     let which = match (&cli.resume, cli.continue_session) {
@@ -385,6 +387,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
     if let Some(m) = resumed.as_ref().and_then(|r| r.model.clone()) {
         start.model = m;
     }
+    let mut instructions = Vec::new();
     let system_prompt = match config.system_prompt.clone() {
         Some(p) => p,
         None => {
@@ -393,10 +396,17 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
                 .as_ref()
                 .and_then(|r| crate::agent::prompt::date_of(&r.began))
                 .unwrap_or_else(crate::agent::prompt::today);
-            let p = crate::agent::prompt::default_prompt(&cwd, &date);
+            let env = |k: &str| crate::environ::var(k);
+            let global = crate::paths::config_home(&env).map(|d| d.join("ikigai"));
+            let p = crate::agent::prompt::default_prompt(&cwd, global.as_deref(), &date);
             for text in p.notices {
                 let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
             }
+            instructions = p
+                .files
+                .iter()
+                .map(crate::agent::instructions::Instruction::line)
+                .collect();
             p.text
         }
     };
@@ -409,6 +419,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         sessions: Some(sessions),
         cwd: cwd.clone(),
         system_prompt,
+        instructions,
         resumed,
         // One `-p` prompt is the whole run: nothing to follow the tree for.
         follow_tree: interactive || prompt.is_none(),
@@ -505,10 +516,11 @@ async fn close_mcp(mcp: Option<crate::tools::mcp::Mcp>) {
     }
 }
 
-/// A trusted project's `.ikigai/config.toml` may add MCP servers (over the user's of the
+/// A trusted project's `.ikigai/config.toml` (the one whose settings apply in the working
+/// directory: `paths::settings_root`) may add MCP servers (over the user's of the
 /// same name) and permission rules; an untrusted one is never read.
 fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
-    let cwd = std::env::current_dir()?;
+    let cwd = crate::paths::settings_root(&std::env::current_dir()?, &|k| crate::environ::var(k));
     if !project_trusted(&cwd) {
         return Ok(());
     }
@@ -526,6 +538,14 @@ fn add_project_mcp_servers(config: &mut Config) -> Result<(), AppError> {
         })
     })?;
     config.mcp_servers = crate::config::mcp::merge(&config.mcp_servers, project);
+    // Its hooks run after the user's, for the same events.
+    let hooks = crate::config::hooks::load_project(&cwd).map_err(|e| {
+        AppError::Config(ConfigError::Parse {
+            path: e.file,
+            message: format!("`hooks`: {}", e.message),
+        })
+    })?;
+    config.hooks.extend(hooks);
     Ok(())
 }
 
@@ -537,6 +557,11 @@ fn untrusted_settings(cwd: &std::path::Path) -> Vec<String> {
     if let Ok(servers) = crate::config::mcp::load_project(cwd) {
         for s in servers {
             out.push(format!("MCP server {}: {}", s.name, s.transport.target()));
+        }
+    }
+    if let Ok(hooks) = crate::config::hooks::load_project(cwd) {
+        for h in hooks {
+            out.push(format!("{} hook: {}", h.event.as_str(), h.command));
         }
     }
     if let Ok(rules) = crate::permissions::project::load(cwd) {

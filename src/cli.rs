@@ -151,7 +151,8 @@ pub enum McpAction {
 
 #[derive(Debug, Args)]
 pub struct TrustArgs {
-    /// The folder (default: the current one).
+    /// The folder (default: the one whose settings apply here: the current one, or the
+    /// nearest folder above it up to the git root that holds `.ikigai/`).
     #[arg(value_name = "DIR")]
     pub dir: Option<PathBuf>,
 

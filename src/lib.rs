@@ -16,6 +16,7 @@ pub mod checkpoints;
 pub mod cli;
 pub mod config;
 pub mod environ;
+pub(crate) mod hooks;
 #[cfg(test)]
 pub(crate) mod hostile;
 pub(crate) mod images;

@@ -89,6 +89,11 @@ pub enum Op {
     Undo { turns: usize, force: bool },
     /// List the turns that can be undone (`/checkpoints`); answered with a notice.
     ListCheckpoints,
+    /// The configured hooks and where each comes from (`/hooks`); answered with a notice.
+    ListHooks,
+    /// Which instruction files (AGENTS.md, CLAUDE.md, their imports) the system prompt
+    /// carries, in order, with their sizes (`/memory`); answered with a notice.
+    ListInstructions,
 }
 
 /// What the user answered to an approval question.
@@ -262,6 +267,17 @@ pub enum Event {
         /// Bytes printed before `text` that were left out (a flood of output).
         #[serde(skip_serializing_if = "is_zero")]
         skipped: u64,
+    },
+    /// A hook ran (`[hooks]`): its event (and tool), its command, where it was
+    /// configured, how long it took and what it decided; `line` says all that in one line.
+    Hook {
+        event: String,
+        tool: Option<String>,
+        command: String,
+        source: String,
+        ms: u64,
+        outcome: String,
+        line: String,
     },
     /// The model's plan changed (`update_plan`): the whole list of steps.
     PlanUpdated {

@@ -24,14 +24,30 @@ pub fn sandbox_in_force(st: &AgentState) -> String {
 
 /// Decides call `id`; `Ok` lets it run — held, for a file tool, to the place the decision
 /// judged (the `Pinned` goes into its context) — and `Err` is the result of a call not run.
+/// `hook` is what a PreToolUse hook said: `Allow` only skips the mode's question (a deny
+/// stays a deny, an ask rule still asks), `Ask` asks where the rules would allow.
 pub(super) async fn gate(
     st: &mut AgentState,
     id: &str,
     name: &str,
     arguments: &str,
+    hook: Option<crate::hooks::Permission>,
 ) -> Result<Option<Pinned>, Executed> {
+    use crate::hooks::Permission;
     let mode = st.gate.mode.get();
-    let d = st.gate.policy.decide(mode, name, arguments);
+    let mut d = st.gate.policy.decide(mode, name, arguments);
+    match (d.verdict, hook) {
+        // Only the mode's question: an ask rule or a protected file still asks.
+        (Verdict::Ask, Some(Permission::Allow)) if d.by == crate::policy::decision::By::Mode => {
+            d.verdict = Verdict::Allow;
+            d.reason = format!("a PreToolUse hook allowed it ({})", d.reason);
+        }
+        (Verdict::Allow, Some(Permission::Ask)) => {
+            d.verdict = Verdict::Ask;
+            d.reason = "a PreToolUse hook asks for your approval".into();
+        }
+        _ => {}
+    }
     match d.verdict {
         Verdict::Allow => {
             record(st, Record::of(id, name, &d, mode, &sandbox_in_force(st)));
@@ -181,6 +197,13 @@ async fn ask(
         always: always.to_vec(),
         outside_sandbox,
     });
+    // ikigai waits for the user: Notification hooks (a desktop notice, a sound).
+    super::hooks::notify(
+        st,
+        crate::config::hooks::HookEvent::Notification,
+        serde_json::json!({"message": format!("ikigai needs your permission to use {name}")}),
+    )
+    .await;
     loop {
         match st.gate.approvals.recv().await {
             Some((answered, answer)) if answered == id => break answer,
@@ -280,6 +303,11 @@ fn unattended(reason: &str, mode: crate::policy::Mode, always: &[String]) -> Str
 }
 
 /// The result of a call that was not run.
+/// The result of a call a PreToolUse hook blocked (exit 2, or `deny`), with its reason.
+pub(super) fn refused_by_hook(name: &str, why: &str) -> Executed {
+    refused(name, &format!("A PreToolUse hook blocked this call: {why}"))
+}
+
 fn refused(_name: &str, text: &str) -> Executed {
     Executed {
         images: Vec::new(),

@@ -28,6 +28,8 @@ pub(crate) fn name(op: &Op) -> &'static str {
         Op::ListPermissions | Op::ForgetPermission(_) => "/permissions",
         Op::Undo { .. } => "/undo",
         Op::ListCheckpoints => "/checkpoints",
+        Op::ListInstructions => "/memory",
+        Op::ListHooks => "/hooks",
         Op::Spend => "/cost",
     }
 }
@@ -51,11 +53,29 @@ pub(crate) async fn handle(st: &mut AgentState, op: Op) {
         Op::ForgetPermission(which) => super::rules_cmd::forget(st, &which),
         Op::Undo { turns, force } => super::undo::run_undo(st, turns, force),
         Op::ListCheckpoints => super::undo::list(st),
+        Op::ListInstructions => instructions(st),
+        Op::ListHooks => super::hooks::list(st),
         Op::Submit(_) | Op::Cancel | Op::Shutdown | Op::Approve { .. } | Op::SetApprovalMode(_) => {}
     }
 }
 
 /// Rescans the tool folders; the new set goes with the next request.
+/// Answers `Op::ListInstructions` (`/memory`).
+fn instructions(st: &mut AgentState) {
+    let text = if st.instructions().is_empty() {
+        "No instruction files were read (no AGENTS.md or CLAUDE.md from the global config \
+         folder or the project's root down to the working directory)."
+            .to_string()
+    } else {
+        let mut t = String::from("Instruction files in the system prompt, in order:");
+        for (i, line) in st.instructions().iter().enumerate() {
+            t.push_str(&format!("\n{}. {line}", i + 1));
+        }
+        t
+    };
+    st.notice(NoticeLevel::Info, text);
+}
+
 pub(crate) async fn refresh_tools(st: &mut AgentState) {
     let n = st.registry().refresh().await;
     for text in st.registry().take_notices() {

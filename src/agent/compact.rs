@@ -41,6 +41,12 @@ pub(crate) struct Compacted {
 /// Compacts the conversation now; `instructions` are the user's additions (`/compact …`).
 /// Emits `Event::Compacted` and records the summary.
 pub(crate) async fn run(st: &mut AgentState, instructions: Option<&str>) -> Result<Compacted, CompactError> {
+    super::hooks::notify(
+        st,
+        crate::config::hooks::HookEvent::PreCompact,
+        serde_json::json!({"custom_instructions": instructions.unwrap_or("")}),
+    )
+    .await;
     st.sync_budget();
     let b = st.budget();
     let before = b.tokens(b.messages_chars());

@@ -8,7 +8,9 @@ pub(crate) mod compact;
 pub mod context;
 pub(crate) mod elide;
 pub(crate) mod guard;
+pub(crate) mod hooks;
 pub(crate) mod images;
+pub(crate) mod instructions;
 pub(crate) mod limit;
 mod live;
 pub(crate) mod mentions;
@@ -56,6 +58,9 @@ pub struct AgentSetup {
     pub sessions: Option<Arc<dyn Sessions>>,
     pub cwd: PathBuf,
     pub system_prompt: String,
+    /// The instruction files the system prompt carries, one line each in order (path,
+    /// size, whose), for `/memory`.
+    pub instructions: Vec<String>,
     /// A stored session to continue instead of a new one.
     pub resumed: Option<Resumed>,
     /// Follow the working tree between turns (checkpoints' tracker, from the first turn's
@@ -138,10 +143,12 @@ impl Gate {
 }
 
 async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedReceiver<Op>, gate: Gate) {
+    let source = if resumed.is_some() { "resume" } else { "startup" };
     match resumed {
         Some(r) => resume::install(&mut st, r),
         None => st.announce_session(Vec::new()),
     }
+    hooks::session_start(&mut st, source).await;
     let mut queued: VecDeque<String> = VecDeque::new();
     let mut shutdown = false;
     while !shutdown {
@@ -198,6 +205,12 @@ async fn drive(mut st: AgentState, resumed: Option<Resumed>, mut ops: UnboundedR
         }
     }
     st.reclaim_history();
+    hooks::notify(
+        &mut st,
+        crate::config::hooks::HookEvent::SessionEnd,
+        serde_json::json!({"reason": "exit"}),
+    )
+    .await;
     if let Some(store) = st.store() {
         store.flush().await;
     }

@@ -74,6 +74,8 @@ struct Runtime {
     registry: Registry,
     tool_ctx: ToolContext,
     system_prompt: String,
+    /// The instruction files the system prompt carries, for `/memory`.
+    instructions: Vec<String>,
     events: UnboundedSender<Event>,
     /// Hides configured secrets in every event and record (built from the config).
     redactor: Arc<Redactor>,
@@ -93,6 +95,8 @@ pub struct AgentState {
     pub(crate) follow_tree: bool,
     /// The server's answer about its window, while in flight (driven by `window.rs`).
     pub(crate) probe: super::probe::Probe,
+    /// What SessionStart hooks said, sent with the next prompt (`hooks.rs`).
+    pub(crate) hook_context: Vec<String>,
 }
 
 /// A fresh random session id (random, so short prefixes are unique).
@@ -146,6 +150,7 @@ impl AgentState {
                 model,
                 registry: setup.registry,
                 system_prompt: setup.system_prompt,
+                instructions: setup.instructions,
                 events,
                 redactor,
             },
@@ -153,6 +158,7 @@ impl AgentState {
             checkpoints,
             follow_tree: setup.follow_tree,
             probe: Default::default(),
+            hook_context: Vec::new(),
         }
     }
 
@@ -201,6 +207,11 @@ impl AgentState {
     /// Caps what one tool result may take (the budget sizes it to the window).
     pub fn set_tool_cap(&mut self, bytes: usize) {
         self.runtime.tool_ctx.max_output_size = bytes;
+    }
+
+    /// The instruction files the system prompt carries (`/memory`), one line each.
+    pub fn instructions(&self) -> &[String] {
+        &self.runtime.instructions
     }
 
     pub fn system_prompt(&self) -> &str {

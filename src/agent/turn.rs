@@ -76,6 +76,29 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         return TurnEndReason::Error;
     }
     st.set_tool_images(accepted);
+    let mut attached = attached;
+    match super::hooks::prompt_submit(st, &text).await {
+        Err(why) => {
+            st.notice(
+                NoticeLevel::Error,
+                format!("A UserPromptSubmit hook blocked the prompt; nothing was sent: {why}"),
+            );
+            return TurnEndReason::Error;
+        }
+        Ok(context) => {
+            if !context.is_empty() {
+                // Shown with the message, as attachments are; kept apart from the typed text.
+                attached
+                    .lines
+                    .push(format!("context from hooks, {} part(s)", context.len()));
+            }
+            for c in context {
+                attached
+                    .blocks
+                    .push_str(&format!("\n\n<hook-context>\n{c}\n</hook-context>"));
+            }
+        }
+    }
     st.emit(Event::UserMessage {
         text: text.clone(),
         attachments: attached.lines.clone(),
@@ -214,6 +237,12 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             );
         }
         if calls.is_empty() {
+            super::hooks::notify(
+                st,
+                crate::config::hooks::HookEvent::Stop,
+                serde_json::json!({"stop_hook_active": false}),
+            )
+            .await;
             if limit_reached {
                 st.notice(NoticeLevel::Warning, envelope::limit_message(limit));
                 return TurnEndReason::Limit;
@@ -255,9 +284,29 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     done
                 }
                 Action::Execute | Action::ExecuteLast => 'run: {
+                    // PreToolUse hooks first: they may block the call or change its input
+                    // (judged below like any input), never widen what the rules allow.
+                    let pre = super::hooks::pre_tool(st, &c.id, &c.name, &c.arguments).await;
+                    if let Some(why) = pre.blocked {
+                        executed += 1;
+                        break 'run super::approval::refused_by_hook(&c.name, &why);
+                    }
+                    let changed;
+                    let c = match pre.arguments {
+                        Some(arguments) => {
+                            changed = Call {
+                                id: c.id.clone(),
+                                name: c.name.clone(),
+                                arguments,
+                            };
+                            &changed
+                        }
+                        None => c,
+                    };
                     // What the tool will get (aliases read as the real names) is what is judged.
                     let judged = st.registry().judged_arguments(&c.name, &c.arguments);
-                    let pinned = match super::approval::gate(st, &c.id, &c.name, &judged).await {
+                    let hook = pre.permission.map(|(p, _)| p);
+                    let pinned = match super::approval::gate(st, &c.id, &c.name, &judged, hook).await {
                         Ok(pinned) => pinned,
                         Err(mut done) => {
                             // A refused call counts against the limit too: loops end.
@@ -283,6 +332,7 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
                     if action == Action::ExecuteLast {
                         done.envelope.mark_limit(limit);
                     }
+                    super::hooks::post_tool(st, &c.id, &c.name, &c.arguments, &mut done).await;
                     super::context::after_tool(st, &mut done);
                     done
                 }

@@ -118,6 +118,9 @@ pub struct FileConfig {
     /// `[mcp_servers.NAME]` sections (validated by `config::mcp`).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, super::mcp::ServerSection>,
+    /// `[[hooks.EVENT]]` tables (validated by `config::hooks`).
+    #[serde(default)]
+    pub hooks: super::hooks::HooksSection,
     /// The OS sandbox of tool processes: `off`, `workspace-write`, `read-only`.
     pub sandbox: Option<crate::policy::sandbox::SandboxMode>,
     /// IP sockets inside the sandbox (default: blocked).
@@ -273,6 +276,11 @@ fn apply_file(c: &mut Config, f: FileConfig, path: &Path) -> Result<(), ConfigEr
     c.mcp_servers = super::mcp::validate(&f.mcp_servers, path).map_err(|e| ConfigError::Parse {
         path: e.file,
         message: format!("`{}`: {}", e.key, e.message),
+    })?;
+    let source = super::hooks::HookSource::User(path.to_path_buf());
+    c.hooks = super::hooks::validate(&f.hooks, path, &source).map_err(|e| ConfigError::Parse {
+        path: e.file,
+        message: format!("`hooks`: {}", e.message),
     })?;
     set(&mut c.sandbox.mode, f.sandbox);
     set(&mut c.sandbox.network, f.sandbox_network);

@@ -10,6 +10,7 @@
 mod choices;
 mod describe;
 mod file;
+pub mod hooks;
 pub mod mcp;
 mod price;
 mod ranges;
@@ -153,6 +154,8 @@ pub struct Config {
     pub auto_compact_at: f64,
     /// The MCP servers of the user's config (a trusted project's are merged in by the app).
     pub mcp_servers: Vec<mcp::ServerSpec>,
+    /// `[hooks]` of the user's config (a trusted project's are added by the app).
+    pub hooks: Vec<hooks::Hook>,
     /// The OS sandbox of tool processes (`sandbox`, `sandbox_network`, `writable_roots`),
     /// checked against the kernel by `permissions::sandbox::install`.
     pub sandbox: crate::policy::sandbox::Settings,
@@ -199,6 +202,7 @@ impl Default for Config {
             max_tool_result_share: 0.25,
             auto_compact_at: 0.85,
             mcp_servers: Vec::new(),
+            hooks: Vec::new(),
             sandbox: crate::policy::sandbox::Settings::default(),
             approval: None,
             permissions: crate::policy::Rules::default(),

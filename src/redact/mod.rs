@@ -199,6 +199,18 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
         Event::UndoRefused { files, .. } => files.iter_mut().for_each(|f| r.scrub_in_place(f)),
         Event::ToolOutputDelta { text, .. } => r.scrub_in_place(text),
         Event::PlanUpdated { steps } => steps.iter_mut().for_each(|s| r.scrub_in_place(&mut s.step)),
+        Event::Hook {
+            command,
+            outcome,
+            line,
+            source,
+            ..
+        } => {
+            r.scrub_notice_in_place(command);
+            r.scrub_notice_in_place(outcome);
+            r.scrub_notice_in_place(line);
+            r.scrub_notice_in_place(source);
+        }
         // A server's error text may echo what it was sent.
         Event::Providers { providers } => providers
             .iter_mut()

@@ -74,7 +74,10 @@ impl DiscoverySpec {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
         let exe = std::env::current_exe().ok();
-        let mut dirs = tool_dirs(config, cwd, home.as_deref(), exe.as_deref());
+        // The project's tools are those of the folder whose settings apply here (the
+        // repository's root, run from a subfolder).
+        let root = crate::paths::settings_root(cwd, &|k| crate::environ::var(k));
+        let mut dirs = tool_dirs(config, &root, home.as_deref(), exe.as_deref());
         // A configured `~/…` means the home folder.
         if let Some(h) = &home {
             for d in &mut dirs {
@@ -108,7 +111,11 @@ impl DiscoverySpec {
         match self.project_trust {
             ProjectTrust::Trusted => true,
             ProjectTrust::Untrusted => false,
-            ProjectTrust::FromStore => crate::permissions::trust::is_trusted(&self.cwd),
+            ProjectTrust::FromStore => {
+                crate::permissions::trust::is_trusted(&crate::paths::settings_root(&self.cwd, &|k| {
+                    crate::environ::var(k)
+                }))
+            }
         }
     }
 

@@ -67,11 +67,13 @@ pub(crate) fn user_dir() -> Option<PathBuf> {
 }
 
 impl CustomCommands {
-    /// The user's commands, and the project's when `cwd` is trusted (the trust list is
-    /// read now); notices say what was skipped.
+    /// The user's commands, and the project's when the folder whose settings apply in
+    /// `cwd` (`paths::settings_root`: the repository's root from a subfolder) is trusted
+    /// (the trust list is read now); notices say what was skipped.
     pub(crate) fn load(cwd: &Path) -> (Self, Vec<String>) {
-        let trust = crate::permissions::trust::state(cwd);
-        Self::load_with(user_dir().as_deref(), cwd, trust)
+        let root = crate::paths::settings_root(cwd, &|k| crate::environ::var(k));
+        let trust = crate::permissions::trust::state(&root);
+        Self::load_with(user_dir().as_deref(), &root, trust)
     }
 
     /// `load` with the user folder given, and whether the folder is trusted.

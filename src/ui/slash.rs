@@ -49,6 +49,12 @@ pub(crate) const COMMANDS: &[(&str, &str, &str)] = &[
         "put back the files the last (N) turns changed",
     ),
     ("/checkpoints", "", "list the turns /undo can put back"),
+    ("/hooks", "", "the configured hooks and where each comes from"),
+    (
+        "/memory",
+        "",
+        "the instruction files (AGENTS.md, CLAUDE.md) read, in order, with sizes",
+    ),
     ("/exit", "", "quit (also /quit, Ctrl+D)"),
     ("/quit", "", "quit"),
 ];
@@ -113,6 +119,8 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
         },
         ("/undo", arg) => undo(arg.as_deref().unwrap_or("")),
         ("/checkpoints", _) => Slash::Agent(Op::ListCheckpoints),
+        ("/memory" | "/agents-md", _) => Slash::Agent(Op::ListInstructions),
+        ("/hooks", _) => Slash::Agent(Op::ListHooks),
         (name, _) => Slash::Unknown(name.to_string()),
     })
 }

@@ -41,7 +41,8 @@ pub fn run(args: &TrustArgs) -> Result<u8, TrustCmdError> {
     }
     let dir = match &args.dir {
         Some(d) => d.clone(),
-        None => std::env::current_dir()?,
+        // The folder whose settings apply here: a repository's root from a subfolder.
+        None => crate::paths::settings_root(&std::env::current_dir()?, &|k| crate::environ::var(k)),
     };
     if args.revoke {
         return Ok(match store.revoke(&dir)? {

@@ -219,6 +219,16 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     self.paint(color, &format!("{prefix}{}", sanitize(text)))
                 )?;
             }
+            // One dim line per hook run.
+            Event::Hook { line, .. } => {
+                self.line_break()?;
+                self.out.flush()?;
+                writeln!(
+                    self.err,
+                    "{}",
+                    self.paint(DIM, &format!("ikigai: {}", sanitize(line)))
+                )?;
+            }
             // What a message's `@file` mentions attached, one line each.
             Event::UserMessage { attachments, .. } if !attachments.is_empty() => {
                 self.line_break()?;

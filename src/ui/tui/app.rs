@@ -397,6 +397,11 @@ impl App {
                     t.live.push(&text);
                 }
             }
+            // One dim line per hook run.
+            Event::Hook { line, .. } => {
+                self.flush_live();
+                self.push(Cell::Notice(NoticeLevel::Info, line));
+            }
             Event::PlanUpdated { steps } => {
                 self.push(Cell::Plan(steps.clone()));
                 self.plan = steps;

@@ -49,6 +49,7 @@ impl TestAgent {
             sessions: None,
             cwd: cwd.to_path_buf(),
             system_prompt: "You are a test.".into(),
+            instructions: Vec::new(),
             resumed: None,
             follow_tree: true,
         };
@@ -70,6 +71,7 @@ impl TestAgent {
             sessions: None,
             cwd: cwd.to_path_buf(),
             system_prompt: "You are a test.".into(),
+            instructions: Vec::new(),
             resumed: None,
             follow_tree: true,
         };

@@ -22,15 +22,18 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
     let discovery = crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd, key_vars.clone());
     let (events_tx, events_rx) = unbounded_channel();
     use crate::permissions::trust::State;
-    match crate::permissions::trust::state(&cwd) {
+    // The folder whose `.ikigai/` applies here (the repository's root, run from a
+    // subfolder), under its trust, as in any run.
+    let root = crate::paths::settings_root(&cwd, &|k| crate::environ::var(k));
+    match crate::permissions::trust::state(&root) {
         State::Trusted => {}
         State::Changed => {
-            let _ = events_tx.send(Event::notice(NoticeLevel::Warning, settings_changed(&cwd)));
+            let _ = events_tx.send(Event::notice(NoticeLevel::Warning, settings_changed(&root)));
         }
         _ => {
             // Nobody is asked here: the editor is told once why the folder's own
             // settings and tools are left out.
-            let mut what = untrusted_settings(&cwd);
+            let mut what = untrusted_settings(&root);
             what.extend(
                 discovery
                     .untrusted_tools()
@@ -41,7 +44,7 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
                 let text = format!(
                     "{} is not a trusted folder, so its own ikigai settings are not used ({}). \
                      Run `ikigai trust` in it to use them.",
-                    cwd.display(),
+                    root.display(),
                     what.join("; ")
                 );
                 let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
@@ -69,13 +72,22 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
             }
         });
     }
+    let mut instructions = Vec::new();
     let system_prompt = match config.system_prompt.clone() {
         Some(p) => p,
         None => {
-            let p = crate::agent::prompt::default_prompt(&cwd, &crate::agent::prompt::today());
+            let env = |k: &str| crate::environ::var(k);
+            let global = crate::paths::config_home(&env).map(|d| d.join("ikigai"));
+            let today = crate::agent::prompt::today();
+            let p = crate::agent::prompt::default_prompt(&cwd, global.as_deref(), &today);
             for text in p.notices {
                 let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
             }
+            instructions = p
+                .files
+                .iter()
+                .map(crate::agent::instructions::Instruction::line)
+                .collect();
             p.text
         }
     };
@@ -88,6 +100,7 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         sessions: Some(sessions.clone()),
         cwd: cwd.clone(),
         system_prompt,
+        instructions,
         resumed: None,
         // An editor's session has turns after turns: the tree is followed between them.
         follow_tree: true,

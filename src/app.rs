@@ -184,6 +184,36 @@ pub fn is_secret_var(loaded: &Loaded, name: &str) -> bool {
     crate::tools::EnvPolicy::from_config(&loaded.config, loaded.resolved.key_vars.clone()).is_secret(name)
 }
 
+/// The session's system prompt (the configured one, else the default for `cwd` begun on
+/// `date`, with every AGENTS.md level) and the instruction files it carries, for
+/// `/memory`; skipped files are told as notices. A configured key's value never goes out
+/// in it.
+fn system_prompt(
+    config: &Config,
+    cwd: &std::path::Path,
+    date: &str,
+    events_tx: &tokio::sync::mpsc::UnboundedSender<Event>,
+) -> (String, Vec<String>) {
+    let (text, instructions) = match config.system_prompt.clone() {
+        Some(p) => (p, Vec::new()),
+        None => {
+            let env = |k: &str| crate::environ::var(k);
+            let global = crate::paths::config_home(&env).map(|d| d.join("ikigai"));
+            let p = crate::agent::prompt::default_prompt(cwd, global.as_deref(), date);
+            for text in p.notices {
+                let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
+            }
+            let files = p
+                .files
+                .iter()
+                .map(crate::agent::instructions::Instruction::line)
+                .collect();
+            (p.text, files)
+        }
+    };
+    (crate::redact::global().scrub(&text).into_owned(), instructions)
+}
+
 /// The options each turn of `ikigai mcp serve` runs with: the server's own settings
 /// from its command line, and its approval mode.
 fn serve_args(cli: &crate::cli::Cli, mode: crate::cli::ApprovalArg) -> Vec<String> {
@@ -387,31 +417,12 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
     if let Some(m) = resumed.as_ref().and_then(|r| r.model.clone()) {
         start.model = m;
     }
-    let mut instructions = Vec::new();
-    let system_prompt = match config.system_prompt.clone() {
-        Some(p) => p,
-        None => {
-            // A resumed session keeps its date: the prompt stays the bytes it was.
-            let date = resumed
-                .as_ref()
-                .and_then(|r| crate::agent::prompt::date_of(&r.began))
-                .unwrap_or_else(crate::agent::prompt::today);
-            let env = |k: &str| crate::environ::var(k);
-            let global = crate::paths::config_home(&env).map(|d| d.join("ikigai"));
-            let p = crate::agent::prompt::default_prompt(&cwd, global.as_deref(), &date);
-            for text in p.notices {
-                let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
-            }
-            instructions = p
-                .files
-                .iter()
-                .map(crate::agent::instructions::Instruction::line)
-                .collect();
-            p.text
-        }
-    };
-    // A configured key's value never goes out in the system prompt either.
-    let system_prompt = crate::redact::global().scrub(&system_prompt).into_owned();
+    // A resumed session keeps its date: the prompt stays the bytes it was.
+    let date = resumed
+        .as_ref()
+        .and_then(|r| crate::agent::prompt::date_of(&r.began))
+        .unwrap_or_else(crate::agent::prompt::today);
+    let (system_prompt, instructions) = system_prompt(&config, &cwd, &date, &events_tx);
     let setup = AgentSetup {
         config: config.clone(),
         provider,

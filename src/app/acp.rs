@@ -72,26 +72,8 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
             }
         });
     }
-    let mut instructions = Vec::new();
-    let system_prompt = match config.system_prompt.clone() {
-        Some(p) => p,
-        None => {
-            let env = |k: &str| crate::environ::var(k);
-            let global = crate::paths::config_home(&env).map(|d| d.join("ikigai"));
-            let today = crate::agent::prompt::today();
-            let p = crate::agent::prompt::default_prompt(&cwd, global.as_deref(), &today);
-            for text in p.notices {
-                let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
-            }
-            instructions = p
-                .files
-                .iter()
-                .map(crate::agent::instructions::Instruction::line)
-                .collect();
-            p.text
-        }
-    };
-    let system_prompt = crate::redact::global().scrub(&system_prompt).into_owned();
+    let today = crate::agent::prompt::today();
+    let (system_prompt, instructions) = super::system_prompt(&config, &cwd, &today, &events_tx);
     let mode = config.approval.unwrap_or(crate::policy::Mode::Ask);
     let setup = AgentSetup {
         config,

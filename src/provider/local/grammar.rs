@@ -1,7 +1,8 @@
 //! The GBNF grammar the engine samples under once the model has opened an exec tag
 //! (constrained decoding, issue 22): what follows `<||SYSTEM.EXEC>` is either a known tool's
 //! `name(key=value, …)` with that tool's parameter names and typed values, or a shell
-//! command on one line, and then the closing tag `<SYSTEM.EXEC||>` (or the line's end). Pure text: builds the
+//! command on one line, or the whole-file form (`write PATH`, then the file's lines), and
+//! then the closing tag `<SYSTEM.EXEC||>` (or the line's end). Pure text: builds the
 //! grammar from the offered tools; it never loads it (the worker does, and runs
 //! unconstrained when llama.cpp rejects it) and knows nothing of text outside tags.
 //!
@@ -14,6 +15,7 @@ use std::collections::BTreeSet;
 use crate::provider::text_protocol::calls::SHELL_TOOL;
 use crate::provider::text_protocol::tags::EXEC_CLOSE;
 use crate::tool_vocab::ToolSchema;
+use crate::tool_vocab::meta::FILE_WRITE;
 
 /// The grammar's start rule.
 pub(crate) const ROOT: &str = "root";
@@ -26,10 +28,17 @@ pub(crate) fn exec_body(tools: &[ToolSchema]) -> String {
         .collect();
     let mut g = String::new();
     let calls: Vec<String> = (0..tools.len()).map(|i| format!("call-{i}")).collect();
-    if calls.is_empty() {
-        g.push_str("root ::= cmd\n");
-    } else {
-        g.push_str(&format!("root ::= cmd | {}\n", calls.join(" | ")));
+    // The whole-file form (`text_protocol::write`), when file_write is offered: its
+    // lines run to the closing tag (a `<S` inside the file would end it: rare in code).
+    let write = tools.iter().any(|t| t.name == FILE_WRITE.name);
+    let mut alts = vec!["cmd".to_string()];
+    if write {
+        alts.push("write".into());
+    }
+    alts.extend(calls.iter().cloned());
+    g.push_str(&format!("root ::= {}\n", alts.join(" | ")));
+    if write {
+        g.push_str("write ::= \"write \" [^ \\t\\n]+ \"\\n\" ( [^<] | \"<\" [^S] )* close\n");
     }
     g.push_str(&format!("close ::= {}\n", literal(EXEC_CLOSE)));
     // A tag ends with its closing tag, or with the end of its line: a model kept from
@@ -213,6 +222,22 @@ mod tests {
         assert_eq!(rule(&g, "node-2"), "[^\\n(] line | end");
         // No parameters known: any keyword.
         assert!(rule(&g, "arg-0").starts_with("[a-zA-Z_]"));
+    }
+
+    #[test]
+    fn with_file_write_offered_the_whole_file_form_runs_to_the_closing_tag() {
+        let g = exec_body(&[
+            tool("bash", &[("command", "string")]),
+            tool("file_write", &[("path", "string"), ("content", "string")]),
+        ]);
+        assert_eq!(rule(&g, "root"), "cmd | write | call-0");
+        assert_eq!(
+            rule(&g, "write"),
+            "\"write \" [^ \\t\\n]+ \"\\n\" ( [^<] | \"<\" [^S] )* close"
+        );
+        // Without file_write, no form to offer.
+        let g = exec_body(&[tool("bash", &[("command", "string")])]);
+        assert!(!g.contains("write"), "{g}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Commands inside SYSTEM.EXEC tags ⇄ canonical tool calls. A command of the form
 //! `name(key="value", …)` naming a registered tool other than bash calls that tool;
-//! anything else is a shell command for `bash`. Pure: no IO.
+//! `write PATH` and the file's lines call `file_write` (`write.rs`); anything else is a
+//! shell command for `bash`. Pure: no IO.
 
 use indexmap::IndexMap;
 use serde_json::{Value, json};
@@ -9,9 +10,16 @@ use crate::tool_vocab::ToolSchema;
 
 /// The tool every plain command goes to.
 pub const SHELL_TOOL: &str = crate::tool_vocab::meta::BASH.name;
+/// The tool the whole-file form (`write PATH`, then the lines) calls.
+const WRITE_TOOL: &str = crate::tool_vocab::meta::FILE_WRITE.name;
 
 /// The canonical call a tagged command stands for: `(tool name, arguments JSON)`.
 pub fn to_call(command: &str, tools: &[ToolSchema]) -> (String, String) {
+    if tools.iter().any(|t| t.name == WRITE_TOOL)
+        && let Some((path, content)) = super::write::parse(command)
+    {
+        return (WRITE_TOOL.to_string(), super::write::arguments(&path, &content));
+    }
     if let Some((name, args)) = tool_form(command, tools) {
         // In the order written, as the call line shows it.
         return (name, serde_json::to_string(&args).unwrap_or_default());
@@ -21,6 +29,11 @@ pub fn to_call(command: &str, tools: &[ToolSchema]) -> (String, String) {
 
 /// A stored call as the command text the model would have written.
 pub fn to_command(name: &str, arguments: &str) -> String {
+    if name == WRITE_TOOL
+        && let Some(form) = super::write::to_form(arguments)
+    {
+        return form;
+    }
     let parsed: Option<IndexMap<String, Value>> = serde_json::from_str(arguments).ok();
     if name == SHELL_TOOL
         && let Some(cmd) = parsed
@@ -217,6 +230,22 @@ mod tests {
             );
         }
         assert_eq!(to_command("glob", "{oops"), "glob({oops)");
+    }
+
+    #[test]
+    fn the_whole_file_form_is_a_file_write_call_and_renders_back_as_the_form() {
+        let tools = Registry::builtin().schemas();
+        let (name, args) = to_call("write app.py\nprint('hi \"x\"')", &tools);
+        assert_eq!(name, "file_write");
+        let parsed: Value = serde_json::from_str(&args).unwrap();
+        assert_eq!(
+            parsed,
+            json!({"path": "app.py", "content": "print('hi \"x\"')\n"})
+        );
+        assert_eq!(to_command(&name, &args), "write app.py\nprint('hi \"x\"')");
+        // Without file_write offered (read-only), it is a shell command like any other.
+        let bash_only: Vec<_> = tools.into_iter().filter(|t| t.name == "bash").collect();
+        assert_eq!(to_call("write app.py\nx", &bash_only).0, "bash");
     }
 
     #[test]

@@ -5,7 +5,9 @@
 pub mod calls;
 pub mod decode;
 pub mod echo;
+pub mod fabricated;
 pub mod recover;
 pub mod render;
 pub mod tags;
 pub mod wrapper;
+pub mod write;

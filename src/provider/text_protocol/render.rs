@@ -22,6 +22,12 @@ pub fn instructions(tools: &[ToolSchema]) -> String {
          Wait for it before you go on; never write the output yourself. One command at a time.\n\
          Useful commands: cat FILE, ls DIR, wc -l FILE, grep -rn TEXT ., grep -c TEXT FILE.\n",
     );
+    if tools
+        .iter()
+        .any(|t| t.name == crate::tool_vocab::meta::FILE_WRITE.name)
+    {
+        s.push_str(super::write::PROMPT_LINE);
+    }
     let others: Vec<String> = tools
         .iter()
         .filter(|t| t.name != super::calls::SHELL_TOOL)

@@ -279,8 +279,12 @@ impl Scanner {
                 let cut = body
                     .rfind('<')
                     .is_some_and(|i| match_tag(&body[i..]) == Tag::Partial);
-                let one_line = !cut && !command.is_empty() && !command.contains('\n');
-                if !literal && end == End::Stop && one_line {
+                // A command of one line, or of several that are whole as written (the
+                // whole-file form, a closed heredoc): the stop sequence ate its tag.
+                let whole = !cut
+                    && !command.is_empty()
+                    && (!command.contains('\n') || super::write::is_whole(command));
+                if !literal && end == End::Stop && whole {
                     out.push(Piece::Exec(command.to_string()));
                 } else {
                     self.text(&mut out, &format!("{open}{body}"));

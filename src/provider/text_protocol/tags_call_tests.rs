@@ -100,3 +100,30 @@ fn exec_tags_in_any_case_split_anywhere_give_one_command() {
         &[text("Ok.\n"), exec("wc -l notes.txt"), text("\nDone")],
     );
 }
+
+#[test]
+fn a_whole_file_or_closed_heredoc_left_open_by_the_stop_sequence_runs_and_rambling_does_not() {
+    // The stop sequence ate the closing tag of several lines that are whole as written.
+    for body in [
+        "write calc.py\ndef add(a, b):\n    return a + b\n",
+        "cat > calc.py <<'EOF'\ndef add(a, b):\n    return a + b\nEOF\n",
+    ] {
+        let got = run(TOOLS, &["Here it is.\n<||SYSTEM.EXEC>", body], End::Stop);
+        assert_eq!(got, vec![text("Here it is.\n"), exec(body.trim())], "{body:?}");
+        // Cut off by the length limit, the same text is never run.
+        let got = run(TOOLS, &["<||SYSTEM.EXEC>", body], End::Length);
+        assert!(!got.iter().any(|p| matches!(p, Piece::Exec(_))), "{got:?}");
+    }
+    // A heredoc never ended, or lines after it, stay text with a notice.
+    for body in [
+        "cat > a.py <<'EOF'\nx = 1\n",
+        "cat > a.py <<EOF\nx = 1\nEOF\nThen run it.",
+    ] {
+        let got = run(TOOLS, &["<||SYSTEM.EXEC>", body], End::Stop);
+        assert!(!got.iter().any(|p| matches!(p, Piece::Exec(_))), "{got:?}");
+        assert!(
+            got.iter()
+                .any(|p| matches!(p, Piece::Notice(n) if n.contains("never closed")))
+        );
+    }
+}

@@ -145,7 +145,7 @@ impl Provider for ToolProtocol {
         // Local presets: the example exchange as one native call, when bash is offered.
         // (A local server's window keeps the history this copies small.)
         let with_primer: Vec<Message>;
-        let native =
+        let mut native =
             if self.mode.native_primer && request.tools.iter().any(|t| t.name == super::calls::SHELL_TOOL) {
                 with_primer = [primer(), request.messages.to_vec()].concat();
                 Request {
@@ -155,6 +155,13 @@ impl Provider for ToolProtocol {
             } else {
                 request
             };
+        // A model that recovery is on for (local presets) may write a tool's result
+        // itself in its template's tag: the answer ends where that tag would begin.
+        let with_stops: Vec<String>;
+        if self.mode.recover && !request.tools.is_empty() {
+            with_stops = super::fabricated::stops(native.stop);
+            native.stop = &with_stops;
+        }
         match self.inner.stream(native).await {
             Err(e) if !request.tools.is_empty() && is_tools_unsupported(&e) => {
                 self.text.store(true, Ordering::Relaxed);
@@ -166,7 +173,11 @@ impl Provider for ToolProtocol {
                 Ok(Box::pin(futures_util::stream::iter([Ok(notice)]).chain(s)))
             }
             Ok(s) if self.mode.recover && !request.tools.is_empty() => {
-                Ok(recovery_stream(s, RecoveryDecoder::new(request.tools.to_vec())))
+                let s = super::fabricated::cut_stream(s);
+                let first = recovery_stream(s, RecoveryDecoder::new(request.tools.to_vec()));
+                // Nothing but a made-up result (now cut) or an echoed one: asked once more.
+                let again = super::fabricated::Again::new(self.inner.clone(), &native);
+                Ok(again.around(first, recovery_stream))
             }
             other => other,
         }
@@ -242,7 +253,7 @@ fn text_stream(inner: EventStream, echo: EchoStrip, decoder: TextDecoder) -> Eve
 }
 
 /// The inner stream through a `RecoveryDecoder`.
-fn recovery_stream(inner: EventStream, decoder: RecoveryDecoder) -> EventStream {
+pub(super) fn recovery_stream(inner: EventStream, decoder: RecoveryDecoder) -> EventStream {
     let st = (inner, decoder, VecDeque::new(), false);
     Box::pin(futures_util::stream::unfold(
         st,

@@ -97,6 +97,7 @@ fn build_group<W: Wire>(c: &mut Criterion, name: &str, spec: &Spec, wire: &W) {
                     messages: &view,
                     tools: &schemas,
                     stop: &[],
+                    environment: "",
                     max_output_tokens: None,
                 };
                 encode(wire, spec, req)
@@ -143,6 +144,7 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         sessions: None,
         cwd: dir.to_path_buf(),
         system_prompt: "You are a test.".into(),
+        environment: String::new(),
         instructions: Vec::new(),
         resumed: Some(resumed),
         follow_tree: true,

@@ -185,17 +185,18 @@ pub fn is_secret_var(loaded: &Loaded, name: &str) -> bool {
 }
 
 /// The session's system prompt (the configured one, else the default for `cwd` begun on
-/// `date`, with every AGENTS.md level) and the instruction files it carries, for
-/// `/memory`; skipped files are told as notices. A configured key's value never goes out
-/// in it.
+/// `date`, with every AGENTS.md level), its environment (where it runs and the date, sent
+/// before the first message; none with a configured prompt) and the instruction files it
+/// carries, for `/memory`; skipped files are told as notices. A configured key's value
+/// never goes out in them.
 fn system_prompt(
     config: &Config,
     cwd: &std::path::Path,
     date: &str,
     events_tx: &tokio::sync::mpsc::UnboundedSender<Event>,
-) -> (String, Vec<String>) {
-    let (text, instructions) = match config.system_prompt.clone() {
-        Some(p) => (p, Vec::new()),
+) -> Prompt {
+    let (text, environment, instructions) = match config.system_prompt.clone() {
+        Some(p) => (p, String::new(), Vec::new()),
         None => {
             let env = |k: &str| crate::environ::var(k);
             let global = crate::paths::config_home(&env).map(|d| d.join("ikigai"));
@@ -208,10 +209,22 @@ fn system_prompt(
                 .iter()
                 .map(crate::agent::instructions::Instruction::line)
                 .collect();
-            (p.text, files)
+            (p.text, p.environment, files)
         }
     };
-    (crate::redact::global().scrub(&text).into_owned(), instructions)
+    let scrub = |t: &str| crate::redact::global().scrub(t).into_owned();
+    Prompt {
+        text: scrub(&text),
+        environment: scrub(&environment),
+        instructions,
+    }
+}
+
+/// What `system_prompt` made for a session.
+struct Prompt {
+    text: String,
+    environment: String,
+    instructions: Vec<String>,
 }
 
 /// The options each turn of `ikigai mcp serve` runs with: the server's own settings
@@ -422,7 +435,11 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         .as_ref()
         .and_then(|r| crate::agent::prompt::date_of(&r.began))
         .unwrap_or_else(crate::agent::prompt::today);
-    let (system_prompt, instructions) = system_prompt(&config, &cwd, &date, &events_tx);
+    let Prompt {
+        text: system_prompt,
+        environment,
+        instructions,
+    } = system_prompt(&config, &cwd, &date, &events_tx);
     let setup = AgentSetup {
         config: config.clone(),
         provider,
@@ -430,6 +447,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         sessions: Some(sessions),
         cwd: cwd.clone(),
         system_prompt,
+        environment,
         instructions,
         resumed,
         // One `-p` prompt is the whole run: nothing to follow the tree for.

@@ -34,7 +34,7 @@ pub async fn request(st: &mut AgentState) -> Result<EventStream, Failure> {
     tokio::task::yield_now().await;
     // External tools found so far (a discovery in progress is waited for, briefly).
     let schemas = st.registry().ready_schemas().await;
-    let system = st.system_prompt().to_string();
+    let system = format!("{}{}", st.system_prompt(), st.environment());
     st.budget_mut().refresh_fixed(&system, &schemas);
     window_before(st).await;
     let mut force = false;

@@ -58,6 +58,9 @@ pub struct AgentSetup {
     pub sessions: Option<Arc<dyn Sessions>>,
     pub cwd: PathBuf,
     pub system_prompt: String,
+    /// Where the session runs and its date, sent beside the system prompt (see
+    /// `provider::Request::environment`); empty for none.
+    pub environment: String,
     /// The instruction files the system prompt carries, one line each in order (path,
     /// size, whose), for `/memory`.
     pub instructions: Vec<String>,

@@ -1,9 +1,12 @@
-//! The default system prompt: what ikigai is, the instruction files (`instructions`: the
+//! The default system prompt: what ikigai is and the instruction files (`instructions`: the
 //! user's global AGENTS.md, then AGENTS.md or CLAUDE.md from the project's root down to
-//! the working directory, with their `@path` imports) and, last, where it runs and the
-//! session's date. Byte-stable for a session (servers' prompt caches hit on every
-//! request): what differs between sessions comes last, and the date is the day the
-//! session began, also when it is resumed on another day.
+//! the working directory, with their `@path` imports); and apart from it the session's
+//! environment (where it runs, the date), which the provider layer places
+//! (`provider::Request::environment`). Byte-stable for a session (servers' prompt
+//! caches hit on every request), and the same for every session of a project on any
+//! day: chat templates render the tools after the system prompt, so a folder or date
+//! in it would make a local server read the whole tool list again for each new session.
+//! The date is the day the session began, also when it is resumed on another day.
 
 use std::path::Path;
 
@@ -13,6 +16,8 @@ use super::instructions::{self, Instruction, Whose};
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Prompt {
     pub text: String,
+    /// Where the session runs and its date (`provider::Request::environment`).
+    pub environment: String,
     /// Files skipped, and why.
     pub notices: Vec<String>,
     /// The instruction files it carries, in order.
@@ -25,7 +30,7 @@ pub(crate) fn default_prompt(cwd: &Path, global: Option<&Path>, date: &str) -> P
     let shell = crate::environ::var("SHELL").unwrap_or_else(|| "/bin/sh".to_string());
     let mut p = String::from(
         "You are ikigai, a coding agent working in the user's terminal. You help with software \
-engineering tasks in the project described at the end by calling the tools you are given: find \
+engineering tasks in the project described at the start of the conversation by calling the tools you are given: find \
 files, read them, search them, write and edit them, and run shell commands. Look before you \
 change anything; prefer small, precise edits; run the project's tests when you change code. \
 Answer concisely in Markdown.\n",
@@ -42,13 +47,14 @@ Answer concisely in Markdown.\n",
         };
         p.push_str(&format!("\n{whose} ({}{by}):\n\n{}\n", f.path.display(), f.text));
     }
-    p.push_str(&format!(
-        "\nWorking directory: {}\nOS: {}\nShell: {shell}\nDate: {date}\n",
+    let environment = format!(
+        "Working directory: {}\nOS: {}\nShell: {shell}\nDate: {date}\n",
         cwd.display(),
         std::env::consts::OS,
-    ));
+    );
     Prompt {
         text: p,
+        environment,
         notices: read.notices,
         files: read.files,
     }
@@ -76,9 +82,12 @@ mod tests {
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
         let sub = dir.path().join("src");
         std::fs::create_dir(&sub).unwrap();
-        let p = default_prompt(&sub, None, "2026-01-02").text;
-        assert!(p.contains(&format!("Working directory: {}", sub.display())));
-        assert!(p.contains("Use tabs."));
+        let made = default_prompt(&sub, None, "2026-01-02");
+        assert!(
+            made.environment
+                .contains(&format!("Working directory: {}", sub.display()))
+        );
+        assert!(made.text.contains("Use tabs."));
         std::fs::write(sub.join("AGENTS.md"), "Local rules.").unwrap();
         // Every level is sent, the root's first.
         let p = default_prompt(&sub, None, "2026-01-02").text;
@@ -87,16 +96,22 @@ mod tests {
     }
 
     #[test]
-    fn what_differs_between_sessions_comes_last() {
+    fn what_differs_between_sessions_is_not_in_the_system_prompt() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
-        let p = default_prompt(dir.path(), None, "2026-01-02").text;
-        let agents = p.find("Use tabs.").unwrap();
-        let folder = p.find("Working directory:").unwrap();
-        assert!(agents < folder, "{p}");
-        assert!(p.ends_with("Date: 2026-01-02\n"), "{p}");
+        let other = tempfile::tempdir().unwrap();
+        let p = default_prompt(dir.path(), None, "2026-01-02");
+        assert!(
+            !p.text.contains("Working directory") && !p.text.contains("2026"),
+            "{}",
+            p.text
+        );
+        assert!(p.environment.ends_with("Date: 2026-01-02\n"), "{}", p.environment);
+        // Another folder, another day: the same system prompt, another environment.
+        let q = default_prompt(other.path(), None, "2027-05-06");
+        assert_eq!(q.text, p.text);
+        assert_ne!(q.environment, p.environment);
         // The same session's prompt is the same bytes, whenever it is made.
-        assert_eq!(default_prompt(dir.path(), None, "2026-01-02").text, p);
+        assert_eq!(default_prompt(dir.path(), None, "2026-01-02"), p);
         assert_eq!(date_of("2026-03-04T12:00:00+00:00").map(|d| d.len()), Some(10));
         assert_eq!(date_of("yesterday"), None);
     }
@@ -151,9 +166,9 @@ mod tests {
         std::io::Write::write_all(&mut &f, b"Rules first.").unwrap();
         f.set_len(64 << 30).unwrap();
         let p = default_prompt(dir.path(), None, "2026-01-02").text;
-        // Cut there; what differs between sessions follows it.
+        // Cut there, and marked.
         assert!(
-            p.contains("Rules first.") && p.contains("[AGENTS.md truncated]\n\nWorking directory: "),
+            p.contains("Rules first.") && p.ends_with("[AGENTS.md truncated]\n"),
             "{}",
             &p[p.len() - 200..]
         );

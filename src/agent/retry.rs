@@ -33,6 +33,7 @@ pub(super) async fn send(
         let req = Request {
             model: st.model(),
             system: st.system_prompt(),
+            environment: st.environment(),
             messages,
             tools,
             stop: &[],

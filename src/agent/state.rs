@@ -74,6 +74,8 @@ struct Runtime {
     registry: Registry,
     tool_ctx: ToolContext,
     system_prompt: String,
+    /// Where the session runs and its date (`provider::Request::environment`).
+    environment: String,
     /// The instruction files the system prompt carries, for `/memory`.
     instructions: Vec<String>,
     events: UnboundedSender<Event>,
@@ -111,7 +113,10 @@ impl AgentState {
         let redactor = Arc::new(setup.config.redactor(&key_vars));
         let model = setup.provider.spec().model.clone();
         let mut budget = Budget::from_config(&setup.config, setup.provider.spec(), &model);
-        budget.set_fixed(&setup.system_prompt, &setup.registry.schemas());
+        budget.set_fixed(
+            &format!("{}{}", setup.system_prompt, setup.environment),
+            &setup.registry.schemas(),
+        );
         // Checkpoints are stored with the session: a run that keeps no session keeps none.
         let limit = setup.config.checkpoint_limit_mb.saturating_mul(1_000_000);
         let checkpoints = match setup.sessions {
@@ -150,6 +155,7 @@ impl AgentState {
                 model,
                 registry: setup.registry,
                 system_prompt: setup.system_prompt,
+                environment: setup.environment,
                 instructions: setup.instructions,
                 events,
                 redactor,
@@ -216,6 +222,11 @@ impl AgentState {
 
     pub fn system_prompt(&self) -> &str {
         &self.runtime.system_prompt
+    }
+
+    /// Where the session runs and its date (`provider::Request::environment`); empty for none.
+    pub fn environment(&self) -> &str {
+        &self.runtime.environment
     }
 
     /// The channel to the front ends (for tasks that report later).

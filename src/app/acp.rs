@@ -73,7 +73,11 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         });
     }
     let today = crate::agent::prompt::today();
-    let (system_prompt, instructions) = super::system_prompt(&config, &cwd, &today, &events_tx);
+    let super::Prompt {
+        text: system_prompt,
+        environment,
+        instructions,
+    } = super::system_prompt(&config, &cwd, &today, &events_tx);
     let mode = config.approval.unwrap_or(crate::policy::Mode::Ask);
     let setup = AgentSetup {
         config,
@@ -82,6 +86,7 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         sessions: Some(sessions.clone()),
         cwd: cwd.clone(),
         system_prompt,
+        environment,
         instructions,
         resumed: None,
         // An editor's session has turns after turns: the tree is followed between them.

@@ -56,6 +56,13 @@ pub struct Request<'a> {
     pub tools: &'a [ToolSchema],
     /// Stop sequences (the text protocol's closing tag); empty for none.
     pub stop: &'a [String],
+    /// Where the session runs and its date (`agent::prompt`); empty for none. The
+    /// tool-protocol layer puts it where a server's prompt cache keeps the most: before
+    /// the first message when it copies the history anyway (the text protocol, a local
+    /// preset's example exchange), so the system prompt and the tool list after it are
+    /// the same bytes for every session of a project; else after the system prompt, as
+    /// before. The providers it wraps get it already placed (empty here).
+    pub environment: &'a str,
     /// The answer's length limit the agent asks for (the budget's output reserve), sent
     /// as each format's output cap; a `max_output_tokens` configured for the provider wins.
     pub max_output_tokens: Option<u64>,

@@ -194,6 +194,7 @@ async fn refresh_makes_a_new_tool_appear_in_the_next_request() {
         sessions: None,
         cwd: dir.path().to_path_buf(),
         system_prompt: "You are a test.".into(),
+        environment: String::new(),
         instructions: Vec::new(),
         resumed: None,
         follow_tree: true,

@@ -28,6 +28,7 @@ pub async fn replay(name: &str) -> (Vec<StreamEvent>, Option<ProviderError>) {
         messages: &msgs,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let mut stream = provider.stream(req).await.unwrap();
@@ -386,6 +387,7 @@ async fn a_body_cut_before_finish_is_reported_not_silently_accepted() {
         messages: &msgs,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let items: Vec<_> = provider.stream(req).await.unwrap().collect().await;
@@ -415,6 +417,7 @@ async fn malformed_chunks_end_the_stream_with_a_clear_error() {
         messages: &msgs,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let items: Vec<_> = provider.stream(req).await.unwrap().collect().await;

@@ -34,6 +34,7 @@ async fn converse(config: Config) {
         sessions: None,
         cwd: dir.path().to_path_buf(),
         system_prompt: "You are a test.".into(),
+        environment: String::new(),
         instructions: Vec::new(),
         resumed: None,
         follow_tree: true,

@@ -109,6 +109,7 @@ async fn dropping_the_provider_stream_cancels_the_generation() {
         messages: &messages,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let mut stream = long.stream(req).await.unwrap();
@@ -130,6 +131,7 @@ async fn dropping_the_provider_stream_cancels_the_generation() {
         messages: &messages,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let events: Vec<_> = long.stream(req).await.unwrap().collect().await;
@@ -154,6 +156,7 @@ async fn a_full_context_is_the_distinct_context_length_error_and_the_engine_goes
         messages: &messages,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let events: Vec<_> = provider.stream(req).await.unwrap().collect().await;
@@ -279,6 +282,7 @@ async fn the_second_turn_decodes_only_its_new_tokens() {
         messages: &messages,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let mut answer = String::new();
@@ -307,6 +311,7 @@ async fn the_second_turn_decodes_only_its_new_tokens() {
         messages: &messages,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let events: Vec<_> = provider.stream(req).await.unwrap().collect().await;

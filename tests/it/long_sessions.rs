@@ -38,6 +38,7 @@ impl Agent {
             sessions,
             cwd: cwd.to_path_buf(),
             system_prompt: "You are a test.".into(),
+            environment: String::new(),
             instructions: Vec::new(),
             resumed,
             follow_tree: true,

@@ -26,6 +26,7 @@ async fn agent(config: Config, dir: &std::path::Path) -> (TestAgent, ikigai::too
         sessions: None,
         cwd: dir.to_path_buf(),
         system_prompt: "You are a test.".into(),
+        environment: String::new(),
         instructions: Vec::new(),
         resumed: None,
         follow_tree: true,

@@ -45,6 +45,7 @@ async fn turn(vendor: &WindowVendor, system: &str, message: &str) -> Vec<Event> 
         sessions: None,
         cwd: dir.path().to_path_buf(),
         system_prompt: system.to_string(),
+        environment: String::new(),
         instructions: Vec::new(),
         resumed: None,
         follow_tree: true,

@@ -253,6 +253,57 @@ async fn a_session_resumed_on_another_day_keeps_its_system_prompt() {
 }
 
 #[test]
+fn a_new_session_in_another_folder_sends_the_same_system_prompt_and_tools() {
+    // A local server's prompt cache keeps the longest common prefix: the system prompt
+    // and the tool list (rendered after it by chat templates) must not hold the folder.
+    // (A vendor's model gets it after the system prompt, as before: above.)
+    for (name, flags) in [
+        ("native", vec!["--provider", "llamacpp"]),
+        (
+            "text protocol",
+            vec!["--provider", "llamacpp", "--tool-protocol", "text"],
+        ),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let fake = FakeProvider::start();
+        fake.push(Reply::text("one")).push(Reply::text("two"));
+        for cwd in [a.path(), b.path()] {
+            let out = session(home.path(), cwd, &flags, &fake.base_url, "hi\n");
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{name}: {}",
+                common::text(&out.stderr)
+            );
+        }
+        let reqs = fake.requests();
+        let (first, second) = (&reqs[0].body, &reqs[1].body);
+        assert_eq!(system(first), system(second), "{name}");
+        assert_eq!(first["tools"], second["tools"], "{name}");
+        let folder = |cwd: &Path| format!("Working directory: {}", cwd.display());
+        assert!(!system(first).contains("Working directory"), "{name}");
+        // The session's one prompt (the local preset's example exchange comes before it).
+        let prompt = |body: &Value| {
+            let msgs = body["messages"].as_array().unwrap();
+            msgs.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].to_string()
+        };
+        assert!(prompt(first).contains(&folder(a.path())), "{name}");
+        assert!(prompt(second).contains(&folder(b.path())), "{name}");
+        // Everything before the first user message is the same bytes.
+        let before_user = |body: &Value| {
+            let msgs = body["messages"].as_array().unwrap();
+            let at = msgs.iter().rposition(|m| m["role"] == "user").unwrap();
+            (
+                body["tools"].to_string(),
+                Value::Array(msgs[..at].to_vec()).to_string(),
+            )
+        };
+        assert_eq!(before_user(first), before_user(second), "{name}");
+    }
+}
+
+#[test]
 fn first_request_sizes_are_reported() {
     // Native tools (all built-ins, no MCP) and the text protocol, each against its fake.
     let mut sizes = Vec::new();

@@ -82,6 +82,7 @@ fn request<'a>(messages: &'a [Message], system: &'a str) -> Request<'a> {
         messages,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     }
 }

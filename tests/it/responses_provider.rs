@@ -38,6 +38,7 @@ async fn replay(name: &str) -> (Vec<StreamEvent>, Option<ProviderError>) {
         messages: &msgs,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let mut stream = p.stream(req).await.unwrap();
@@ -280,6 +281,7 @@ async fn reasoning_from_another_provider_is_not_sent() {
         messages: &msgs,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let mut s = p.stream(req).await.unwrap();

@@ -380,6 +380,7 @@ async fn the_engine_stops_at_the_requested_output_cap_unless_one_is_configured()
             messages: &messages,
             tools: &[],
             stop: &[],
+            environment: "",
             max_output_tokens: asked,
         };
         let events: Vec<_> = provider.stream(req).await.unwrap().collect().await;

@@ -181,3 +181,46 @@ fn a_reply_with_no_words_is_asked_for_once_and_only_once() {
             .is_none_or(|v| v.as_array().is_some_and(|a| a.is_empty()))
     );
 }
+
+#[test]
+fn in_the_text_protocol_a_reply_with_no_words_after_a_commands_output_is_asked_for_once() {
+    let (h, cwd) = project();
+    let fake = FakeProvider::start();
+    // What the 1.5B model did in the coding tasks: one command, then nothing.
+    fake.push(Reply::text("<||SYSTEM.EXEC>cat notes.txt"));
+    fake.push(Reply::text(""));
+    fake.push(Reply::text("The deploy code is PLUM-4417."));
+    fake.push(Reply::text("never asked for"));
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &[
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &fake.base_url,
+            "--tool-protocol",
+            "text",
+            "-p",
+            "code?",
+        ],
+    );
+    let (stdout, stderr) = (s(&out.stdout), s(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let reqs = chats(&fake);
+    assert_eq!(reqs.len(), 3, "{stdout}\n{stderr}");
+    // The correction follows the conversation as it was sent, the output block included.
+    let msgs = reqs[2].messages();
+    let last = msgs.last().unwrap();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"].as_str().unwrap().contains("run the next command"),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m["content"].as_str().is_some_and(|c| c.contains("PLUM-4417")))
+    );
+    assert!(stdout.contains("The deploy code is PLUM-4417."), "{stdout}");
+    assert!(!stdout.contains("never asked for"));
+}

@@ -43,6 +43,7 @@ async fn run(provider: &dyn Provider, model: &str) -> (Vec<StreamEvent>, Option<
         messages: &msgs,
         tools: &[],
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let mut stream = match provider.stream(req).await {

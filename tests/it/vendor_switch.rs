@@ -34,6 +34,7 @@ async fn events(p: &dyn Provider, model: &str, history: &[Message]) -> Vec<Strea
         messages: history,
         tools: &tools,
         stop: &[],
+        environment: "",
         max_output_tokens: None,
     };
     let mut s = p.stream(req).await.unwrap();

@@ -462,6 +462,7 @@ mod tests {
                     messages: h,
                     tools: &tools,
                     stop: &[],
+                    environment: "",
                     max_output_tokens: None,
                 },
                 &opts,

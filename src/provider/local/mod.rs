@@ -213,7 +213,11 @@ impl Provider for LocalProvider {
     }
 
     async fn stream(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let prompt = render::chat_prompt_with(request.system, request.messages, request.tools, self.primer);
+        // In process, no prompt cache outlives the run: the environment after the system
+        // prompt, as it always was.
+        let system =
+            crate::provider::text_protocol::environment::after_system(request.system, request.environment);
+        let prompt = render::chat_prompt_with(&system, request.messages, request.tools, self.primer);
         let tools: Arc<[ToolSchema]> = request.tools.into();
         // The configured cap, else the agent's answer reserve, else the settings' default.
         let cap = request

@@ -309,6 +309,7 @@ mod tests {
             messages: &msgs,
             tools: &tools,
             stop: &[],
+            environment: "",
             max_output_tokens: None,
         };
         let b = body_value(&req);
@@ -349,6 +350,7 @@ mod tests {
             messages: &h,
             tools: &[],
             stop: &[],
+            environment: "",
             max_output_tokens: None,
         };
         let fresh = body(&req, &rest(&req)).unwrap().to_vec().unwrap();
@@ -390,6 +392,7 @@ mod tests {
             messages: &msgs,
             tools: &[],
             stop: &[],
+            environment: "",
             max_output_tokens: None,
         };
         let b = body_value(&req);
@@ -409,6 +412,7 @@ mod tests {
             messages: &msgs,
             tools: &[],
             stop: &[],
+            environment: "",
             max_output_tokens: None,
         };
         let b = body_value(&req);

@@ -20,6 +20,11 @@ pub fn to_call(command: &str, tools: &[ToolSchema]) -> (String, String) {
     {
         return (WRITE_TOOL.to_string(), super::write::arguments(&path, &content));
     }
+    if tools.iter().any(|t| t.name == WRITE_TOOL)
+        && let Some(path) = super::write::bare(command)
+    {
+        return (WRITE_TOOL.to_string(), json!({ "path": path }).to_string());
+    }
     if let Some((name, args)) = tool_form(command, tools) {
         // In the order written, as the call line shows it.
         return (name, serde_json::to_string(&args).unwrap_or_default());
@@ -243,6 +248,12 @@ mod tests {
             json!({"path": "app.py", "content": "print('hi \"x\"')\n"})
         );
         assert_eq!(to_command(&name, &args), "write app.py\nprint('hi \"x\"')");
+        // The word and a path alone: file_write without a content (it says so), not
+        // the shell's `write`.
+        assert_eq!(
+            call("write app.py"),
+            ("file_write".into(), json!({"path": "app.py"}))
+        );
         // Without file_write offered (read-only), it is a shell command like any other.
         let bash_only: Vec<_> = tools.into_iter().filter(|t| t.name == "bash").collect();
         assert_eq!(to_call("write app.py\nx", &bash_only).0, "bash");

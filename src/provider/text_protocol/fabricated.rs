@@ -1,25 +1,22 @@
 //! Native calls from small local models that write a tool's result themselves: the
-//! chat templates' result tags (`<tool_response>`, …) are stop sequences, so a made-up
-//! result is never shown as an answer or trusted as a result; and a response left with
-//! nothing (the model opened a result tag at once, or echoed a real result inside one
-//! instead of answering) is asked for once more, with one short correction. Used by the
-//! wrapper for the providers that recover text calls (local presets).
+//! chat templates' result tags (`<tool_response>`, …) are stop sequences, and cut on our
+//! side for servers that ignore them, so a made-up result is never shown as an answer or
+//! trusted as a result. A response left with nothing (the model opened a result tag at
+//! once, or echoed a real result inside one instead of answering) is asked for once more
+//! (`again`) with `CORRECTION`. Used by the wrapper for the providers that recover text
+//! calls (local presets).
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use futures_util::StreamExt;
 
-use super::decode::RecoveryDecoder;
-use crate::message::Message;
-use crate::provider::{EventStream, FinishReason, Provider, ProviderError, Request, StreamEvent};
-use crate::tool_vocab::ToolSchema;
+use crate::provider::{EventStream, StreamEvent};
 
 /// Where the common chat templates put a tool's result (Qwen and Hermes, Mistral, and a
 /// generic form). The model never has a reason to write one.
 pub const RESULT_TAGS: [&str; 3] = ["<tool_response>", "[TOOL_RESULTS]", "<tool_result>"];
 
-/// What the model is told, once, when its response was empty.
+/// What the model is told, once, when its native response was empty (`again`).
 pub const CORRECTION: &str = "Your reply was empty. A tool's result comes only from running the tool: \
                               never write one yourself. Call a tool if you need one; otherwise \
                               state your answer in words.";
@@ -117,117 +114,6 @@ pub fn cut_stream(inner: EventStream) -> EventStream {
             }
         },
     ))
-}
-
-/// A request kept to be sent once more, with the correction after it.
-pub struct Again {
-    inner: Arc<dyn Provider>,
-    model: String,
-    system: String,
-    messages: Vec<Message>,
-    tools: Vec<ToolSchema>,
-    stop: Vec<String>,
-    max_output_tokens: Option<u64>,
-}
-
-impl Again {
-    pub fn new(inner: Arc<dyn Provider>, request: &Request<'_>) -> Self {
-        let mut messages = request.messages.to_vec();
-        messages.push(Message::user(CORRECTION));
-        Again {
-            inner,
-            model: request.model.to_string(),
-            system: request.system.to_string(),
-            messages,
-            tools: request.tools.to_vec(),
-            stop: request.stop.to_vec(),
-            max_output_tokens: request.max_output_tokens,
-        }
-    }
-
-    async fn send(&self) -> Result<EventStream, ProviderError> {
-        self.inner
-            .stream(Request {
-                model: &self.model,
-                system: &self.system,
-                messages: &self.messages,
-                tools: &self.tools,
-                stop: &self.stop,
-                max_output_tokens: self.max_output_tokens,
-            })
-            .await
-    }
-
-    /// `first`, and when it finished having shown nothing (no text but blanks, no call)
-    /// and was not cut by the length limit, a notice and the corrected request's
-    /// response (through `wrap`, as the first one went) in place of its end.
-    pub fn around(
-        self,
-        first: EventStream,
-        wrap: fn(EventStream, RecoveryDecoder) -> EventStream,
-    ) -> EventStream {
-        struct St {
-            current: EventStream,
-            again: Option<Again>,
-            shown: bool,
-            out: VecDeque<Result<StreamEvent, ProviderError>>,
-            done: bool,
-            wrap: fn(EventStream, RecoveryDecoder) -> EventStream,
-        }
-        let st = St {
-            current: first,
-            again: Some(self),
-            shown: false,
-            out: VecDeque::new(),
-            done: false,
-            wrap,
-        };
-        Box::pin(futures_util::stream::unfold(st, |mut st| async move {
-            loop {
-                if let Some(item) = st.out.pop_front() {
-                    return Some((item, st));
-                }
-                if st.done {
-                    return None;
-                }
-                match st.current.next().await {
-                    Some(Ok(StreamEvent::Finished { reason }))
-                        if !st.shown && reason != Some(FinishReason::Length) && st.again.is_some() =>
-                    {
-                        let Some(again) = st.again.take() else { continue };
-                        st.out.push_back(Ok(StreamEvent::Notice(
-                            "the model answered with no words (only a tool result it wrote itself, or \
-                             none); it was asked once more for its answer"
-                                .to_string(),
-                        )));
-                        match again.send().await {
-                            Ok(s) => {
-                                st.current =
-                                    (st.wrap)(cut_stream(s), RecoveryDecoder::new(again.tools.clone()))
-                            }
-                            Err(e) => {
-                                st.out.push_back(Err(e));
-                                st.done = true;
-                            }
-                        }
-                    }
-                    Some(Ok(ev)) => {
-                        match &ev {
-                            StreamEvent::TextDelta(t) if !t.trim().is_empty() => st.shown = true,
-                            StreamEvent::ToolCall { .. } => st.shown = true,
-                            _ => {}
-                        }
-                        st.out.push_back(Ok(ev));
-                    }
-                    Some(Err(e)) => {
-                        st.out.push_back(Err(e));
-                        st.done = true;
-                    }
-                    None => st.done = true,
-                }
-            }
-        }))
-    }
 }
 
 #[cfg(test)]

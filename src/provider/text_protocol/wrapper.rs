@@ -13,13 +13,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use async_trait::async_trait;
 use futures_util::StreamExt;
 
+use super::again::{Again, Decode};
 use super::decode::{RecoveryDecoder, TextDecoder};
 use super::echo::EchoStrip;
+use super::environment;
 use super::render::{instructions, rewrite};
 use super::tags::{EXEC_CLOSE, OUTPUT_OPEN};
 use crate::message::{Kind, Message};
 pub use crate::provider::ToolMode;
 use crate::provider::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
+
+/// What the model is told, once, when its text-protocol response was empty.
+pub const TEXT_CORRECTION: &str = "Your reply was empty. Go on: run the next command in a SYSTEM.EXEC tag, \
+                                   or state your answer in words.";
 
 pub struct ToolProtocol {
     inner: Arc<dyn Provider>,
@@ -43,33 +49,40 @@ impl ToolProtocol {
 
     async fn stream_text(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
         let system = format!("{}{}", request.system, instructions(request.tools));
-        let messages: Vec<Message> = if self.mode.primer {
-            let mut all = primer();
-            all.extend_from_slice(request.messages);
-            rewrite(&all, self.mode.continuation)
-        } else {
-            rewrite(request.messages, self.mode.continuation)
-        };
+        // The example exchange, then the conversation with the environment before its
+        // first message (the system prompt and the tag instructions stay the same bytes
+        // for every session: a local server's cache keeps them).
+        let mut all = if self.mode.primer { primer() } else { Vec::new() };
+        let from = all.len();
+        all.extend_from_slice(request.messages);
+        environment::before_first(&mut all, from, request.environment);
+        let messages: Vec<Message> = rewrite(&all, self.mode.continuation);
+        drop(all);
         // An output block is never the model's to write: a small model that starts one is
         // inventing a command's output, so the answer ends where the block would begin.
         let stop = [EXEC_CLOSE.to_string(), OUTPUT_OPEN.to_string()];
-        let inner = self
-            .inner
-            .stream(Request {
-                model: request.model,
-                system: &system,
-                messages: &messages,
-                tools: &[],
-                stop: &stop,
-                max_output_tokens: request.max_output_tokens,
-            })
-            .await?;
+        let sent = Request {
+            model: request.model,
+            system: &system,
+            messages: &messages,
+            tools: &[],
+            stop: &stop,
+            environment: "",
+            max_output_tokens: request.max_output_tokens,
+        };
+        let inner = self.inner.stream(sent).await?;
         let decoder = TextDecoder::new(request.tools.to_vec());
         let prefill = match messages.last() {
             Some(m) if m.kind == Kind::Assistant => m.content.clone(),
             _ => String::new(),
         };
-        Ok(text_stream(inner, EchoStrip::new(prefill), decoder))
+        let first = text_stream(inner, EchoStrip::new(prefill), decoder);
+        // Nothing after a command's output (small models stop there): asked once more.
+        // The correction follows the continued assistant message, so nothing is echoed.
+        let tools = request.tools.to_vec();
+        let decode: Decode =
+            Box::new(move |s| text_stream(s, EchoStrip::new(String::new()), TextDecoder::new(tools.clone())));
+        Ok(Again::new(self.inner.clone(), &sent, TEXT_CORRECTION, decode).around(first))
     }
 }
 
@@ -144,16 +157,29 @@ impl Provider for ToolProtocol {
         }
         // Local presets: the example exchange as one native call, when bash is offered.
         // (A local server's window keeps the history this copies small.)
+        // The environment goes before the first message where the history is copied
+        // anyway (the example exchange), else after the system prompt, as before.
         let with_primer: Vec<Message>;
+        let with_environment: std::borrow::Cow<'_, str>;
         let mut native =
             if self.mode.native_primer && request.tools.iter().any(|t| t.name == super::calls::SHELL_TOOL) {
-                with_primer = [primer(), request.messages.to_vec()].concat();
+                let mut all = primer();
+                let from = all.len();
+                all.extend_from_slice(request.messages);
+                environment::before_first(&mut all, from, request.environment);
+                with_primer = all;
                 Request {
                     messages: &with_primer,
+                    environment: "",
                     ..request
                 }
             } else {
-                request
+                with_environment = environment::after_system(request.system, request.environment);
+                Request {
+                    system: &with_environment,
+                    environment: "",
+                    ..request
+                }
             };
         // A model that recovery is on for (local presets) may write a tool's result
         // itself in its template's tag: the answer ends where that tag would begin.
@@ -176,8 +202,15 @@ impl Provider for ToolProtocol {
                 let s = super::fabricated::cut_stream(s);
                 let first = recovery_stream(s, RecoveryDecoder::new(request.tools.to_vec()));
                 // Nothing but a made-up result (now cut) or an echoed one: asked once more.
-                let again = super::fabricated::Again::new(self.inner.clone(), &native);
-                Ok(again.around(first, recovery_stream))
+                let tools = request.tools.to_vec();
+                let decode: Decode = Box::new(move |s| {
+                    recovery_stream(
+                        super::fabricated::cut_stream(s),
+                        RecoveryDecoder::new(tools.clone()),
+                    )
+                });
+                let again = Again::new(self.inner.clone(), &native, super::fabricated::CORRECTION, decode);
+                Ok(again.around(first))
             }
             other => other,
         }
@@ -253,7 +286,7 @@ fn text_stream(inner: EventStream, echo: EchoStrip, decoder: TextDecoder) -> Eve
 }
 
 /// The inner stream through a `RecoveryDecoder`.
-pub(super) fn recovery_stream(inner: EventStream, decoder: RecoveryDecoder) -> EventStream {
+fn recovery_stream(inner: EventStream, decoder: RecoveryDecoder) -> EventStream {
     let st = (inner, decoder, VecDeque::new(), false);
     Box::pin(futures_util::stream::unfold(
         st,

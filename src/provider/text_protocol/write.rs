@@ -38,6 +38,17 @@ pub fn parse(command: &str) -> Option<(String, String)> {
     Some((path.to_string(), content))
 }
 
+/// The path of `write PATH` written alone on one line: the model named the file but gave
+/// none of its lines. It goes to `file_write` without a content, whose answer says what
+/// is missing (never to the shell's `write`, which messages logged-in users).
+pub fn bare(command: &str) -> Option<String> {
+    let command = command.trim();
+    if command.contains('\n') {
+        return None;
+    }
+    parse(&format!("{command}\nx")).map(|(path, _)| path)
+}
+
 /// The form's arguments for `file_write`.
 pub fn arguments(path: &str, content: &str) -> String {
     json!({ "path": path, "content": content }).to_string()
@@ -148,6 +159,15 @@ mod tests {
         ] {
             assert_eq!(parse(cmd), None, "{cmd:?}");
         }
+    }
+
+    #[test]
+    fn the_word_and_a_path_alone_are_a_write_without_content() {
+        assert_eq!(bare("write calc.py").as_deref(), Some("calc.py"));
+        assert_eq!(bare(" write `calc.py` ").as_deref(), Some("calc.py"));
+        assert_eq!(bare("write calc.py\nx"), None);
+        assert_eq!(bare("write"), None);
+        assert_eq!(bare("writer calc.py"), None);
     }
 
     #[test]

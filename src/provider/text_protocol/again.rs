@@ -1,0 +1,134 @@
+//! A response with no words and no call (a small model that stops right after a
+//! command's output, or whose made-up result was cut) is asked for once more, with one
+//! short correction after the conversation; never stored, never more than once per
+//! request. The wrapper uses it for native calls where recovery is on and for the text
+//! protocol.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+
+use crate::message::Message;
+use crate::provider::{EventStream, FinishReason, Provider, ProviderError, Request, StreamEvent};
+use crate::tool_vocab::ToolSchema;
+
+/// How a response's raw stream becomes the events the agent reads (the same decoding
+/// the first response went through).
+pub type Decode = Box<dyn Fn(EventStream) -> EventStream + Send + Sync>;
+
+/// A request kept to be sent once more, with the correction after it.
+pub struct Again {
+    inner: Arc<dyn Provider>,
+    model: String,
+    system: String,
+    messages: Vec<Message>,
+    tools: Vec<ToolSchema>,
+    stop: Vec<String>,
+    max_output_tokens: Option<u64>,
+    decode: Decode,
+}
+
+impl Again {
+    /// `request` as sent to `inner`, with `correction` as a user message after it.
+    pub fn new(inner: Arc<dyn Provider>, request: &Request<'_>, correction: &str, decode: Decode) -> Self {
+        let mut messages = request.messages.to_vec();
+        messages.push(Message::user(correction));
+        Again {
+            inner,
+            model: request.model.to_string(),
+            system: request.system.to_string(),
+            messages,
+            tools: request.tools.to_vec(),
+            stop: request.stop.to_vec(),
+            max_output_tokens: request.max_output_tokens,
+            decode,
+        }
+    }
+
+    async fn send(&self) -> Result<EventStream, ProviderError> {
+        let s = self
+            .inner
+            .stream(Request {
+                model: &self.model,
+                system: &self.system,
+                messages: &self.messages,
+                tools: &self.tools,
+                stop: &self.stop,
+                environment: "",
+                max_output_tokens: self.max_output_tokens,
+            })
+            .await?;
+        Ok((self.decode)(s))
+    }
+
+    /// `first` (already decoded), and when it finished having shown nothing (no text
+    /// but blanks, no call) and was not cut by the length limit, a notice and the
+    /// corrected request's response in place of its end.
+    pub fn around(self, first: EventStream) -> EventStream {
+        struct St {
+            current: EventStream,
+            again: Option<Again>,
+            shown: bool,
+            out: VecDeque<Result<StreamEvent, ProviderError>>,
+            done: bool,
+        }
+        let st = St {
+            current: first,
+            again: Some(self),
+            shown: false,
+            out: VecDeque::new(),
+            done: false,
+        };
+        Box::pin(futures_util::stream::unfold(st, |mut st| async move {
+            loop {
+                if let Some(item) = st.out.pop_front() {
+                    return Some((item, st));
+                }
+                if st.done {
+                    return None;
+                }
+                match st.current.next().await {
+                    Some(Ok(StreamEvent::Finished { reason }))
+                        if !st.shown && reason != Some(FinishReason::Length) && st.again.is_some() =>
+                    {
+                        let Some(again) = st.again.take() else { continue };
+                        // The first response is read to its end (its usage counts) and
+                        // closed before the next is asked for: a local server with one
+                        // slot serves one request at a time.
+                        while let Some(rest) = st.current.next().await {
+                            match rest {
+                                Ok(StreamEvent::Finished { .. } | StreamEvent::TextDelta(_)) => {}
+                                other => st.out.push_back(other),
+                            }
+                        }
+                        st.current = Box::pin(futures_util::stream::empty());
+                        st.out.push_back(Ok(StreamEvent::Notice(
+                            "the model answered with no words; it was asked once more".to_string(),
+                        )));
+                        match again.send().await {
+                            Ok(s) => st.current = s,
+                            Err(e) => {
+                                st.out.push_back(Err(e));
+                                st.done = true;
+                            }
+                        }
+                    }
+                    Some(Ok(ev)) => {
+                        match &ev {
+                            StreamEvent::TextDelta(t) if !t.trim().is_empty() => st.shown = true,
+                            StreamEvent::ToolCall { .. } => st.shown = true,
+                            _ => {}
+                        }
+                        st.out.push_back(Ok(ev));
+                    }
+                    Some(Err(e)) => {
+                        st.out.push_back(Err(e));
+                        st.done = true;
+                    }
+                    None => st.done = true,
+                }
+            }
+        }))
+    }
+}

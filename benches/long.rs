@@ -144,6 +144,7 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         cwd: dir.to_path_buf(),
         system_prompt: "You are a test.".into(),
         instructions: Vec::new(),
+        skills: Default::default(),
         resumed: Some(resumed),
         follow_tree: true,
     };

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 mod acp;
+mod skills;
 
 use crate::agent::{AgentSetup, Resume, Resumed};
 use crate::config::{Config, ConfigError};
@@ -185,21 +186,24 @@ pub fn is_secret_var(loaded: &Loaded, name: &str) -> bool {
 }
 
 /// The session's system prompt (the configured one, else the default for `cwd` begun on
-/// `date`, with every AGENTS.md level) and the instruction files it carries, for
+/// `date`, with every AGENTS.md level; either with the skills' listing) and the instruction files it carries, for
 /// `/memory`; skipped files are told as notices. A configured key's value never goes out
 /// in it.
 fn system_prompt(
     config: &Config,
     cwd: &std::path::Path,
     date: &str,
+    skills: &crate::skills::Skills,
     events_tx: &tokio::sync::mpsc::UnboundedSender<Event>,
 ) -> (String, Vec<String>) {
+    let listing = skills.listing();
     let (text, instructions) = match config.system_prompt.clone() {
-        Some(p) => (p, Vec::new()),
+        // A configured prompt gets the skills' listing after it.
+        Some(p) => (format!("{p}{listing}"), Vec::new()),
         None => {
             let env = |k: &str| crate::environ::var(k);
             let global = crate::paths::config_home(&env).map(|d| d.join("ikigai"));
-            let p = crate::agent::prompt::default_prompt(cwd, global.as_deref(), date);
+            let p = crate::agent::prompt::default_prompt(cwd, global.as_deref(), date, &listing);
             for text in p.notices {
                 let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
             }
@@ -422,7 +426,8 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         .as_ref()
         .and_then(|r| crate::agent::prompt::date_of(&r.began))
         .unwrap_or_else(crate::agent::prompt::today);
-    let (system_prompt, instructions) = system_prompt(&config, &cwd, &date, &events_tx);
+    let skills = skills::load(&root, trust == State::Trusted, &registry, &events_tx);
+    let (system_prompt, instructions) = system_prompt(&config, &cwd, &date, &skills, &events_tx);
     let setup = AgentSetup {
         config: config.clone(),
         provider,
@@ -431,6 +436,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         cwd: cwd.clone(),
         system_prompt,
         instructions,
+        skills,
         resumed,
         // One `-p` prompt is the whole run: nothing to follow the tree for.
         follow_tree: interactive || prompt.is_none(),
@@ -574,6 +580,9 @@ fn untrusted_settings(cwd: &std::path::Path) -> Vec<String> {
         for h in hooks {
             out.push(format!("{} hook: {}", h.event.as_str(), h.command));
         }
+    }
+    for s in crate::skills::in_project(cwd) {
+        out.push(format!("skill {s}"));
     }
     if let Ok(rules) = crate::permissions::project::load(cwd) {
         for (kind, list) in [

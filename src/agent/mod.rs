@@ -19,6 +19,7 @@ pub(crate) mod prompt;
 pub mod resume;
 pub(crate) mod retry;
 pub mod rules_cmd;
+pub(crate) mod skill_use;
 pub(crate) mod state;
 pub(crate) mod switch;
 pub(crate) mod turn;
@@ -61,6 +62,9 @@ pub struct AgentSetup {
     /// The instruction files the system prompt carries, one line each in order (path,
     /// size, whose), for `/memory`.
     pub instructions: Vec<String>,
+    /// The skills loaded at start (their listing is in the system prompt; the registry
+    /// offers the `skill` tool when there are any): `$NAME` in a prompt sends one with it.
+    pub skills: Arc<crate::skills::Skills>,
     /// A stored session to continue instead of a new one.
     pub resumed: Option<Resumed>,
     /// Follow the working tree between turns (checkpoints' tracker, from the first turn's

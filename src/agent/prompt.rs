@@ -1,7 +1,7 @@
 //! The default system prompt: what ikigai is, the instruction files (`instructions`: the
 //! user's global AGENTS.md, then AGENTS.md or CLAUDE.md from the project's root down to
-//! the working directory, with their `@path` imports) and, last, where it runs and the
-//! session's date. Byte-stable for a session (servers' prompt caches hit on every
+//! the working directory, with their `@path` imports), the skills' listing (name and one
+//! line each, when there are skills) and, last, where it runs and the session's date. Byte-stable for a session (servers' prompt caches hit on every
 //! request): what differs between sessions comes last, and the date is the day the
 //! session began, also when it is resumed on another day.
 
@@ -20,8 +20,9 @@ pub(crate) struct Prompt {
 }
 
 /// The prompt for a session in `cwd` that began on `date` (`YYYY-MM-DD`); `global` is
-/// ikigai's config folder, where the user's own AGENTS.md is.
-pub(crate) fn default_prompt(cwd: &Path, global: Option<&Path>, date: &str) -> Prompt {
+/// ikigai's config folder, where the user's own AGENTS.md is; `skills` is the skills'
+/// listing (`Skills::listing`, empty without skills).
+pub(crate) fn default_prompt(cwd: &Path, global: Option<&Path>, date: &str, skills: &str) -> Prompt {
     let shell = crate::environ::var("SHELL").unwrap_or_else(|| "/bin/sh".to_string());
     let mut p = String::from(
         "You are ikigai, a coding agent working in the user's terminal. You help with software \
@@ -42,6 +43,7 @@ Answer concisely in Markdown.\n",
         };
         p.push_str(&format!("\n{whose} ({}{by}):\n\n{}\n", f.path.display(), f.text));
     }
+    p.push_str(skills);
     p.push_str(&format!(
         "\nWorking directory: {}\nOS: {}\nShell: {shell}\nDate: {date}\n",
         cwd.display(),
@@ -76,12 +78,12 @@ mod tests {
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
         let sub = dir.path().join("src");
         std::fs::create_dir(&sub).unwrap();
-        let p = default_prompt(&sub, None, "2026-01-02").text;
+        let p = default_prompt(&sub, None, "2026-01-02", "").text;
         assert!(p.contains(&format!("Working directory: {}", sub.display())));
         assert!(p.contains("Use tabs."));
         std::fs::write(sub.join("AGENTS.md"), "Local rules.").unwrap();
         // Every level is sent, the root's first.
-        let p = default_prompt(&sub, None, "2026-01-02").text;
+        let p = default_prompt(&sub, None, "2026-01-02", "").text;
         let (root, local) = (p.find("Use tabs.").unwrap(), p.find("Local rules.").unwrap());
         assert!(root < local, "{p}");
     }
@@ -90,13 +92,13 @@ mod tests {
     fn what_differs_between_sessions_comes_last() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
-        let p = default_prompt(dir.path(), None, "2026-01-02").text;
+        let p = default_prompt(dir.path(), None, "2026-01-02", "").text;
         let agents = p.find("Use tabs.").unwrap();
         let folder = p.find("Working directory:").unwrap();
         assert!(agents < folder, "{p}");
         assert!(p.ends_with("Date: 2026-01-02\n"), "{p}");
         // The same session's prompt is the same bytes, whenever it is made.
-        assert_eq!(default_prompt(dir.path(), None, "2026-01-02").text, p);
+        assert_eq!(default_prompt(dir.path(), None, "2026-01-02", "").text, p);
         assert_eq!(date_of("2026-03-04T12:00:00+00:00").map(|d| d.len()), Some(10));
         assert_eq!(date_of("yesterday"), None);
     }
@@ -104,7 +106,7 @@ mod tests {
     #[test]
     fn no_agents_md_is_fine() {
         let dir = tempfile::tempdir().unwrap();
-        let p = default_prompt(dir.path(), None, "2026-01-02");
+        let p = default_prompt(dir.path(), None, "2026-01-02", "");
         assert!(!p.text.contains("project's instructions"));
         assert!(p.notices.is_empty());
     }
@@ -119,7 +121,7 @@ mod tests {
         std::fs::create_dir(&sub).unwrap();
         std::os::unix::fs::symlink(outside.path().join("creds"), sub.join("AGENTS.md")).unwrap();
         std::os::unix::fs::symlink("/proc/self/environ", dir.path().join("AGENTS.md")).unwrap();
-        let p = default_prompt(&sub, None, "2026-01-02");
+        let p = default_prompt(&sub, None, "2026-01-02", "");
         assert!(!p.text.contains("XYZ") && !p.text.contains("project's instructions"));
         assert_eq!(p.notices.len(), 2, "{:?}", p.notices);
         assert!(
@@ -132,13 +134,13 @@ mod tests {
         std::fs::write(dir.path().join("RULES.md"), "Be brief.").unwrap();
         std::os::unix::fs::symlink("../RULES.md", sub.join("AGENTS.md")).unwrap();
         assert!(
-            default_prompt(&sub, None, "2026-01-02")
+            default_prompt(&sub, None, "2026-01-02", "")
                 .text
                 .contains("Be brief.")
         );
         std::fs::remove_file(sub.join("AGENTS.md")).unwrap();
         std::fs::create_dir(sub.join("AGENTS.md")).unwrap();
-        let p = default_prompt(&sub, None, "2026-01-02");
+        let p = default_prompt(&sub, None, "2026-01-02", "");
         // The root's link to /proc is told first (the root's file comes first).
         assert!(p.notices[1].contains("not a regular file"), "{:?}", p.notices);
     }
@@ -150,7 +152,7 @@ mod tests {
         let f = std::fs::File::create(dir.path().join("AGENTS.md")).unwrap();
         std::io::Write::write_all(&mut &f, b"Rules first.").unwrap();
         f.set_len(64 << 30).unwrap();
-        let p = default_prompt(dir.path(), None, "2026-01-02").text;
+        let p = default_prompt(dir.path(), None, "2026-01-02", "").text;
         // Cut there; what differs between sessions follows it.
         assert!(
             p.contains("Rules first.") && p.contains("[AGENTS.md truncated]\n\nWorking directory: "),
@@ -158,5 +160,20 @@ mod tests {
             &p[p.len() - 200..]
         );
         assert!(p.len() < instructions::CAP + 4096, "{}", p.len());
+    }
+
+    #[test]
+    fn the_skills_listing_comes_after_the_instructions_and_before_the_session_s_place() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
+        let without = default_prompt(dir.path(), None, "2026-01-02", "").text;
+        let p = default_prompt(dir.path(), None, "2026-01-02", "\nSkills: …\n- fmt: d\n").text;
+        let (agents, skills, folder) = (
+            p.find("Use tabs.").unwrap(),
+            p.find("- fmt: d").unwrap(),
+            p.find("Working directory:").unwrap(),
+        );
+        assert!(agents < skills && skills < folder, "{p}");
+        assert_eq!(p.replace("\nSkills: …\n- fmt: d\n", ""), without);
     }
 }

@@ -76,6 +76,8 @@ struct Runtime {
     system_prompt: String,
     /// The instruction files the system prompt carries, for `/memory`.
     instructions: Vec<String>,
+    /// The skills loaded at start (`$NAME` in a prompt, `/skills`).
+    skills: Arc<crate::skills::Skills>,
     events: UnboundedSender<Event>,
     /// Hides configured secrets in every event and record (built from the config).
     redactor: Arc<Redactor>,
@@ -151,6 +153,7 @@ impl AgentState {
                 registry: setup.registry,
                 system_prompt: setup.system_prompt,
                 instructions: setup.instructions,
+                skills: setup.skills,
                 events,
                 redactor,
             },
@@ -212,6 +215,11 @@ impl AgentState {
     /// The instruction files the system prompt carries (`/memory`), one line each.
     pub fn instructions(&self) -> &[String] {
         &self.runtime.instructions
+    }
+
+    /// The skills loaded at start.
+    pub(crate) fn skills(&self) -> &crate::skills::Skills {
+        &self.runtime.skills
     }
 
     pub fn system_prompt(&self) -> &str {

@@ -25,7 +25,8 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
     // The folder whose `.ikigai/` applies here (the repository's root, run from a
     // subfolder), under its trust, as in any run.
     let root = crate::paths::settings_root(&cwd, &|k| crate::environ::var(k));
-    match crate::permissions::trust::state(&root) {
+    let trust = crate::permissions::trust::state(&root);
+    match trust {
         State::Trusted => {}
         State::Changed => {
             let _ = events_tx.send(Event::notice(NoticeLevel::Warning, settings_changed(&root)));
@@ -73,7 +74,8 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         });
     }
     let today = crate::agent::prompt::today();
-    let (system_prompt, instructions) = super::system_prompt(&config, &cwd, &today, &events_tx);
+    let skills = super::skills::load(&root, trust == State::Trusted, &registry, &events_tx);
+    let (system_prompt, instructions) = super::system_prompt(&config, &cwd, &today, &skills, &events_tx);
     let mode = config.approval.unwrap_or(crate::policy::Mode::Ask);
     let setup = AgentSetup {
         config,
@@ -83,6 +85,7 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         cwd: cwd.clone(),
         system_prompt,
         instructions,
+        skills,
         resumed: None,
         // An editor's session has turns after turns: the tree is followed between them.
         follow_tree: true,

@@ -195,6 +195,7 @@ async fn refresh_makes_a_new_tool_appear_in_the_next_request() {
         cwd: dir.path().to_path_buf(),
         system_prompt: "You are a test.".into(),
         instructions: Vec::new(),
+        skills: Default::default(),
         resumed: None,
         follow_tree: true,
     };

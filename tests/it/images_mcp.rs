@@ -35,6 +35,7 @@ async fn converse(config: Config) {
         cwd: dir.path().to_path_buf(),
         system_prompt: "You are a test.".into(),
         instructions: Vec::new(),
+        skills: Default::default(),
         resumed: None,
         follow_tree: true,
     };

@@ -39,6 +39,7 @@ impl Agent {
             cwd: cwd.to_path_buf(),
             system_prompt: "You are a test.".into(),
             instructions: Vec::new(),
+            skills: Default::default(),
             resumed,
             follow_tree: true,
         };

@@ -67,6 +67,7 @@ mod secret_environ;
 mod secrets;
 mod session_lease;
 mod sessions_cli;
+mod skills_e2e;
 mod small_models;
 mod small_models_window;
 mod store;

@@ -27,6 +27,7 @@ async fn agent(config: Config, dir: &std::path::Path) -> (TestAgent, ikigai::too
         cwd: dir.to_path_buf(),
         system_prompt: "You are a test.".into(),
         instructions: Vec::new(),
+        skills: Default::default(),
         resumed: None,
         follow_tree: true,
     };

@@ -46,6 +46,7 @@ async fn turn(vendor: &WindowVendor, system: &str, message: &str) -> Vec<Event> 
         cwd: dir.path().to_path_buf(),
         system_prompt: system.to_string(),
         instructions: Vec::new(),
+        skills: Default::default(),
         resumed: None,
         follow_tree: true,
     };

@@ -50,6 +50,7 @@ impl TestAgent {
             cwd: cwd.to_path_buf(),
             system_prompt: "You are a test.".into(),
             instructions: Vec::new(),
+            skills: Default::default(),
             resumed: None,
             follow_tree: true,
         };
@@ -72,6 +73,7 @@ impl TestAgent {
             cwd: cwd.to_path_buf(),
             system_prompt: "You are a test.".into(),
             instructions: Vec::new(),
+            skills: Default::default(),
             resumed: None,
             follow_tree: true,
         };

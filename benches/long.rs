@@ -145,6 +145,7 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         system_prompt: "You are a test.".into(),
         instructions: Vec::new(),
         skills: Default::default(),
+        mode: None,
         resumed: Some(resumed),
         follow_tree: true,
     };

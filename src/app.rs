@@ -427,6 +427,8 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         .and_then(|r| crate::agent::prompt::date_of(&r.began))
         .unwrap_or_else(crate::agent::prompt::today);
     let skills = skills::load(&root, trust == State::Trusted, &registry, &events_tx);
+    let agent_types = skills::agent_types(&root, trust == State::Trusted, &events_tx);
+    let mode = skills::offer_task(agent_types, &config, &provider, &cwd, &registry);
     let (system_prompt, instructions) = system_prompt(&config, &cwd, &date, &skills, &events_tx);
     let setup = AgentSetup {
         config: config.clone(),
@@ -437,6 +439,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         system_prompt,
         instructions,
         skills,
+        mode: Some(mode),
         resumed,
         // One `-p` prompt is the whole run: nothing to follow the tree for.
         follow_tree: interactive || prompt.is_none(),
@@ -583,6 +586,9 @@ fn untrusted_settings(cwd: &std::path::Path) -> Vec<String> {
     }
     for s in crate::skills::in_project(cwd) {
         out.push(format!("skill {s}"));
+    }
+    for t in crate::agent_types::in_project(cwd) {
+        out.push(format!("agent type {t}"));
     }
     if let Ok(rules) = crate::permissions::project::load(cwd) {
         for (kind, list) in [

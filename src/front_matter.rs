@@ -1,6 +1,7 @@
 //! YAML front matter atop a Markdown file (custom commands, skills' `SKILL.md`, agent
 //! types): the text between a first line `---` and the next line `---`, read with
-//! `serde_yaml_ng` into the caller's type. Pure; reads no file.
+//! `serde_yaml_ng` into the caller's type, and the names it may give. Pure; reads no
+//! file.
 
 use serde::de::DeserializeOwned;
 
@@ -34,6 +35,17 @@ pub(crate) fn parse<T: DeserializeOwned>(text: &str) -> Result<(Option<T>, &str)
             .map_err(|e| format!("its front matter is not valid: {e}")),
         _ => Ok((None, body)),
     }
+}
+
+/// Whether `b` may be part of a name given in front matter (a skill's, an agent
+/// type's): an ASCII letter or digit, `-` or `_`.
+pub(crate) fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
+
+/// Whether `name` is such a name: 1 to 64 of those bytes.
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 64 && name.bytes().all(is_name_byte)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 #![warn(unreachable_pub)]
 
 pub mod agent;
+pub mod agent_types;
 pub mod app;
 pub(crate) mod backoff;
 pub(crate) mod beneath;

@@ -75,6 +75,8 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
     }
     let today = crate::agent::prompt::today();
     let skills = super::skills::load(&root, trust == State::Trusted, &registry, &events_tx);
+    let agent_types = super::skills::agent_types(&root, trust == State::Trusted, &events_tx);
+    let shared = super::skills::offer_task(agent_types, &config, &provider, &cwd, &registry);
     let (system_prompt, instructions) = super::system_prompt(&config, &cwd, &today, &skills, &events_tx);
     let mode = config.approval.unwrap_or(crate::policy::Mode::Ask);
     let setup = AgentSetup {
@@ -86,6 +88,7 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         system_prompt,
         instructions,
         skills,
+        mode: Some(shared),
         resumed: None,
         // An editor's session has turns after turns: the tree is followed between them.
         follow_tree: true,

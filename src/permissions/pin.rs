@@ -69,12 +69,14 @@ fn fingerprint_of(dir: &Path, reached: &[Reached]) -> String {
 }
 
 /// The project's skill folders (`skills::PROJECT_DIRS`: `.ikigai/skills`,
-/// `.claude/skills`, `.agents/skills`), when any is there: each as it stands, and the
+/// `.claude/skills`, `.agents/skills`) and sub-agent types (`.ikigai/agents`), when any
+/// is there: each as it stands, and the
 /// project folder each skill found through a link really is (what is loaded is what is
 /// pinned). A folder with none has the digest it had before skills were covered.
 fn skills(dir: &Path, h: &mut Sha256, budget: &mut Budget) {
     let places: Vec<&str> = crate::skills::PROJECT_DIRS
         .into_iter()
+        .chain([crate::agent_types::PROJECT_DIR])
         .filter(|p| std::fs::symlink_metadata(dir.join(p)).is_ok())
         .collect();
     if places.is_empty() {
@@ -108,6 +110,7 @@ pub fn covered(dir: &Path, reached: &[Reached]) -> Vec<String> {
     out.extend(
         crate::skills::PROJECT_DIRS
             .iter()
+            .chain(&[crate::agent_types::PROJECT_DIR])
             .filter(|p| std::fs::symlink_metadata(dir.join(p)).is_ok())
             .map(|p| p.to_string()),
     );
@@ -296,6 +299,21 @@ mod tests {
         changed(&mut seen, "a linked skill's text");
         std::fs::write(d.join("src/lib.rs"), "x").unwrap();
         assert_eq!(fingerprint(&d), *seen.last().unwrap(), "other project files");
+        // Sub-agent types speak for the user too.
+        std::fs::create_dir_all(d.join(".ikigai/agents")).unwrap();
+        changed(&mut seen, "an agents folder");
+        std::fs::write(
+            d.join(".ikigai/agents/r.md"),
+            "---\nname: r\ndescription: d\n---\nA",
+        )
+        .unwrap();
+        changed(&mut seen, "an agent type");
+        std::fs::write(
+            d.join(".ikigai/agents/r.md"),
+            "---\nname: r\ndescription: d\ntools: Bash\n---\nA",
+        )
+        .unwrap();
+        changed(&mut seen, "an agent type's tools");
         let covered = covered(&d, &reach::reached(&d));
         assert_eq!(
             covered,
@@ -303,7 +321,8 @@ mod tests {
                 ".ikigai/tools",
                 ".ikigai/skills",
                 ".claude/skills",
-                ".agents/skills"
+                ".agents/skills",
+                ".ikigai/agents"
             ]
         );
     }

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::front_matter::{is_name_byte, valid_name};
+
 #[cfg(test)]
 mod tests;
 
@@ -24,8 +26,6 @@ pub const LIST_CAP: usize = 1_350;
 pub const NAMES_CAP: usize = 250;
 /// Skill folders read at most from one place.
 const MAX_PER_PLACE: usize = 200;
-/// The longest skill name.
-const MAX_NAME: usize = 64;
 
 /// Where a skill was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -280,15 +280,6 @@ impl Skills {
     }
 }
 
-fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
-}
-
-/// Whether `name` is a skill name: letters, digits, `-` and `_`, 1 to 64 of them.
-pub fn valid_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= MAX_NAME && name.bytes().all(is_name_byte)
-}
-
 /// The folders of `place` that hold a `SKILL.md`, by name (at most `MAX_PER_PLACE`).
 fn skill_dirs(place: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(place) else {
@@ -361,9 +352,7 @@ fn read_one(dir: &Path, source: Source, inside: Option<&Path>) -> Result<Skill, 
         return Err(SkillError::NoName);
     }
     if !valid_name(&name) {
-        return Err(SkillError::BadName(
-            crate::text::shorten(&name, MAX_NAME).to_string(),
-        ));
+        return Err(SkillError::BadName(crate::text::shorten(&name, 64).to_string()));
     }
     let description = one_line(front.description.as_deref().unwrap_or_default());
     if description.is_empty() {

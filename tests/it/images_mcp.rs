@@ -36,6 +36,7 @@ async fn converse(config: Config) {
         system_prompt: "You are a test.".into(),
         instructions: Vec::new(),
         skills: Default::default(),
+        mode: None,
         resumed: None,
         follow_tree: true,
     };

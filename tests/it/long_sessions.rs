@@ -40,6 +40,7 @@ impl Agent {
             system_prompt: "You are a test.".into(),
             instructions: Vec::new(),
             skills: Default::default(),
+            mode: None,
             resumed,
             follow_tree: true,
         };

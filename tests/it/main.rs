@@ -76,6 +76,7 @@ mod store_file_removed;
 mod store_outage;
 mod store_spool_e2e;
 mod stream_trust;
+mod subagents_e2e;
 mod terminal_safety;
 mod text_protocol;
 mod tool_error_lines_e2e;

@@ -28,6 +28,7 @@ async fn agent(config: Config, dir: &std::path::Path) -> (TestAgent, ikigai::too
         system_prompt: "You are a test.".into(),
         instructions: Vec::new(),
         skills: Default::default(),
+        mode: None,
         resumed: None,
         follow_tree: true,
     };

@@ -47,6 +47,7 @@ async fn turn(vendor: &WindowVendor, system: &str, message: &str) -> Vec<Event> 
         system_prompt: system.to_string(),
         instructions: Vec::new(),
         skills: Default::default(),
+        mode: None,
         resumed: None,
         follow_tree: true,
     };

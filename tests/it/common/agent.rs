@@ -51,6 +51,7 @@ impl TestAgent {
             system_prompt: "You are a test.".into(),
             instructions: Vec::new(),
             skills: Default::default(),
+            mode: None,
             resumed: None,
             follow_tree: true,
         };
@@ -74,6 +75,7 @@ impl TestAgent {
             system_prompt: "You are a test.".into(),
             instructions: Vec::new(),
             skills: Default::default(),
+            mode: None,
             resumed: None,
             follow_tree: true,
         };

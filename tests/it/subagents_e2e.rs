@@ -242,5 +242,14 @@ fn cancelling_the_parent_cancels_its_sub_agent_and_kills_its_tools() {
         })
     };
     assert!(gone(pid), "the sub-agent's command was not killed");
-    assert_eq!(fake.requests().len(), 2, "nothing was sent after the cancel");
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2, "nothing was sent after the cancel");
+    // The command was the sub-agent's: its own context and tools.
+    assert_eq!(
+        reqs[1].body["messages"].as_array().unwrap().len(),
+        2,
+        "{}",
+        reqs[1].body
+    );
+    assert_eq!(tool_names(&reqs[1].body), ["bash"]);
 }

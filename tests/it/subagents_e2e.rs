@@ -77,8 +77,19 @@ fn a_sub_agent_runs_with_a_fresh_context_and_its_tools_and_its_answer_reaches_th
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 4, "{}", s(&out.stderr));
-    // The parent is offered `task`, its description listing the type.
+    // The parent is offered `task`, its description listing the type; what it costs.
     let parent_tools = reqs[0].body["tools"].to_string();
+    let task_schema = reqs[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "task")
+        .unwrap()
+        .to_string();
+    println!(
+        "the task tool with one agent type: {} bytes of the first request",
+        task_schema.len() + 1
+    );
     assert!(tool_names(&reqs[0].body).contains(&"task".to_string()));
     assert!(
         parent_tools.contains("explorer: Finds where things are in the code."),

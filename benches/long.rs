@@ -146,6 +146,8 @@ fn start(fake: &FakeProvider, n: usize, dir: &std::path::Path) -> Live {
         system_prompt: "You are a test.".into(),
         environment: String::new(),
         instructions: Vec::new(),
+        skills: Default::default(),
+        mode: None,
         resumed: Some(resumed),
         follow_tree: true,
     };

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 mod acp;
+mod skills;
 
 use crate::agent::{AgentSetup, Resume, Resumed};
 use crate::config::{Config, ConfigError};
@@ -185,22 +186,25 @@ pub fn is_secret_var(loaded: &Loaded, name: &str) -> bool {
 }
 
 /// The session's system prompt (the configured one, else the default for `cwd` begun on
-/// `date`, with every AGENTS.md level), its environment (where it runs and the date, sent
-/// before the first message; none with a configured prompt) and the instruction files it
-/// carries, for `/memory`; skipped files are told as notices. A configured key's value
-/// never goes out in them.
+/// `date`, with every AGENTS.md level; either with the skills' listing), its environment
+/// (where it runs and the date, placed by the provider layer; none with a configured
+/// prompt) and the instruction files it carries, for `/memory`; skipped files are told as
+/// notices. A configured key's value never goes out in them.
 fn system_prompt(
     config: &Config,
     cwd: &std::path::Path,
     date: &str,
+    skills: &crate::skills::Skills,
     events_tx: &tokio::sync::mpsc::UnboundedSender<Event>,
 ) -> Prompt {
+    let listing = skills.listing();
     let (text, environment, instructions) = match config.system_prompt.clone() {
-        Some(p) => (p, String::new(), Vec::new()),
+        // A configured prompt gets the skills' listing after it.
+        Some(p) => (format!("{p}{listing}"), String::new(), Vec::new()),
         None => {
             let env = |k: &str| crate::environ::var(k);
             let global = crate::paths::config_home(&env).map(|d| d.join("ikigai"));
-            let p = crate::agent::prompt::default_prompt(cwd, global.as_deref(), date);
+            let p = crate::agent::prompt::default_prompt(cwd, global.as_deref(), date, &listing);
             for text in p.notices {
                 let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
             }
@@ -435,11 +439,14 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         .as_ref()
         .and_then(|r| crate::agent::prompt::date_of(&r.began))
         .unwrap_or_else(crate::agent::prompt::today);
+    let skills = skills::load(&root, trust == State::Trusted, &registry, &events_tx);
+    let agent_types = skills::agent_types(&root, trust == State::Trusted, &events_tx);
+    let mode = skills::offer_task(agent_types, &config, &provider, &cwd, &registry);
     let Prompt {
         text: system_prompt,
         environment,
         instructions,
-    } = system_prompt(&config, &cwd, &date, &events_tx);
+    } = system_prompt(&config, &cwd, &date, &skills, &events_tx);
     let setup = AgentSetup {
         config: config.clone(),
         provider,
@@ -449,6 +456,8 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         system_prompt,
         environment,
         instructions,
+        skills,
+        mode: Some(mode),
         resumed,
         // One `-p` prompt is the whole run: nothing to follow the tree for.
         follow_tree: interactive || prompt.is_none(),
@@ -592,6 +601,12 @@ fn untrusted_settings(cwd: &std::path::Path) -> Vec<String> {
         for h in hooks {
             out.push(format!("{} hook: {}", h.event.as_str(), h.command));
         }
+    }
+    for s in crate::skills::in_project(cwd) {
+        out.push(format!("skill {s}"));
+    }
+    for t in crate::agent_types::in_project(cwd) {
+        out.push(format!("agent type {t}"));
     }
     if let Ok(rules) = crate::permissions::project::load(cwd) {
         for (kind, list) in [

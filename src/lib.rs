@@ -9,6 +9,7 @@
 #![warn(unreachable_pub)]
 
 pub mod agent;
+pub mod agent_types;
 pub mod app;
 pub(crate) mod backoff;
 pub(crate) mod beneath;
@@ -16,6 +17,7 @@ pub mod checkpoints;
 pub mod cli;
 pub mod config;
 pub mod environ;
+pub(crate) mod front_matter;
 pub(crate) mod hooks;
 #[cfg(test)]
 pub(crate) mod hostile;
@@ -28,6 +30,7 @@ pub mod protocol;
 #[allow(unreachable_pub)] // its own face is the provider work's to narrow
 pub mod provider;
 pub mod redact;
+pub mod skills;
 pub mod spend;
 pub mod store;
 pub mod text;

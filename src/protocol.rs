@@ -91,6 +91,9 @@ pub enum Op {
     ListCheckpoints,
     /// The configured hooks and where each comes from (`/hooks`); answered with a notice.
     ListHooks,
+    /// The loaded skills, each with its description and where it comes from (`/skills`);
+    /// answered with a notice.
+    ListSkills,
     /// Which instruction files (AGENTS.md, CLAUDE.md, their imports) the system prompt
     /// carries, in order, with their sizes (`/memory`); answered with a notice.
     ListInstructions,

@@ -30,6 +30,7 @@ pub(crate) fn name(op: &Op) -> &'static str {
         Op::ListCheckpoints => "/checkpoints",
         Op::ListInstructions => "/memory",
         Op::ListHooks => "/hooks",
+        Op::ListSkills => "/skills",
         Op::Spend => "/cost",
     }
 }
@@ -55,11 +56,37 @@ pub(crate) async fn handle(st: &mut AgentState, op: Op) {
         Op::ListCheckpoints => super::undo::list(st),
         Op::ListInstructions => instructions(st),
         Op::ListHooks => super::hooks::list(st),
+        Op::ListSkills => skills(st),
         Op::Submit(_) | Op::Cancel | Op::Shutdown | Op::Approve { .. } | Op::SetApprovalMode(_) => {}
     }
 }
 
-/// Rescans the tool folders; the new set goes with the next request.
+/// Answers `Op::ListSkills` (`/skills`).
+fn skills(st: &mut AgentState) {
+    let skills = st.skills();
+    let text = if skills.is_empty() {
+        "No skills are loaded (folders with a SKILL.md in ~/.config/ikigai/skills/, or in a \
+         trusted project's .ikigai/skills/, .claude/skills/ or .agents/skills/)."
+            .to_string()
+    } else {
+        let mut t = format!(
+            "Skills ({}; the model reads one with the `skill` tool, `$NAME` in a prompt sends it along):",
+            skills.len()
+        );
+        for s in skills.iter() {
+            t.push_str(&format!(
+                "\n{}: {} ({}, {})",
+                s.name,
+                s.description,
+                s.source.label(),
+                s.dir.display()
+            ));
+        }
+        t
+    };
+    st.notice(NoticeLevel::Info, text);
+}
+
 /// Answers `Op::ListInstructions` (`/memory`).
 fn instructions(st: &mut AgentState) {
     let text = if st.instructions().is_empty() {

@@ -19,8 +19,10 @@ pub(crate) mod prompt;
 pub mod resume;
 pub(crate) mod retry;
 pub mod rules_cmd;
+pub(crate) mod skill_use;
 pub(crate) mod state;
 pub(crate) mod switch;
+pub(crate) mod task;
 pub(crate) mod turn;
 pub mod undo;
 pub(crate) mod window;
@@ -64,6 +66,12 @@ pub struct AgentSetup {
     /// The instruction files the system prompt carries, one line each in order (path,
     /// size, whose), for `/memory`.
     pub instructions: Vec<String>,
+    /// The skills loaded at start (their listing is in the system prompt; the registry
+    /// offers the `skill` tool when there are any): `$NAME` in a prompt sends one with it.
+    pub skills: Arc<crate::skills::Skills>,
+    /// The approval mode, shared with whoever must read it as it is now (the `task` tool
+    /// runs a sub-agent in it); `None`: a new one from `config.approval`.
+    pub mode: Option<crate::policy::mode::SharedMode>,
     /// A stored session to continue instead of a new one.
     pub resumed: Option<Resumed>,
     /// Follow the working tree between turns (checkpoints' tracker, from the first turn's
@@ -85,8 +93,9 @@ pub fn spawn(mut setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHand
     let (ops, rx) = unbounded_channel();
     let resumed = setup.resumed.take();
     let (approve_tx, approvals) = unbounded_channel();
-    let mode =
-        crate::policy::mode::SharedMode::new(setup.config.approval.unwrap_or(crate::policy::Mode::Auto));
+    let mode = setup.mode.take().unwrap_or_else(|| {
+        crate::policy::mode::SharedMode::new(setup.config.approval.unwrap_or(crate::policy::Mode::Auto))
+    });
     let remembered = crate::permissions::remembered::Remembered::default_location(&setup.cwd).ok();
     let mut rules = setup.config.permissions.clone();
     if let Some(store) = &remembered {

@@ -1,7 +1,8 @@
 //! The default system prompt: what ikigai is and the instruction files (`instructions`: the
 //! user's global AGENTS.md, then AGENTS.md or CLAUDE.md from the project's root down to
-//! the working directory, with their `@path` imports); and apart from it the session's
-//! environment (where it runs, the date), which the provider layer places
+//! the working directory, with their `@path` imports) and the skills' listing (name and
+//! one line each, when there are skills); and apart from it the session's environment
+//! (where it runs, the date), which the provider layer places
 //! (`provider::Request::environment`). Byte-stable for a session (servers' prompt
 //! caches hit on every request), and the same for every session of a project on any
 //! day: chat templates render the tools after the system prompt, so a folder or date
@@ -25,8 +26,9 @@ pub(crate) struct Prompt {
 }
 
 /// The prompt for a session in `cwd` that began on `date` (`YYYY-MM-DD`); `global` is
-/// ikigai's config folder, where the user's own AGENTS.md is.
-pub(crate) fn default_prompt(cwd: &Path, global: Option<&Path>, date: &str) -> Prompt {
+/// ikigai's config folder, where the user's own AGENTS.md is; `skills` is the skills'
+/// listing (`Skills::listing`, empty without skills).
+pub(crate) fn default_prompt(cwd: &Path, global: Option<&Path>, date: &str, skills: &str) -> Prompt {
     let shell = crate::environ::var("SHELL").unwrap_or_else(|| "/bin/sh".to_string());
     let mut p = String::from(
         "You are ikigai, a coding agent working in the user's terminal. You help with software \
@@ -47,6 +49,7 @@ Answer concisely in Markdown.\n",
         };
         p.push_str(&format!("\n{whose} ({}{by}):\n\n{}\n", f.path.display(), f.text));
     }
+    p.push_str(skills);
     let environment = format!(
         "Working directory: {}\nOS: {}\nShell: {shell}\nDate: {date}\n",
         cwd.display(),
@@ -82,7 +85,7 @@ mod tests {
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
         let sub = dir.path().join("src");
         std::fs::create_dir(&sub).unwrap();
-        let made = default_prompt(&sub, None, "2026-01-02");
+        let made = default_prompt(&sub, None, "2026-01-02", "");
         assert!(
             made.environment
                 .contains(&format!("Working directory: {}", sub.display()))
@@ -90,7 +93,7 @@ mod tests {
         assert!(made.text.contains("Use tabs."));
         std::fs::write(sub.join("AGENTS.md"), "Local rules.").unwrap();
         // Every level is sent, the root's first.
-        let p = default_prompt(&sub, None, "2026-01-02").text;
+        let p = default_prompt(&sub, None, "2026-01-02", "").text;
         let (root, local) = (p.find("Use tabs.").unwrap(), p.find("Local rules.").unwrap());
         assert!(root < local, "{p}");
     }
@@ -99,7 +102,7 @@ mod tests {
     fn what_differs_between_sessions_is_not_in_the_system_prompt() {
         let dir = tempfile::tempdir().unwrap();
         let other = tempfile::tempdir().unwrap();
-        let p = default_prompt(dir.path(), None, "2026-01-02");
+        let p = default_prompt(dir.path(), None, "2026-01-02", "");
         assert!(
             !p.text.contains("Working directory") && !p.text.contains("2026"),
             "{}",
@@ -107,11 +110,11 @@ mod tests {
         );
         assert!(p.environment.ends_with("Date: 2026-01-02\n"), "{}", p.environment);
         // Another folder, another day: the same system prompt, another environment.
-        let q = default_prompt(other.path(), None, "2027-05-06");
+        let q = default_prompt(other.path(), None, "2027-05-06", "");
         assert_eq!(q.text, p.text);
         assert_ne!(q.environment, p.environment);
         // The same session's prompt is the same bytes, whenever it is made.
-        assert_eq!(default_prompt(dir.path(), None, "2026-01-02"), p);
+        assert_eq!(default_prompt(dir.path(), None, "2026-01-02", ""), p);
         assert_eq!(date_of("2026-03-04T12:00:00+00:00").map(|d| d.len()), Some(10));
         assert_eq!(date_of("yesterday"), None);
     }
@@ -119,7 +122,7 @@ mod tests {
     #[test]
     fn no_agents_md_is_fine() {
         let dir = tempfile::tempdir().unwrap();
-        let p = default_prompt(dir.path(), None, "2026-01-02");
+        let p = default_prompt(dir.path(), None, "2026-01-02", "");
         assert!(!p.text.contains("project's instructions"));
         assert!(p.notices.is_empty());
     }
@@ -134,7 +137,7 @@ mod tests {
         std::fs::create_dir(&sub).unwrap();
         std::os::unix::fs::symlink(outside.path().join("creds"), sub.join("AGENTS.md")).unwrap();
         std::os::unix::fs::symlink("/proc/self/environ", dir.path().join("AGENTS.md")).unwrap();
-        let p = default_prompt(&sub, None, "2026-01-02");
+        let p = default_prompt(&sub, None, "2026-01-02", "");
         assert!(!p.text.contains("XYZ") && !p.text.contains("project's instructions"));
         assert_eq!(p.notices.len(), 2, "{:?}", p.notices);
         assert!(
@@ -147,13 +150,13 @@ mod tests {
         std::fs::write(dir.path().join("RULES.md"), "Be brief.").unwrap();
         std::os::unix::fs::symlink("../RULES.md", sub.join("AGENTS.md")).unwrap();
         assert!(
-            default_prompt(&sub, None, "2026-01-02")
+            default_prompt(&sub, None, "2026-01-02", "")
                 .text
                 .contains("Be brief.")
         );
         std::fs::remove_file(sub.join("AGENTS.md")).unwrap();
         std::fs::create_dir(sub.join("AGENTS.md")).unwrap();
-        let p = default_prompt(&sub, None, "2026-01-02");
+        let p = default_prompt(&sub, None, "2026-01-02", "");
         // The root's link to /proc is told first (the root's file comes first).
         assert!(p.notices[1].contains("not a regular file"), "{:?}", p.notices);
     }
@@ -165,7 +168,7 @@ mod tests {
         let f = std::fs::File::create(dir.path().join("AGENTS.md")).unwrap();
         std::io::Write::write_all(&mut &f, b"Rules first.").unwrap();
         f.set_len(64 << 30).unwrap();
-        let p = default_prompt(dir.path(), None, "2026-01-02").text;
+        let p = default_prompt(dir.path(), None, "2026-01-02", "").text;
         // Cut there, and marked.
         assert!(
             p.contains("Rules first.") && p.ends_with("[AGENTS.md truncated]\n"),
@@ -173,5 +176,20 @@ mod tests {
             &p[p.len() - 200..]
         );
         assert!(p.len() < instructions::CAP + 4096, "{}", p.len());
+    }
+
+    #[test]
+    fn the_skills_listing_comes_after_the_instructions_and_before_the_session_s_place() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
+        let without = default_prompt(dir.path(), None, "2026-01-02", "").text;
+        let p = default_prompt(dir.path(), None, "2026-01-02", "\nSkills: …\n- fmt: d\n").text;
+        let (agents, skills, folder) = (
+            p.find("Use tabs.").unwrap(),
+            p.find("- fmt: d").unwrap(),
+            p.find("Working directory:").unwrap(),
+        );
+        assert!(agents < skills && skills < folder, "{p}");
+        assert_eq!(p.replace("\nSkills: …\n- fmt: d\n", ""), without);
     }
 }

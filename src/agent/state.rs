@@ -78,6 +78,8 @@ struct Runtime {
     environment: String,
     /// The instruction files the system prompt carries, for `/memory`.
     instructions: Vec<String>,
+    /// The skills loaded at start (`$NAME` in a prompt, `/skills`).
+    skills: Arc<crate::skills::Skills>,
     events: UnboundedSender<Event>,
     /// Hides configured secrets in every event and record (built from the config).
     redactor: Arc<Redactor>,
@@ -157,6 +159,7 @@ impl AgentState {
                 system_prompt: setup.system_prompt,
                 environment: setup.environment,
                 instructions: setup.instructions,
+                skills: setup.skills,
                 events,
                 redactor,
             },
@@ -218,6 +221,11 @@ impl AgentState {
     /// The instruction files the system prompt carries (`/memory`), one line each.
     pub fn instructions(&self) -> &[String] {
         &self.runtime.instructions
+    }
+
+    /// The skills loaded at start.
+    pub(crate) fn skills(&self) -> &crate::skills::Skills {
+        &self.runtime.skills
     }
 
     pub fn system_prompt(&self) -> &str {

@@ -62,6 +62,15 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         st.notice(NoticeLevel::Error, st.provider().describe(&e));
         return TurnEndReason::Error;
     }
+    // `/skill NAME PROMPT` sends PROMPT with the skill; an unknown one stops the turn
+    // before anything is sent.
+    let text = match super::skill_use::message(st.skills(), &text) {
+        Ok(text) => text,
+        Err(why) => {
+            st.notice(NoticeLevel::Error, format!("{why}; nothing was sent"));
+            return TurnEndReason::Error;
+        }
+    };
     // `@file` mentions are read first: a missing one stops the turn before anything is sent.
     let attached = match super::mentions::attach(&text, st.tool_ctx()).await {
         Ok(a) => a,
@@ -77,6 +86,8 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
     }
     st.set_tool_images(accepted);
     let mut attached = attached;
+    // Skills the prompt names (`$NAME`, `/skill NAME`) go with it.
+    super::skill_use::attach(st.skills(), &text, &mut attached.lines, &mut attached.blocks);
     match super::hooks::prompt_submit(st, &text).await {
         Err(why) => {
             st.notice(

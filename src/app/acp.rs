@@ -25,7 +25,8 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
     // The folder whose `.ikigai/` applies here (the repository's root, run from a
     // subfolder), under its trust, as in any run.
     let root = crate::paths::settings_root(&cwd, &|k| crate::environ::var(k));
-    match crate::permissions::trust::state(&root) {
+    let trust = crate::permissions::trust::state(&root);
+    match trust {
         State::Trusted => {}
         State::Changed => {
             let _ = events_tx.send(Event::notice(NoticeLevel::Warning, settings_changed(&root)));
@@ -73,11 +74,14 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         });
     }
     let today = crate::agent::prompt::today();
+    let skills = super::skills::load(&root, trust == State::Trusted, &registry, &events_tx);
+    let agent_types = super::skills::agent_types(&root, trust == State::Trusted, &events_tx);
+    let shared = super::skills::offer_task(agent_types, &config, &provider, &cwd, &registry);
     let super::Prompt {
         text: system_prompt,
         environment,
         instructions,
-    } = super::system_prompt(&config, &cwd, &today, &events_tx);
+    } = super::system_prompt(&config, &cwd, &today, &skills, &events_tx);
     let mode = config.approval.unwrap_or(crate::policy::Mode::Ask);
     let setup = AgentSetup {
         config,
@@ -88,6 +92,8 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         system_prompt,
         environment,
         instructions,
+        skills,
+        mode: Some(shared),
         resumed: None,
         // An editor's session has turns after turns: the tree is followed between them.
         follow_tree: true,

@@ -1,6 +1,7 @@
 //! What a project's ikigai settings looked like when the user trusted them: one digest
 //! of everything in `.ikigai/` that runs something, grants permissions or speaks for the
-//! user (`config.toml`: rules and MCP servers; the `tools/` folder; custom `commands/`),
+//! user (`config.toml`: rules and MCP servers; the `tools/` folder; custom `commands/`;
+//! skills, in `.ikigai/skills/` and the compatible `.claude/skills/` and `.agents/skills/`),
 //! and of every project file those settings run (`reach`: what a project tool links to,
 //! the scripts and folders an MCP server's command line names). A sandboxed command may
 //! write anywhere in the working directory, `.ikigai/` included (Landlock cannot exclude
@@ -63,7 +64,38 @@ fn fingerprint_of(dir: &Path, reached: &[Reached]) -> String {
             }
         }
     }
+    skills(dir, &mut h, &mut budget);
     hex(&h.finalize())
+}
+
+/// The project's skill folders (`skills::PROJECT_DIRS`: `.ikigai/skills`,
+/// `.claude/skills`, `.agents/skills`) and sub-agent types (`.ikigai/agents`), when any
+/// is there: each as it stands, and the
+/// project folder each skill found through a link really is (what is loaded is what is
+/// pinned). A folder with none has the digest it had before skills were covered.
+fn skills(dir: &Path, h: &mut Sha256, budget: &mut Budget) {
+    let places: Vec<&str> = crate::skills::PROJECT_DIRS
+        .into_iter()
+        .chain([crate::agent_types::PROJECT_DIR])
+        .filter(|p| std::fs::symlink_metadata(dir.join(p)).is_ok())
+        .collect();
+    if places.is_empty() {
+        return;
+    }
+    h.update(b"\0skills\0");
+    let project = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    budget.within = Some(project.clone());
+    for rel in places {
+        walk(dir, Path::new(rel), h, budget);
+        for real in crate::skills::real_folders(&dir.join(rel)) {
+            if !real.starts_with(project.join(rel))
+                && let Ok(inside) = real.strip_prefix(&project)
+            {
+                h.update(b"\0linked\0");
+                walk(&project, inside, h, budget);
+            }
+        }
+    }
 }
 
 /// What the digest covers in `dir`, one short line each (for notices and questions):
@@ -75,6 +107,13 @@ pub fn covered(dir: &Path, reached: &[Reached]) -> Vec<String> {
         .filter(|p| std::fs::symlink_metadata(dir.join(".ikigai").join(p)).is_ok())
         .map(|p| format!(".ikigai/{p}"))
         .collect();
+    out.extend(
+        crate::skills::PROJECT_DIRS
+            .iter()
+            .chain(&[crate::agent_types::PROJECT_DIR])
+            .filter(|p| std::fs::symlink_metadata(dir.join(p)).is_ok())
+            .map(|p| p.to_string()),
+    );
     let project = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     for r in reached {
         let shown = r.path.strip_prefix(&project).unwrap_or(&r.path);
@@ -210,6 +249,82 @@ mod tests {
         changed("a command");
         std::fs::write(ik.join("commands/c.md"), "Review @~/.ssh/id_rsa.").unwrap();
         changed("a command's text");
+    }
+
+    /// Skills speak for the user: each of their folders, what a skill found through a
+    /// link really is, and every file beside a SKILL.md are pinned; a folder with no skill
+    /// folder keeps the digest it had.
+    #[test]
+    fn skills_in_each_of_their_folders_are_pinned() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("p");
+        std::fs::create_dir_all(d.join("src")).unwrap();
+        std::fs::create_dir_all(d.join(".ikigai/tools")).unwrap();
+        let before = fingerprint(&d);
+        std::fs::create_dir_all(d.join(".claude/agents")).unwrap();
+        std::fs::write(d.join(".claude/settings.json"), "{}").unwrap();
+        assert_eq!(fingerprint(&d), before, "other .claude files are no skills");
+        let mut seen = vec![before];
+        let changed = |seen: &mut Vec<String>, what: &str| {
+            let now = fingerprint(&d);
+            assert!(!seen.contains(&now), "{what} did not change the digest");
+            seen.push(now);
+        };
+        for place in [".ikigai/skills", ".claude/skills", ".agents/skills"] {
+            let f = d.join(place).join("fmt");
+            std::fs::create_dir_all(&f).unwrap();
+            changed(&mut seen, place);
+            std::fs::write(f.join("SKILL.md"), "---\nname: fmt\ndescription: d\n---\nA").unwrap();
+            changed(&mut seen, &format!("{place}: a skill"));
+            std::fs::write(f.join("SKILL.md"), "---\nname: fmt\ndescription: d\n---\nB").unwrap();
+            changed(&mut seen, &format!("{place}: a skill's text"));
+            std::fs::write(f.join("helper.sh"), "rm -rf ~").unwrap();
+            changed(&mut seen, &format!("{place}: a file beside it"));
+        }
+        // A skill that is a link to a folder of the project: that folder is pinned.
+        std::fs::create_dir_all(d.join("shared/review")).unwrap();
+        std::fs::write(
+            d.join("shared/review/SKILL.md"),
+            "---\nname: r\ndescription: d\n---\nA",
+        )
+        .unwrap();
+        assert_eq!(fingerprint(&d), *seen.last().unwrap(), "no skill links to it yet");
+        std::os::unix::fs::symlink("../../shared/review", d.join(".claude/skills/review")).unwrap();
+        changed(&mut seen, "a linked skill");
+        std::fs::write(
+            d.join("shared/review/SKILL.md"),
+            "---\nname: r\ndescription: d\n---\nB",
+        )
+        .unwrap();
+        changed(&mut seen, "a linked skill's text");
+        std::fs::write(d.join("src/lib.rs"), "x").unwrap();
+        assert_eq!(fingerprint(&d), *seen.last().unwrap(), "other project files");
+        // Sub-agent types speak for the user too.
+        std::fs::create_dir_all(d.join(".ikigai/agents")).unwrap();
+        changed(&mut seen, "an agents folder");
+        std::fs::write(
+            d.join(".ikigai/agents/r.md"),
+            "---\nname: r\ndescription: d\n---\nA",
+        )
+        .unwrap();
+        changed(&mut seen, "an agent type");
+        std::fs::write(
+            d.join(".ikigai/agents/r.md"),
+            "---\nname: r\ndescription: d\ntools: Bash\n---\nA",
+        )
+        .unwrap();
+        changed(&mut seen, "an agent type's tools");
+        let covered = covered(&d, &reach::reached(&d));
+        assert_eq!(
+            covered,
+            [
+                ".ikigai/tools",
+                ".ikigai/skills",
+                ".claude/skills",
+                ".agents/skills",
+                ".ikigai/agents"
+            ]
+        );
     }
 
     /// The files the settings run, in every form `reach` finds, are pinned by content;

@@ -140,10 +140,16 @@ pub const WEB_FETCH: ToolMeta = ToolMeta {
     url: Some("url"),
     ..ToolMeta::new("web_fetch", ToolKind::Fetch)
 };
+/// Offered only when skills are loaded: returns one skill's instructions, which ikigai
+/// read at start (a name, never a path).
+pub const SKILL: ToolMeta = ToolMeta::new("skill", ToolKind::Read);
+/// Offered only when agent types are configured: runs a sub-agent whose own calls are
+/// each judged in the parent's mode (none may ask), so the call itself changes nothing.
+pub const TASK: ToolMeta = ToolMeta::new("task", ToolKind::Other);
 
 /// Every built-in tool's declaration (the registry checks that its built-ins are exactly
 /// these).
-pub const BUILTINS: [ToolMeta; 9] = [
+pub const BUILTINS: [ToolMeta; 11] = [
     BASH,
     FILE_READ,
     FILE_WRITE,
@@ -153,6 +159,8 @@ pub const BUILTINS: [ToolMeta; 9] = [
     GREP,
     UPDATE_PLAN,
     WEB_FETCH,
+    SKILL,
+    TASK,
 ];
 
 /// What the tool called `name` declares, when it is a built-in one. A user's external
@@ -179,7 +187,15 @@ mod tests {
         // The permission engine's read-only list: no write, no command, no network.
         assert_eq!(
             names(ToolMeta::reads_only),
-            ["file_read", "list_dir", "glob", "grep", "update_plan"]
+            [
+                "file_read",
+                "list_dir",
+                "glob",
+                "grep",
+                "update_plan",
+                "skill",
+                "task"
+            ]
         );
         // What checkpoints watch: a write or a command; `web_fetch` changes no file but
         // is not read-only (it reaches the network).

@@ -27,6 +27,7 @@ pub(crate) mod partial;
 pub mod process;
 pub mod progress;
 pub(crate) mod registry;
+pub(crate) mod skill;
 pub(crate) mod update_plan;
 pub(crate) mod walk;
 pub(crate) mod web_fetch;

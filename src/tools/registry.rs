@@ -96,6 +96,14 @@ impl Registry {
         r
     }
 
+    /// Offers the `skill` tool when there are skills (none: the tools stay the bytes they
+    /// were).
+    pub fn offer_skills(&self, skills: Arc<crate::skills::Skills>) {
+        if !skills.is_empty() {
+            self.register(Arc::new(super::skill::SkillTool::new(skills)));
+        }
+    }
+
     fn read(&self) -> RwLockReadGuard<'_, State> {
         self.shared.state.read().unwrap_or_else(|e| e.into_inner())
     }
@@ -398,6 +406,15 @@ mod tests {
     #[test]
     fn every_built_in_tool_declares_exactly_its_entry_of_the_vocabulary() {
         let r = Registry::builtin();
+        // And the one offered only when skills are loaded.
+        let skill = crate::skills::Skill {
+            name: "s".into(),
+            description: "d".into(),
+            body: "b".into(),
+            dir: "/s".into(),
+            source: crate::skills::Source::User,
+        };
+        r.offer_skills(Arc::new(crate::skills::Skills::from_list(vec![skill])));
         let mut declared = Vec::new();
         for tool in r.tools() {
             let name = tool.schema().name;
@@ -419,10 +436,23 @@ mod tests {
             }
             declared.push(name);
         }
-        let mut all: Vec<&str> = crate::tool_vocab::meta::BUILTINS.iter().map(|m| m.name).collect();
+        // `task` runs an agent: the agent offers it (`agent::task`), this floor cannot.
+        let mut all: Vec<&str> = crate::tool_vocab::meta::BUILTINS
+            .iter()
+            .map(|m| m.name)
+            .filter(|n| *n != crate::tool_vocab::meta::TASK.name)
+            .collect();
         all.sort_unstable();
         declared.sort();
         assert_eq!(declared, all);
+    }
+
+    #[test]
+    fn the_skill_tool_is_offered_only_when_there_are_skills() {
+        let r = Registry::builtin();
+        r.offer_skills(Arc::new(crate::skills::Skills::default()));
+        assert_eq!(r.tools().len(), 9);
+        assert!(r.get("skill").is_none());
     }
 
     #[test]

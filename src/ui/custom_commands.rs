@@ -358,13 +358,8 @@ fn read_one(path: &Path, origin: Origin, inside: Option<&Path>) -> Result<Custom
         return Err(format!("it is larger than {} KB", MAX_FILE / 1024));
     }
     let text = std::fs::read_to_string(&real).map_err(|e| format!("cannot read it ({e})"))?;
-    let (front, body) = split_front_matter(&text);
-    let fm: FrontMatter = match front {
-        Some(yaml) if !yaml.trim().is_empty() => {
-            serde_yaml_ng::from_str(yaml).map_err(|e| format!("its front matter is not valid: {e}"))?
-        }
-        _ => FrontMatter::default(),
-    };
+    let (fm, body) = crate::front_matter::parse::<FrontMatter>(&text)?;
+    let fm = fm.unwrap_or_default();
     if body.trim().is_empty() {
         return Err("it has no text to send".into());
     }
@@ -383,29 +378,10 @@ fn read_one(path: &Path, origin: Origin, inside: Option<&Path>) -> Result<Custom
     })
 }
 
-/// `(front matter, body)`: the front matter is between a first line `---` and the next
-/// line `---`.
-fn split_front_matter(text: &str) -> (Option<&str>, &str) {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-    else {
-        return (None, text);
-    };
-    let mut pos = 0;
-    for line in rest.split_inclusive('\n') {
-        if line.trim_end() == "---" {
-            return (Some(&rest[..pos]), &rest[pos + line.len()..]);
-        }
-        pos += line.len();
-    }
-    (None, text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::front_matter::split as split_front_matter;
 
     fn write(dir: &Path, name: &str, text: &str) {
         std::fs::create_dir_all(dir).unwrap();

@@ -50,6 +50,12 @@ pub(crate) const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("/checkpoints", "", "list the turns /undo can put back"),
     ("/hooks", "", "the configured hooks and where each comes from"),
+    ("/skills", "", "the loaded skills and where each comes from"),
+    (
+        "/skill",
+        "NAME [PROMPT]",
+        "send PROMPT with the skill NAME loaded (also $NAME in a message)",
+    ),
     (
         "/memory",
         "",
@@ -77,7 +83,8 @@ pub(crate) enum Slash {
     Unknown(String),
 }
 
-/// Parses `input` as a slash command; `None` when it is a message (see `message_text`).
+/// Parses `input` as a slash command; `None` when it is a message (see `message_text`;
+/// `/skill NAME PROMPT` is one, read by the agent).
 pub(crate) fn parse(input: &str) -> Option<Slash> {
     let t = input.trim();
     if !t.starts_with('/') || t.starts_with("//") {
@@ -87,6 +94,11 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
         Some((n, a)) => (n, a.trim()),
         None => (t, ""),
     };
+    // `/skill NAME PROMPT` is a message: the agent sends PROMPT with the skill (or says
+    // there is none of that name, and sends nothing).
+    if name == "/skill" && !arg.is_empty() {
+        return None;
+    }
     let arg = (!arg.is_empty()).then(|| arg.to_string());
     Some(match (name, arg) {
         ("/help" | "/?", _) => Slash::Help,
@@ -121,6 +133,8 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
         ("/checkpoints", _) => Slash::Agent(Op::ListCheckpoints),
         ("/memory" | "/agents-md", _) => Slash::Agent(Op::ListInstructions),
         ("/hooks", _) => Slash::Agent(Op::ListHooks),
+        ("/skills", _) => Slash::Agent(Op::ListSkills),
+        ("/skill", None) => Slash::Usage("usage: /skill NAME [PROMPT] (see /skills)".into()),
         (name, _) => Slash::Unknown(name.to_string()),
     })
 }
@@ -226,6 +240,10 @@ mod tests {
         );
         assert!(matches!(parse("/mcp restart"), Some(Slash::Usage(_))));
         assert!(matches!(parse("/mcp a b"), Some(Slash::Usage(_))));
+        assert_eq!(parse("/skills"), Some(Slash::Agent(Op::ListSkills)));
+        assert!(matches!(parse("/skill"), Some(Slash::Usage(_))));
+        assert_eq!(parse("/skill fmt tidy src/"), None, "a message");
+        assert_eq!(message_text("/skill fmt tidy"), "/skill fmt tidy");
     }
 
     #[test]

@@ -196,6 +196,8 @@ async fn refresh_makes_a_new_tool_appear_in_the_next_request() {
         system_prompt: "You are a test.".into(),
         environment: String::new(),
         instructions: Vec::new(),
+        skills: Default::default(),
+        mode: None,
         resumed: None,
         follow_tree: true,
     };

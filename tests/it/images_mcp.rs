@@ -36,6 +36,8 @@ async fn converse(config: Config) {
         system_prompt: "You are a test.".into(),
         environment: String::new(),
         instructions: Vec::new(),
+        skills: Default::default(),
+        mode: None,
         resumed: None,
         follow_tree: true,
     };

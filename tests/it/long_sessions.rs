@@ -40,6 +40,8 @@ impl Agent {
             system_prompt: "You are a test.".into(),
             environment: String::new(),
             instructions: Vec::new(),
+            skills: Default::default(),
+            mode: None,
             resumed,
             follow_tree: true,
         };

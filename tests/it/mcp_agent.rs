@@ -28,6 +28,8 @@ async fn agent(config: Config, dir: &std::path::Path) -> (TestAgent, ikigai::too
         system_prompt: "You are a test.".into(),
         environment: String::new(),
         instructions: Vec::new(),
+        skills: Default::default(),
+        mode: None,
         resumed: None,
         follow_tree: true,
     };

@@ -47,6 +47,8 @@ async fn turn(vendor: &WindowVendor, system: &str, message: &str) -> Vec<Event> 
         system_prompt: system.to_string(),
         environment: String::new(),
         instructions: Vec::new(),
+        skills: Default::default(),
+        mode: None,
         resumed: None,
         follow_tree: true,
     };

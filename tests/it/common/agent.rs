@@ -51,6 +51,8 @@ impl TestAgent {
             system_prompt: "You are a test.".into(),
             environment: String::new(),
             instructions: Vec::new(),
+            skills: Default::default(),
+            mode: None,
             resumed: None,
             follow_tree: true,
         };
@@ -74,6 +76,8 @@ impl TestAgent {
             system_prompt: "You are a test.".into(),
             environment: String::new(),
             instructions: Vec::new(),
+            skills: Default::default(),
+            mode: None,
             resumed: None,
             follow_tree: true,
         };

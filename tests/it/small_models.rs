@@ -500,12 +500,25 @@ fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turn
         assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
         let reqs = fake.requests();
         let msgs = reqs[0].messages();
+        // The session's folder and date open the conversation's first message, after the
+        // example exchange (the prefix before it is the same for every session).
+        let opening = msgs.last().unwrap()["content"].as_str().unwrap();
+        let (environment, typed) = opening.split_once("\n\n").unwrap();
+        assert_eq!(typed, "code?");
+        assert!(
+            environment.starts_with(&format!("Working directory: {}\n", cwd.path().display())),
+            "{opening}"
+        );
         let pairs: Vec<(String, String)> = msgs[1..]
             .iter()
             .map(|m| {
+                let content = m["content"].as_str().unwrap();
                 (
                     m["role"].as_str().unwrap().to_string(),
-                    m["content"].as_str().unwrap().to_string(),
+                    content
+                        .strip_prefix(&format!("{environment}\n\n"))
+                        .unwrap_or(content)
+                        .to_string(),
                 )
             })
             .collect();
@@ -573,7 +586,14 @@ fn a_local_preset_gets_the_primer_as_one_native_call_never_stored_and_can_turn_i
     ]);
     assert_eq!(msgs[0]["role"], "system");
     assert_eq!(Value::Array(msgs[1..5].to_vec()), primer, "{msgs:#?}");
-    assert_eq!(msgs[5], json!({"role": "user", "content": "code?"}));
+    // The session's folder and date open its first message (after the example exchange).
+    assert_eq!(msgs[5]["role"], "user");
+    let opening = msgs[5]["content"].as_str().unwrap();
+    assert!(
+        opening.starts_with(&format!("Working directory: {}\n", cwd.path().display()))
+            && opening.ends_with("\n\ncode?"),
+        "{opening}"
+    );
     assert_eq!(msgs.len(), 6);
     // Never stored: the next turn of the session sends it once, before the stored turn.
     let msgs = ask("llamacpp", "", &["-c"], "again?");

@@ -17,46 +17,43 @@ use crate::tool_vocab::ToolSchema;
 /// the first response went through).
 pub type Decode = Box<dyn Fn(EventStream) -> EventStream + Send + Sync>;
 
+/// A request as it was sent, owned: the wrapper hands over the history it copied anyway
+/// (the example exchange's, the text protocol's rewrite), never a copy made for this.
+pub struct Sent {
+    pub model: String,
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSchema>,
+    pub stop: Vec<String>,
+    pub max_output_tokens: Option<u64>,
+}
+
 /// A request kept to be sent once more, with the correction after it.
 pub struct Again {
     inner: Arc<dyn Provider>,
-    model: String,
-    system: String,
-    messages: Vec<Message>,
-    tools: Vec<ToolSchema>,
-    stop: Vec<String>,
-    max_output_tokens: Option<u64>,
+    sent: Sent,
     decode: Decode,
 }
 
 impl Again {
-    /// `request` as sent to `inner`, with `correction` as a user message after it.
-    pub fn new(inner: Arc<dyn Provider>, request: &Request<'_>, correction: &str, decode: Decode) -> Self {
-        let mut messages = request.messages.to_vec();
-        messages.push(Message::user(correction));
-        Again {
-            inner,
-            model: request.model.to_string(),
-            system: request.system.to_string(),
-            messages,
-            tools: request.tools.to_vec(),
-            stop: request.stop.to_vec(),
-            max_output_tokens: request.max_output_tokens,
-            decode,
-        }
+    /// `sent` as it went to `inner`, with `correction` as a user message after it.
+    pub fn new(inner: Arc<dyn Provider>, mut sent: Sent, correction: &str, decode: Decode) -> Self {
+        sent.messages.push(Message::user(correction));
+        Again { inner, sent, decode }
     }
 
     async fn send(&self) -> Result<EventStream, ProviderError> {
+        let sent = &self.sent;
         let s = self
             .inner
             .stream(Request {
-                model: &self.model,
-                system: &self.system,
-                messages: &self.messages,
-                tools: &self.tools,
-                stop: &self.stop,
+                model: &sent.model,
+                system: &sent.system,
+                messages: &sent.messages,
+                tools: &sent.tools,
+                stop: &sent.stop,
                 environment: "",
-                max_output_tokens: self.max_output_tokens,
+                max_output_tokens: sent.max_output_tokens,
             })
             .await?;
         Ok((self.decode)(s))

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use async_trait::async_trait;
 use futures_util::StreamExt;
 
-use super::again::{Again, Decode};
+use super::again::{Again, Decode, Sent};
 use super::decode::{RecoveryDecoder, TextDecoder};
 use super::echo::EchoStrip;
 use super::environment;
@@ -71,18 +71,26 @@ impl ToolProtocol {
             max_output_tokens: request.max_output_tokens,
         };
         let inner = self.inner.stream(sent).await?;
-        let decoder = TextDecoder::new(request.tools.to_vec());
-        let prefill = match messages.last() {
+        let prefill_of = |messages: &[Message]| match messages.last() {
             Some(m) if m.kind == Kind::Assistant => m.content.clone(),
             _ => String::new(),
         };
-        let first = text_stream(inner, EchoStrip::new(prefill), decoder);
+        let decoder = TextDecoder::new(request.tools.to_vec());
+        let first = text_stream(inner, EchoStrip::new(prefill_of(&messages)), decoder);
         // Nothing after a command's output (small models stop there): asked once more.
         // The correction follows the continued assistant message, so nothing is echoed.
         let tools = request.tools.to_vec();
         let decode: Decode =
             Box::new(move |s| text_stream(s, EchoStrip::new(String::new()), TextDecoder::new(tools.clone())));
-        Ok(Again::new(self.inner.clone(), &sent, TEXT_CORRECTION, decode).around(first))
+        let sent = Sent {
+            model: request.model.to_string(),
+            system,
+            messages,
+            tools: Vec::new(),
+            stop: stop.to_vec(),
+            max_output_tokens: request.max_output_tokens,
+        };
+        Ok(Again::new(self.inner.clone(), sent, TEXT_CORRECTION, decode).around(first))
     }
 }
 
@@ -159,35 +167,34 @@ impl Provider for ToolProtocol {
         // (A local server's window keeps the history this copies small.)
         // The environment goes before the first message where the history is copied
         // anyway (the example exchange), else after the system prompt, as before.
-        let with_primer: Vec<Message>;
-        let with_environment: std::borrow::Cow<'_, str>;
-        let mut native =
-            if self.mode.native_primer && request.tools.iter().any(|t| t.name == super::calls::SHELL_TOOL) {
-                let mut all = primer();
-                let from = all.len();
-                all.extend_from_slice(request.messages);
-                environment::before_first(&mut all, from, request.environment);
-                with_primer = all;
-                Request {
-                    messages: &with_primer,
-                    environment: "",
-                    ..request
-                }
-            } else {
-                with_environment = environment::after_system(request.system, request.environment);
-                Request {
-                    system: &with_environment,
-                    environment: "",
-                    ..request
-                }
-            };
+        let primed = (self.mode.native_primer
+            && request.tools.iter().any(|t| t.name == super::calls::SHELL_TOOL))
+        .then(|| {
+            let mut all = primer();
+            let from = all.len();
+            all.extend_from_slice(request.messages);
+            environment::before_first(&mut all, from, request.environment);
+            all
+        });
+        let system = match primed {
+            Some(_) => std::borrow::Cow::Borrowed(request.system),
+            None => environment::after_system(request.system, request.environment),
+        };
         // A model that recovery is on for (local presets) may write a tool's result
         // itself in its template's tag: the answer ends where that tag would begin.
-        let with_stops: Vec<String>;
-        if self.mode.recover && !request.tools.is_empty() {
-            with_stops = super::fabricated::stops(native.stop);
-            native.stop = &with_stops;
-        }
+        let recovering = self.mode.recover && !request.tools.is_empty();
+        let stop = if recovering {
+            super::fabricated::stops(request.stop)
+        } else {
+            request.stop.to_vec()
+        };
+        let native = Request {
+            system: &system,
+            messages: primed.as_deref().unwrap_or(request.messages),
+            stop: &stop,
+            environment: "",
+            ..request
+        };
         match self.inner.stream(native).await {
             Err(e) if !request.tools.is_empty() && is_tools_unsupported(&e) => {
                 self.text.store(true, Ordering::Relaxed);
@@ -209,8 +216,17 @@ impl Provider for ToolProtocol {
                         RecoveryDecoder::new(tools.clone()),
                     )
                 });
-                let again = Again::new(self.inner.clone(), &native, super::fabricated::CORRECTION, decode);
-                Ok(again.around(first))
+                // Only where the history was copied anyway (a local preset's example).
+                let Some(messages) = primed else { return Ok(first) };
+                let sent = Sent {
+                    model: request.model.to_string(),
+                    system: system.into_owned(),
+                    messages,
+                    tools: request.tools.to_vec(),
+                    stop,
+                    max_output_tokens: request.max_output_tokens,
+                };
+                Ok(Again::new(self.inner.clone(), sent, super::fabricated::CORRECTION, decode).around(first))
             }
             other => other,
         }

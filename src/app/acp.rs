@@ -1,19 +1,20 @@
-//! `ikigai acp`: sets up one agent for the folder ikigai was started in, as the scripted
-//! run does, and hands it to the ACP front end (`ui::acp`). Nothing here prints: what the
-//! user should know (an untrusted folder's settings left unused, a missing key) goes to
-//! the front end as notices, and from there to the editor as a message.
+//! `ikigai acp`: sets up one agent for the folder ikigai was started in, as every run does
+//! (`setup::start_agent`), and hands it to the ACP front end (`ui::acp`). Nothing here
+//! prints: what the user should know (an untrusted folder's settings left unused, a
+//! missing key) goes to the front end as notices, and from there to the editor as a
+//! message.
 
 use std::sync::Arc;
 
 use tokio::sync::mpsc::unbounded_channel;
 
-use super::{AppError, close_mcp, settings_changed, start_mcp, untrusted_settings};
-use crate::agent::AgentSetup;
+use super::folder::Folder;
+use super::setup::{self, Running};
+use super::{AppError, close_mcp};
 use crate::config::Config;
 use crate::protocol::{Event, NoticeLevel};
 use crate::provider::Resolved;
 use crate::store::Sessions;
-use crate::tools::Registry;
 
 /// Runs the ACP front end until the editor closes stdin. Exit code 0 then.
 pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, AppError> {
@@ -21,36 +22,9 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
     let Resolved { spec, key_vars } = resolved;
     let discovery = crate::tools::discovery::DiscoverySpec::from_config(&config, &cwd, key_vars.clone());
     let (events_tx, events_rx) = unbounded_channel();
-    use crate::permissions::trust::State;
-    // The folder whose `.ikigai/` applies here (the repository's root, run from a
-    // subfolder), under its trust, as in any run.
-    let root = crate::paths::settings_root(&cwd, &|k| crate::environ::var(k));
-    match crate::permissions::trust::state(&root) {
-        State::Trusted => {}
-        State::Changed => {
-            let _ = events_tx.send(Event::notice(NoticeLevel::Warning, settings_changed(&root)));
-        }
-        _ => {
-            // Nobody is asked here: the editor is told once why the folder's own
-            // settings and tools are left out.
-            let mut what = untrusted_settings(&root);
-            what.extend(
-                discovery
-                    .untrusted_tools()
-                    .iter()
-                    .map(|p| format!("project tool {}", p.display())),
-            );
-            if !what.is_empty() {
-                let text = format!(
-                    "{} is not a trusted folder, so its own ikigai settings are not used ({}). \
-                     Run `ikigai trust` in it to use them.",
-                    root.display(),
-                    what.join("; ")
-                );
-                let _ = events_tx.send(Event::notice(NoticeLevel::Warning, text));
-            }
-        }
-    }
+    // Nobody is asked here: the editor is told once why the folder's own settings and
+    // tools are left out.
+    Folder::at(&cwd).tell(&discovery, &events_tx);
     // Somebody is there to answer (the editor asks its user), as in the TUI.
     if config.approval.is_none() {
         config.approval = Some(crate::policy::Mode::Ask);
@@ -60,34 +34,21 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         let _ = events_tx.send(Event::notice(NoticeLevel::Warning, line));
     }
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
-    let registry = Registry::builtin();
-    registry.start_discovery(discovery);
-    let mcp = start_mcp(&config, &key_vars, &cwd, &registry, &events_tx);
-    if let Some(mut notices) = provider.notices() {
-        let tx = events_tx.clone();
-        tokio::spawn(async move {
-            use futures_util::StreamExt;
-            while let Some((level, text)) = notices.next().await {
-                let _ = tx.send(Event::notice(level, text));
-            }
-        });
-    }
-    let today = crate::agent::prompt::today();
-    let (system_prompt, instructions) = super::system_prompt(&config, &cwd, &today, &events_tx);
     let mode = config.approval.unwrap_or(crate::policy::Mode::Ask);
-    let setup = AgentSetup {
+    let wiring = setup::Wiring {
         config,
         provider,
-        registry,
-        sessions: Some(sessions.clone()),
+        key_vars,
         cwd: cwd.clone(),
-        system_prompt,
-        instructions,
+        discovery,
+        sessions: sessions.clone(),
         resumed: None,
+        date: crate::agent::prompt::today(),
         // An editor's session has turns after turns: the tree is followed between them.
         follow_tree: true,
+        start_mcp: true,
     };
-    let agent = crate::agent::spawn(setup, events_tx);
+    let Running { agent, mcp, .. } = setup::start_agent(wiring, events_tx);
     let ctx = crate::ui::acp::AcpContext {
         cwd,
         sessions: Some(sessions),

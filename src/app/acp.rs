@@ -29,6 +29,10 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
     if config.approval.is_none() {
         config.approval = Some(crate::policy::Mode::Ask);
     }
+    let missing_key = spec.missing_key().then(|| crate::ui::acp::MissingKey {
+        provider: spec.name.clone(),
+        var: spec.api_key_env.clone(),
+    });
     let provider = crate::provider::build(spec.clone())?;
     for line in provider.setup_hint() {
         let _ = events_tx.send(Event::notice(NoticeLevel::Warning, line));
@@ -53,6 +57,7 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         cwd,
         sessions: Some(sessions),
         mode,
+        missing_key,
     };
     let result = crate::ui::acp::run(agent, events_rx, ctx).await;
     close_mcp(mcp).await;

@@ -40,8 +40,20 @@ fn client_with_key(
     home: &Path,
     fake: &FakeProvider,
     extra: &[&str],
+    plan: Value,
+    key: Option<&str>,
+) -> Value {
+    client_with_env(home, fake, extra, plan, key, &[])
+}
+
+/// `client_with_key`, with more variables in ikigai's environment.
+fn client_with_env(
+    home: &Path,
+    fake: &FakeProvider,
+    extra: &[&str],
     mut plan: Value,
     key: Option<&str>,
+    envs: &[(&str, &str)],
 ) -> Value {
     let mut command = vec![common::binary().display().to_string()];
     if key.is_some() {
@@ -57,6 +69,7 @@ fn client_with_key(
     if let Some(k) = key {
         cmd.env("OPENAI_API_KEY", k);
     }
+    cmd.envs(envs.iter().copied());
     let mut child = cmd
         .arg(script)
         .arg(plan.to_string())
@@ -561,4 +574,142 @@ fn the_editors_mcp_servers_are_not_started_and_the_editor_is_told() {
         "{out}"
     );
     assert!(!marker.exists(), "the editor's server was not run");
+}
+
+#[test]
+fn the_editor_is_offered_authentication_naming_the_missing_variable_and_never_a_key() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    // Another vendor's key is set: its value must never reach the editor.
+    let secret = "sk-ant-api03-notreallyasecretbutlongenough0123456789";
+    let plan = json!({"steps": [{"do": "initialize"}, {"do": "authenticate", "method": "api_key"},
+        {"do": "authenticate", "method": "oauth"}, {"do": "new"}, {"do": "prompt", "text": "hi"},
+        {"do": "prompt", "text": "/cost"}]});
+    let out = client_with_env(h.path(), &fake, &[], plan, None, &[("ANTHROPIC_API_KEY", secret)]);
+    let methods = step(&out, 0)["result"]["authMethods"].as_array().unwrap().clone();
+    assert_eq!(methods.len(), 1, "{out}");
+    assert_eq!(methods[0]["id"], "api_key");
+    assert!(
+        methods[0]["description"]
+            .as_str()
+            .unwrap()
+            .contains("OPENAI_API_KEY"),
+        "{methods:?}"
+    );
+    // Authenticating cannot set the key: the answer names the variable.
+    let auth = &step(&out, 1)["error"];
+    assert_eq!(auth["code"], -32000, "auth_required: {out}");
+    assert!(auth.to_string().contains("OPENAI_API_KEY"), "{auth}");
+    assert_eq!(step(&out, 2)["error"]["code"], -32602, "unknown method: {out}");
+    // A session opens (stored history can be read); a prompt asks for the key again.
+    assert!(step(&out, 3)["result"]["sessionId"].is_string(), "{out}");
+    let err = &step(&out, 4)["error"];
+    assert_eq!(err["code"], -32000, "{out}");
+    assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+    // A command that needs no model still runs.
+    assert_eq!(step(&out, 5)["result"]["stopReason"], "end_turn", "{out}");
+    assert!(
+        !out.to_string().contains(secret),
+        "a key reached the editor: {out}"
+    );
+    assert!(!out.to_string().contains("notreallyasecret"), "{out}");
+    assert!(fake.requests().is_empty(), "nothing was sent without a key");
+    // With the key set, nothing is offered and authenticating is a no-op.
+    let plan = json!({"steps": [{"do": "initialize"}, {"do": "authenticate", "method": "api_key"}]});
+    let out = client(h.path(), &fake, &[], plan);
+    assert_eq!(step(&out, 0)["result"]["authMethods"], json!([]), "{out}");
+    assert!(step(&out, 1).get("error").is_none(), "{out}");
+}
+
+#[test]
+fn a_commands_output_reaches_the_editor_while_it_runs() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    // The command waits (at most 30 s) for the file the client creates when it has seen
+    // "first" in the call's live content: "second" is printed only if the output
+    // streamed to the editor while the command ran.
+    let go = h.path().join("go");
+    let script = format!(
+        "echo first; for i in $(seq 600); do [ -e {go} ] && break; sleep 0.05; done; \
+         [ -e {go} ] && echo second",
+        go = go.display()
+    );
+    let bash = json!({ "command": script }).to_string();
+    fake.push(Reply::tool_calls(&[("b1", "bash", &bash)]));
+    fake.push(Reply::text("ran"));
+    let plan = json!({
+        "touch_on_output": {"text": "first", "path": go},
+        "steps": [{"do": "initialize"}, {"do": "new"}, {"do": "set_mode", "mode": "auto"},
+                  {"do": "prompt", "text": "run it"}],
+    });
+    let out = client(h.path(), &fake, &[], plan);
+    assert_eq!(step(&out, 3)["result"]["stopReason"], "end_turn", "{out}");
+    assert!(go.exists(), "no live output reached the editor: {out}");
+    let live: Vec<&Value> = updates(&out, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["toolCallId"] == "b1" && u["status"] == "in_progress" && u["content"].is_array())
+        .collect();
+    assert!(!live.is_empty(), "{out}");
+    let finished = updates(&out, "tool_call_update")
+        .into_iter()
+        .rfind(|u| u["toolCallId"] == "b1")
+        .unwrap();
+    assert_eq!(finished["status"], "completed", "{out}");
+    assert!(finished.to_string().contains("second"), "{finished}");
+}
+
+#[test]
+fn slash_and_custom_commands_are_offered_to_the_editor_and_run_from_it() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    let commands = h.path().join(".config/ikigai/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("review.md"),
+        "---\ndescription: review one file\narguments: FILE\n---\nPlease review $1 now.\n",
+    )
+    .unwrap();
+    fake.push(Reply::text("reviewed"));
+    let plan = json!({"steps": [{"do": "initialize"}, {"do": "new"},
+        {"do": "prompt", "text": "/cost"}, {"do": "prompt", "text": "/review a.txt"},
+        {"do": "prompt", "text": "/memory"}, {"do": "prompt", "text": "/resume x"},
+        {"do": "prompt", "text": "/cost"}]});
+    let out = client(h.path(), &fake, &[], plan);
+    for i in 2..=6 {
+        assert_eq!(step(&out, i)["result"]["stopReason"], "end_turn", "{i}: {out}");
+    }
+    let offered = updates(&out, "available_commands_update");
+    assert!(!offered.is_empty(), "{out}");
+    let list = offered[0]["availableCommands"].as_array().unwrap();
+    let find = |n: &str| list.iter().find(|c| c["name"] == n);
+    let review = find("review").unwrap_or_else(|| panic!("{list:?}"));
+    assert_eq!(review["description"], "review one file");
+    assert_eq!(review["input"]["hint"], "FILE");
+    assert!(find("compact").is_some_and(|c| !c["description"].as_str().unwrap().is_empty()));
+    assert!(find("model").is_some() && find("undo").is_some(), "{list:?}");
+    assert!(find("resume").is_none() && find("exit").is_none(), "{list:?}");
+    // Text of each prompt: what came between its start and its end.
+    let text_of = |i: usize| -> String {
+        let from = step(&out, i - 1)["updates_so_far"].as_u64().unwrap() as usize;
+        let to = step(&out, i)["updates_so_far"].as_u64().unwrap() as usize;
+        out["updates"].as_array().unwrap()[from..to]
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(text_of(2).contains("Nothing spent yet"), "{}", text_of(2));
+    // The custom command went to the model as its message; the commands did not.
+    assert_eq!(fake.requests().len(), 1);
+    let sent = fake.requests()[0].body.to_string();
+    assert!(sent.contains("Please review a.txt now."), "{sent}");
+    assert!(!sent.contains("/cost") && !sent.contains("/memory"), "{sent}");
+    assert!(text_of(3).contains("reviewed"));
+    assert!(text_of(4).contains("No instruction files"), "{}", text_of(4));
+    assert!(
+        text_of(5).contains("not available in the editor"),
+        "{}",
+        text_of(5)
+    );
+    assert!(text_of(6).contains("Session cost by model"), "{}", text_of(6));
 }

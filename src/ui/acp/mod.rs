@@ -8,6 +8,7 @@
 //! protocol messages goes to stdout: notices reach the editor as messages (warnings and
 //! errors) or stderr (the rest).
 
+mod commands;
 mod prompt;
 mod replay;
 mod updates;
@@ -16,11 +17,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
+    AvailableCommandsUpdate, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
     NewSessionResponse, PromptCapabilities, PromptRequest, SessionCapabilities, SessionId, SessionInfo,
-    SessionListCapabilities, SessionMode, SessionModeState, SessionNotification, SetSessionModeRequest,
-    SetSessionModeResponse,
+    SessionListCapabilities, SessionMode, SessionModeState, SessionNotification, SessionUpdate,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::{Agent, Client, Stdio};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -29,6 +31,7 @@ use crate::agent::AgentHandle;
 use crate::policy::Mode;
 use crate::protocol::{Event, NoticeLevel, Op};
 use crate::store::Sessions;
+use crate::ui::custom_commands::CustomCommands;
 
 /// Why the ACP front end stopped.
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +50,31 @@ pub struct AcpContext {
     pub sessions: Option<Arc<dyn Sessions>>,
     /// The approval mode at start.
     pub mode: Mode,
+    /// The provider's key is missing: the editor is offered to authenticate, and told
+    /// the variable to set.
+    pub missing_key: Option<MissingKey>,
+}
+
+/// A provider whose key is not set: its name and the variable it reads the key from
+/// (never a key).
+#[derive(Clone, Debug)]
+pub struct MissingKey {
+    pub provider: String,
+    pub var: String,
+}
+
+/// The one authentication method offered: the key in the environment.
+const AUTH_METHOD: &str = "api_key";
+
+impl MissingKey {
+    fn what(&self) -> String {
+        format!(
+            "ikigai reads the key for provider `{}` from {}: set it in the environment the \
+             editor starts ikigai with (the agent server's `env`), then restart the agent; \
+             or choose another provider in ikigai's settings",
+            self.provider, self.var
+        )
+    }
 }
 
 /// The state the handlers share: the agent's side and the session in the editor.
@@ -63,6 +91,9 @@ pub(crate) struct Shared {
     untold: std::sync::Mutex<Vec<String>>,
     cwd: PathBuf,
     sessions: Option<Arc<dyn Sessions>>,
+    /// The user's and a trusted project's custom commands (read again by `/refresh`).
+    custom: std::sync::Mutex<CustomCommands>,
+    missing_key: Option<MissingKey>,
 }
 
 type Cx = agent_client_protocol::v1::ConnectionTo<Client>;
@@ -87,6 +118,41 @@ impl Shared {
             let update = updates::agent_text(&format!("{text}\n\n"));
             let _ = cx.send_notification(SessionNotification::new(session.to_string(), update));
         }
+    }
+
+    pub(crate) fn custom(&self) -> CustomCommands {
+        lock(&self.custom).clone()
+    }
+
+    pub(crate) fn mode(&self) -> Mode {
+        *lock(&self.mode)
+    }
+
+    /// Tells the editor the commands it may offer.
+    fn tell_commands(&self, cx: &Cx, session: &str) {
+        let list = commands::available(&lock(&self.custom));
+        let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(list));
+        let _ = cx.send_notification(SessionNotification::new(session.to_string(), update));
+    }
+
+    /// Reads the command folders again (`/refresh`) and tells the editor the new list.
+    pub(crate) fn reload_commands(&self, cx: &Cx, session: &str) {
+        let (custom, notices) = CustomCommands::load(&self.cwd);
+        *lock(&self.custom) = custom;
+        for text in notices {
+            self.notice(NoticeLevel::Warning, &text);
+        }
+        self.tell(cx, session);
+        self.tell_commands(cx, session);
+    }
+
+    /// Why a prompt cannot go out: the provider's key is missing.
+    pub(crate) fn needs_key(&self) -> Option<agent_client_protocol::Error> {
+        let m = self.missing_key.as_ref()?;
+        Some(
+            agent_client_protocol::Error::auth_required()
+                .data(serde_json::json!({"message": format!("No API key: {}.", m.what())})),
+        )
     }
 
     /// Waits for the agent's next `SessionStarted`; an error notice before it (a session
@@ -173,6 +239,7 @@ pub async fn run(
     events: UnboundedReceiver<Event>,
     ctx: AcpContext,
 ) -> Result<u8, AcpError> {
+    let (custom, notices) = CustomCommands::load(&ctx.cwd);
     let shared = Arc::new(Shared {
         ops: agent.ops.clone(),
         events: tokio::sync::Mutex::new(events),
@@ -182,8 +249,15 @@ pub async fn run(
         untold: std::sync::Mutex::new(Vec::new()),
         cwd: ctx.cwd,
         sessions: ctx.sessions,
+        custom: std::sync::Mutex::new(custom),
+        missing_key: ctx.missing_key,
     });
-    let (s1, s2, s3, s4, s5, s6, s7) = (
+    for text in notices {
+        shared.notice(NoticeLevel::Warning, &text);
+    }
+    let s0b = shared.clone();
+    let (s0, s1, s2, s3, s4, s5, s6, s7) = (
+        shared.clone(),
         shared.clone(),
         shared.clone(),
         shared.clone(),
@@ -198,6 +272,17 @@ pub async fn run(
         .on_receive_request(
             async move |req: InitializeRequest, responder, _cx| {
                 let _ = req;
+                // Offered only when the provider's key is missing: what it says is where
+                // the key goes (never a key).
+                let auth: Vec<AuthMethod> = s0
+                    .missing_key
+                    .iter()
+                    .map(|m| {
+                        AuthMethod::Agent(
+                            AuthMethodAgent::new(AUTH_METHOD, format!("Set {}", m.var)).description(m.what()),
+                        )
+                    })
+                    .collect();
                 let caps = AgentCapabilities::new()
                     .load_session(true)
                     .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
@@ -205,8 +290,24 @@ pub async fn run(
                 responder.respond(
                     InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
                         .agent_capabilities(caps)
+                        .auth_methods(auth)
                         .agent_info(Implementation::new("ikigai", env!("CARGO_PKG_VERSION"))),
                 )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: AuthenticateRequest, responder, _cx: Cx| {
+                if &*req.method_id.0 != AUTH_METHOD {
+                    return responder.respond_with_error(agent_client_protocol::Error::invalid_params().data(
+                        serde_json::json!({"message": format!("no authentication method {}", req.method_id.0)}),
+                    ));
+                }
+                // The key is read from the environment at start; nothing here can set it.
+                match s0b.needs_key() {
+                    Some(e) => responder.respond_with_error(e),
+                    None => responder.respond(AuthenticateResponse::new()),
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -231,6 +332,7 @@ pub async fn run(
                             *lock(&s.current) = Some(id.clone());
                             responder.respond(NewSessionResponse::new(id.clone()).modes(s.modes()))?;
                             s.tell(&cx, &id);
+                            s.tell_commands(&cx, &id);
                             Ok(())
                         }
                         Err(e) => responder.respond_with_error(error(e)),
@@ -264,6 +366,7 @@ pub async fn run(
                             }
                             responder.respond(LoadSessionResponse::new().modes(s.modes()))?;
                             s.tell(&cx, &id);
+                            s.tell_commands(&cx, &id);
                             Ok(())
                         }
                         Err(e) => responder.respond_with_error(error(e)),

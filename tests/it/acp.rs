@@ -557,23 +557,71 @@ fn a_missing_key_is_told_naming_the_variable_and_the_prompt_fails_with_it_not_th
     assert!(fake.requests().is_empty(), "nothing was sent without a key");
 }
 
+/// The MCP fixture server (tests/fixtures/mcp/server.py) as the editor gives it: stdio,
+/// offering the tools `MCP_FIXTURE_TOOLS` names (set through the editor's `env`).
+fn fixture_server(name: &str, marker: &Path) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/server.py");
+    json!({"name": name, "command": "/bin/sh",
+        "args": ["-c", format!("touch {} && exec python3 {} named", marker.display(), script.display())],
+        "env": [{"name": "MCP_FIXTURE_TOOLS", "value": "[[\"ping\", \"answers ping\"]]"}]})
+}
+
 #[test]
-fn the_editors_mcp_servers_are_not_started_and_the_editor_is_told() {
+fn the_editors_mcp_servers_are_not_started_in_an_untrusted_folder_and_the_editor_is_told() {
     let fake = FakeProvider::start();
     let h = tempfile::tempdir().unwrap();
     let marker = h.path().join("started");
-    let server = json!({"name": "editors", "command": "/bin/sh",
-        "args": ["-c", format!("touch {}", marker.display())], "env": []});
     fake.push(Reply::text("ok"));
-    let plan = json!({"steps": [{"do": "initialize"}, {"do": "new", "mcp_servers": [server]},
+    let plan = json!({"steps": [{"do": "initialize"},
+        {"do": "new", "mcp_servers": [fixture_server("editors", &marker)]},
         {"do": "prompt", "text": "hi"}]});
     let out = client(h.path(), &fake, &[], plan);
     assert_eq!(step(&out, 2)["result"]["stopReason"], "end_turn", "{out}");
+    let told = said(&out, "agent_message_chunk");
     assert!(
-        said(&out, "agent_message_chunk").contains("MCP servers (1) are not used"),
+        told.contains("MCP servers (1: editors) are not started") && told.contains("ikigai trust"),
         "{out}"
     );
     assert!(!marker.exists(), "the editor's server was not run");
+    let sent = fake.requests()[0].body.to_string();
+    assert!(!sent.contains("editors__ping"), "{sent}");
+}
+
+#[test]
+fn the_editors_mcp_servers_join_the_session_in_a_trusted_folder_and_refused_ones_are_told() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    let trusted = common::run_in(h.path(), h.path(), &["trust"]);
+    assert!(trusted.status.success(), "{}", common::text(&trusted.stderr));
+    let marker = h.path().join("started");
+    fake.push(Reply::tool_calls(&[("m1", "ed__ping", "{}")]));
+    fake.push(Reply::text("pinged"));
+    // Refused as a settings file's entry would be: the name, the URL's scheme.
+    let bad_name = json!({"name": "two__parts", "command": "/bin/true", "args": [], "env": []});
+    let bad_url = json!({"type": "http", "name": "web", "url": "ftp://x/", "headers": []});
+    let plan = json!({
+        "answers": ["allow_once"],
+        "steps": [{"do": "initialize"},
+            {"do": "new", "mcp_servers": [fixture_server("ed", &marker), bad_name, bad_url]},
+            {"do": "prompt", "text": "ping it"}]});
+    let out = client(h.path(), &fake, &[], plan);
+    assert_eq!(step(&out, 2)["result"]["stopReason"], "end_turn", "{out}");
+    assert!(marker.exists(), "the editor's server ran");
+    // Offered to the model beside the built-ins, and called through the permission engine.
+    let sent = fake.requests()[0].body.to_string();
+    assert!(sent.contains("ed__ping"), "{sent}");
+    let done = updates(&out, "tool_call_update");
+    let last = done.iter().rfind(|u| u["toolCallId"] == "m1").unwrap();
+    assert_eq!(last["status"], "completed", "{out}");
+    assert!(last.to_string().contains("ping ran"), "{last}");
+    assert_eq!(
+        out["permissions"].as_array().unwrap().len(),
+        1,
+        "ask mode asked: {out}"
+    );
+    let told = said(&out, "agent_message_chunk");
+    assert!(told.contains("mcp_servers.two__parts"), "{told}");
+    assert!(told.contains("mcp_servers.web.url"), "{told}");
 }
 
 #[test]

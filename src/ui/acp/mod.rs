@@ -9,6 +9,7 @@
 //! errors) or stderr (the rest).
 
 mod commands;
+mod mcp;
 mod prompt;
 mod replay;
 mod updates;
@@ -53,7 +54,17 @@ pub struct AcpContext {
     /// The provider's key is missing: the editor is offered to authenticate, and told
     /// the variable to set.
     pub missing_key: Option<MissingKey>,
+    /// Lets the editor's MCP servers join the session's (`session/new`, `session/load`).
+    pub join_mcp: JoinMcp,
 }
+
+/// Makes the session's MCP servers the configured ones and these of the editor (as far
+/// as trust lets them join); answers what the editor should be told.
+pub type JoinMcp = Arc<
+    dyn Fn(Vec<crate::config::mcp::ServerSpec>) -> futures_util::future::BoxFuture<'static, Vec<String>>
+        + Send
+        + Sync,
+>;
 
 /// A provider whose key is not set: its name and the variable it reads the key from
 /// (never a key).
@@ -94,6 +105,7 @@ pub(crate) struct Shared {
     /// The user's and a trusted project's custom commands (read again by `/refresh`).
     custom: std::sync::Mutex<CustomCommands>,
     missing_key: Option<MissingKey>,
+    join: JoinMcp,
 }
 
 type Cx = agent_client_protocol::v1::ConnectionTo<Client>;
@@ -186,17 +198,12 @@ impl Shared {
         Ok(())
     }
 
-    /// The editor's own MCP servers do not join the session yet: it is told so (they are
-    /// never started, so nothing runs that the user did not configure in ikigai).
-    fn unused_mcp(&self, n: usize) {
-        if n > 0 {
-            self.notice(
-                NoticeLevel::Warning,
-                &format!(
-                    "The editor's MCP servers ({n}) are not used yet: configure them in ikigai's \
-                     settings (`[mcp_servers]`) to use them here."
-                ),
-            );
+    /// The editor's MCP servers join the session (as far as the app lets them: trust);
+    /// what is left out, and why, is told.
+    async fn join_mcp(&self, servers: &[agent_client_protocol::v1::schema::McpServer]) {
+        let (specs, refused) = mcp::specs(servers);
+        for text in refused.into_iter().chain((self.join)(specs).await) {
+            self.notice(NoticeLevel::Warning, &text);
         }
     }
 
@@ -251,6 +258,7 @@ pub async fn run(
         sessions: ctx.sessions,
         custom: std::sync::Mutex::new(custom),
         missing_key: ctx.missing_key,
+        join: ctx.join_mcp,
     });
     for text in notices {
         shared.notice(NoticeLevel::Warning, &text);
@@ -318,7 +326,7 @@ pub async fn run(
                     if let Err(e) = same_folder(&s.cwd, &req.cwd) {
                         return responder.respond_with_error(e);
                     }
-                    s.unused_mcp(req.mcp_servers.len());
+                    s.join_mcp(&req.mcp_servers).await;
                     let mut events = s.events.lock().await;
                     let started = if s.fresh.swap(false, std::sync::atomic::Ordering::SeqCst) {
                         s.session_started(&mut events).await
@@ -348,7 +356,7 @@ pub async fn run(
                     if let Err(e) = same_folder(&s.cwd, &req.cwd) {
                         return responder.respond_with_error(e);
                     }
-                    s.unused_mcp(req.mcp_servers.len());
+                    s.join_mcp(&req.mcp_servers).await;
                     let mut events = s.events.lock().await;
                     let loaded = match s.skip_fresh(&mut events).await {
                         Ok(()) => {

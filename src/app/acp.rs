@@ -49,6 +49,7 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
     let sessions: Arc<dyn Sessions> = crate::store::open(&config, events_tx.clone());
     let mode = config.approval.unwrap_or(crate::policy::Mode::Ask);
     let settings = config.clone();
+    let models = offered_models(&config);
     let wiring = setup::Wiring {
         config,
         provider,
@@ -85,10 +86,27 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         mode,
         missing_key,
         join_mcp,
+        model: format!("{}/{}", spec.name, spec.model),
+        models,
     };
     let result = crate::ui::acp::run(agent, events_rx, ctx).await;
     editor_mcp.close().await;
     Ok(result?)
+}
+
+/// The models the editor may choose from, as `provider/model` (each provider's
+/// configured model): the providers with a key set and the configured sections, known
+/// without asking any endpoint.
+fn offered_models(config: &Config) -> Vec<String> {
+    crate::provider::names(config)
+        .into_iter()
+        .filter_map(|name| {
+            let spec = crate::provider::spec_for(config, &name, None, &crate::provider::env_key).ok()?;
+            let usable =
+                spec.api_key.is_some() || (config.providers.contains_key(&name) && !spec.missing_key());
+            usable.then(|| format!("{name}/{}", spec.model))
+        })
+        .collect()
 }
 
 /// The session's MCP servers: the configured ones and the editor's (in a trusted folder).

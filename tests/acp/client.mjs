@@ -91,6 +91,14 @@ await app.connectWith(stream, async (ctx) => {
           session = step.id;
           break;
         }
+        case "set_option": {
+          record.result = await ctx.request(methods.agent.session.setConfigOption, {
+            sessionId: session,
+            configId: step.id,
+            value: step.value,
+          });
+          break;
+        }
         case "authenticate": {
           record.result = await ctx.request(methods.agent.authenticate, { methodId: step.method });
           break;

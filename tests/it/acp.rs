@@ -761,3 +761,87 @@ fn slash_and_custom_commands_are_offered_to_the_editor_and_run_from_it() {
     );
     assert!(text_of(6).contains("Session cost by model"), "{}", text_of(6));
 }
+
+#[test]
+fn the_editor_chooses_the_model_among_the_usable_providers_and_the_next_request_uses_it() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    let config = h.path().join(".config/ikigai");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[providers.second]\nkind = \"openai-chat\"\nbase_url = \"{url}\"\nmodel = \"second-model\"\n\
+             api_key_env = \"SECOND_TEST_KEY\"\n\n\
+             [providers.nokey]\nkind = \"openai-chat\"\nbase_url = \"{url}\"\nmodel = \"c\"\n\
+             api_key_env = \"UNSET_TEST_KEY\"\n",
+            url = fake.base_url
+        ),
+    )
+    .unwrap();
+    fake.push(Reply::text("first"));
+    fake.push(Reply::text("second"));
+    let plan = json!({"steps": [{"do": "initialize"}, {"do": "new"},
+        {"do": "prompt", "text": "one"},
+        {"do": "set_option", "id": "model", "value": "second/second-model"},
+        {"do": "prompt", "text": "two"},
+        {"do": "set_option", "id": "model", "value": "nokey/c"},
+        {"do": "set_option", "id": "mode", "value": "read-only"},
+        {"do": "set_option", "id": "mode", "value": "yolo"}]});
+    let out = client_with_env(
+        h.path(),
+        &fake,
+        &[],
+        plan,
+        Some("k"),
+        &[("SECOND_TEST_KEY", "second-secret-key-value")],
+    );
+    let options = step(&out, 1)["result"]["configOptions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let model = options
+        .iter()
+        .find(|o| o["id"] == "model")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(model["category"], "model");
+    let first = model["currentValue"].as_str().unwrap().to_string();
+    assert!(first.starts_with("openai/"), "{model}");
+    let values: Vec<&str> = model["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert!(values.contains(&"second/second-model"), "{values:?}");
+    // A provider whose key is not set is not offered, and cannot be chosen.
+    assert!(!values.iter().any(|v| v.starts_with("nokey/")), "{values:?}");
+    let chosen = &step(&out, 3)["result"]["configOptions"];
+    assert!(
+        chosen
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["id"] == "model" && o["currentValue"] == "second/second-model"),
+        "{out}"
+    );
+    let models: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(models.len(), 2, "{models:?}");
+    assert_eq!(models[1], "second-model", "{models:?}");
+    assert_ne!(models[0], "second-model");
+    assert_eq!(step(&out, 5)["error"]["code"], -32602, "{out}");
+    let mode = &step(&out, 6)["result"]["configOptions"];
+    assert!(
+        mode.as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["id"] == "mode" && o["currentValue"] == "read-only"),
+        "{out}"
+    );
+    assert_eq!(step(&out, 7)["error"]["code"], -32602, "{out}");
+    assert!(!out.to_string().contains("second-secret-key-value"));
+}

@@ -10,6 +10,7 @@
 
 mod commands;
 mod mcp;
+mod options;
 mod prompt;
 mod replay;
 mod updates;
@@ -19,11 +20,12 @@ use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
-    AvailableCommandsUpdate, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, SessionCapabilities, SessionId, SessionInfo,
-    SessionListCapabilities, SessionMode, SessionModeState, SessionNotification, SessionUpdate,
-    SetSessionModeRequest, SetSessionModeResponse,
+    AvailableCommandsUpdate, CancelNotification, ConfigOptionUpdate, Implementation, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, SessionCapabilities, SessionId,
+    SessionInfo, SessionListCapabilities, SessionMode, SessionModeState, SessionNotification, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::{Agent, Client, Stdio};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -56,6 +58,10 @@ pub struct AcpContext {
     pub missing_key: Option<MissingKey>,
     /// Lets the editor's MCP servers join the session's (`session/new`, `session/load`).
     pub join_mcp: JoinMcp,
+    /// The model at start, as `provider/model`.
+    pub model: String,
+    /// The models offered to choose from, as `provider/model`.
+    pub models: Vec<String>,
 }
 
 /// Makes the session's MCP servers the configured ones and these of the editor (as far
@@ -106,6 +112,9 @@ pub(crate) struct Shared {
     custom: std::sync::Mutex<CustomCommands>,
     missing_key: Option<MissingKey>,
     join: JoinMcp,
+    /// The current model, as `provider/model`.
+    model: std::sync::Mutex<String>,
+    models: Vec<String>,
 }
 
 type Cx = agent_client_protocol::v1::ConnectionTo<Client>;
@@ -176,7 +185,10 @@ impl Shared {
         loop {
             match events.recv().await {
                 None => return Err("the agent stopped".into()),
-                Some(Event::SessionStarted { id, history, .. }) => {
+                Some(Event::SessionStarted {
+                    id, history, model, ..
+                }) => {
+                    self.keep_model(&model);
                     return Ok((id.unwrap_or_else(|| "ikigai".into()), history));
                 }
                 Some(Event::Notice {
@@ -212,18 +224,73 @@ impl Shared {
         let modes = Mode::ALL
             .iter()
             .map(|m| {
-                let (name, what) = match m {
-                    Mode::Auto => ("Auto", "runs every call the rules allow without asking"),
-                    Mode::Ask => (
-                        "Ask",
-                        "asks before a call that writes, runs or reaches the network",
-                    ),
-                    Mode::ReadOnly => ("Read-only", "reads only; refuses everything else"),
-                };
+                let (name, what) = mode_name(*m);
                 SessionMode::new(m.as_str(), name).description(what.to_string())
             })
             .collect();
         SessionModeState::new(current.as_str(), modes)
+    }
+
+    /// The configuration options with their current values.
+    fn options(&self) -> Vec<agent_client_protocol::v1::schema::SessionConfigOption> {
+        options::all(&self.models, &lock(&self.model), self.mode())
+    }
+
+    /// Keeps track of the model from the agent's events.
+    pub(crate) fn follow_model(&self, ev: &Event) {
+        match ev {
+            Event::ModelChanged { model, provider } => *lock(&self.model) = format!("{provider}/{model}"),
+            Event::SessionStarted { model, .. } => self.keep_model(model),
+            _ => {}
+        }
+    }
+
+    /// The session's model changed, on the same provider.
+    fn keep_model(&self, model: &str) {
+        let mut cur = lock(&self.model);
+        let provider = cur
+            .split_once('/')
+            .map(|(p, _)| p.to_string())
+            .unwrap_or_default();
+        *cur = format!("{provider}/{model}");
+    }
+
+    /// Tells the editor the options' current values.
+    pub(crate) fn tell_options(&self, cx: &Cx, session: &str) {
+        let update = SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(self.options()));
+        let _ = cx.send_notification(SessionNotification::new(session.to_string(), update));
+    }
+
+    /// Switches the model (`provider/model`, one of those offered): `Op::SetModel`, then
+    /// the mode set again to what it is, whose answer comes after the switch's.
+    async fn set_model(&self, id: &str) -> Result<(), String> {
+        if !self.models.iter().any(|m| m == id) && *lock(&self.model) != id {
+            return Err(format!("{id} is not one of the models offered"));
+        }
+        let mut events = self.events.lock().await;
+        let mode = self.mode();
+        if self.ops.send(Op::SetModel(id.to_string())).is_err()
+            || self.ops.send(Op::SetApprovalMode(mode)).is_err()
+        {
+            return Err("the agent stopped".into());
+        }
+        let mut failed = None;
+        loop {
+            match events.recv().await {
+                None => return Err("the agent stopped".into()),
+                Some(Event::ApprovalMode { .. }) => break,
+                Some(Event::Notice {
+                    level: NoticeLevel::Error,
+                    text,
+                }) => failed = Some(text),
+                Some(Event::Notice { level, text }) => self.notice(level, &text),
+                Some(ev) => self.follow_model(&ev),
+            }
+        }
+        match failed {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
     }
 
     fn check_session(&self, id: &SessionId) -> Result<String, agent_client_protocol::Error> {
@@ -232,6 +299,18 @@ impl Shared {
             _ => Err(agent_client_protocol::Error::invalid_params()
                 .data(serde_json::json!({"message": format!("no open session {}", id.0)}))),
         }
+    }
+}
+
+/// A mode's name and what it does, as the editor shows them.
+fn mode_name(m: Mode) -> (&'static str, &'static str) {
+    match m {
+        Mode::Auto => ("Auto", "runs every call the rules allow without asking"),
+        Mode::Ask => (
+            "Ask",
+            "asks before a call that writes, runs or reaches the network",
+        ),
+        Mode::ReadOnly => ("Read-only", "reads only; refuses everything else"),
     }
 }
 
@@ -259,11 +338,14 @@ pub async fn run(
         custom: std::sync::Mutex::new(custom),
         missing_key: ctx.missing_key,
         join: ctx.join_mcp,
+        model: std::sync::Mutex::new(ctx.model),
+        models: ctx.models,
     });
     for text in notices {
         shared.notice(NoticeLevel::Warning, &text);
     }
     let s0b = shared.clone();
+    let s8 = shared.clone();
     let (s0, s1, s2, s3, s4, s5, s6, s7) = (
         shared.clone(),
         shared.clone(),
@@ -338,7 +420,9 @@ pub async fn run(
                     match started {
                         Ok((id, _)) => {
                             *lock(&s.current) = Some(id.clone());
-                            responder.respond(NewSessionResponse::new(id.clone()).modes(s.modes()))?;
+                            responder.respond(NewSessionResponse::new(id.clone())
+                                    .modes(s.modes())
+                                    .config_options(s.options()))?;
                             s.tell(&cx, &id);
                             s.tell_commands(&cx, &id);
                             Ok(())
@@ -372,7 +456,7 @@ pub async fn run(
                             for update in replay::updates(&history, &s.cwd) {
                                 cx.send_notification(SessionNotification::new(id.clone(), update))?;
                             }
-                            responder.respond(LoadSessionResponse::new().modes(s.modes()))?;
+                            responder.respond(LoadSessionResponse::new().modes(s.modes()).config_options(s.options()))?;
                             s.tell(&cx, &id);
                             s.tell_commands(&cx, &id);
                             Ok(())
@@ -411,7 +495,7 @@ pub async fn run(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: SetSessionModeRequest, responder, _cx: Cx| {
+            async move |req: SetSessionModeRequest, responder, cx: Cx| {
                 if let Err(e) = s4.check_session(&req.session_id) {
                     return responder.respond_with_error(e);
                 }
@@ -419,13 +503,45 @@ pub async fn run(
                     Ok(mode) => {
                         *lock(&s4.mode) = mode;
                         let _ = s4.ops.send(Op::SetApprovalMode(mode));
-                        responder.respond(SetSessionModeResponse::new())
+                        responder.respond(SetSessionModeResponse::new())?;
+                        // Editors that show options instead of modes see the change too.
+                        s4.tell_options(&cx, &req.session_id.0);
+                        Ok(())
                     }
                     Err(e) => responder.respond_with_error(
                         agent_client_protocol::Error::invalid_params()
                             .data(serde_json::json!({"message": e})),
                     ),
                 }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionConfigOptionRequest, responder, cx: Cx| {
+                let s = s8.clone();
+                if let Err(e) = s.check_session(&req.session_id) {
+                    return responder.respond_with_error(e);
+                }
+                cx.spawn(async move {
+                    let bad = |m: String| {
+                        agent_client_protocol::Error::invalid_params().data(serde_json::json!({"message": m}))
+                    };
+                    let Some(value) = req.value.as_value_id().map(|v| v.0.to_string()) else {
+                        return responder.respond_with_error(bad(format!("{} takes one of its values", req.config_id.0)));
+                    };
+                    let done = match &*req.config_id.0 {
+                        options::MODEL => s.set_model(&value).await,
+                        options::MODE => Mode::parse(&value).map(|mode| {
+                            *lock(&s.mode) = mode;
+                            let _ = s.ops.send(Op::SetApprovalMode(mode));
+                        }),
+                        other => Err(format!("no configuration option {other}")),
+                    };
+                    match done {
+                        Ok(()) => responder.respond(SetSessionConfigOptionResponse::new(s.options())),
+                        Err(why) => responder.respond_with_error(bad(why)),
+                    }
+                })
             },
             agent_client_protocol::on_receive_request!(),
         )

@@ -125,6 +125,7 @@ pub(crate) async fn run(
                 last_error.unwrap_or_else(|| "the agent stopped unexpectedly".into()),
             ));
         };
+        s.follow_model(&ev);
         match ev {
             Event::TextDelta { text } => send(cx, session, updates::agent_text(&text)),
             Event::ReasoningDelta { text } => send(cx, session, updates::thought(&text)),
@@ -238,6 +239,7 @@ async fn command(
             None => return Err(super::error("the agent stopped unexpectedly")),
             Some(Event::ApprovalMode { .. }) => break,
             Some(ev) => {
+                s.follow_model(&ev);
                 if let Some(text) = commands::answer_text(&ev) {
                     send(
                         cx,
@@ -249,6 +251,8 @@ async fn command(
         }
     }
     drop(events);
+    // `/model` may have switched it.
+    s.tell_options(cx, session);
     if refresh {
         // The command folders are read again too.
         s.reload_commands(cx, session);

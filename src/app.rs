@@ -82,10 +82,19 @@ pub fn load_config(cli: &crate::cli::Cli) -> Result<Loaded, AppError> {
 /// when it cannot be enforced.
 fn install_sandbox(cli: &crate::cli::Cli, config: &Config) -> Result<(), AppError> {
     use crate::cli::Command;
-    if !matches!(
-        cli.command,
-        None | Some(Command::Tool(_) | Command::Sandbox(_) | Command::Acp)
-    ) {
+    // `mcp serve --tools` runs the built-in tools in this process.
+    let serves_tools = matches!(
+        &cli.command,
+        Some(Command::Mcp(crate::cli::McpArgs {
+            action: crate::cli::McpAction::Serve { tools: true, .. },
+        }))
+    );
+    if !serves_tools
+        && !matches!(
+            cli.command,
+            None | Some(Command::Tool(_) | Command::Sandbox(_) | Command::Acp)
+        )
+    {
         return Ok(());
     }
     let cwd = std::env::current_dir()?;
@@ -148,11 +157,12 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
             let (get, json) = match &args.action {
                 crate::cli::McpAction::List { json } => (None, *json),
                 crate::cli::McpAction::Get { name, json } => (Some(name.as_str()), *json),
-                crate::cli::McpAction::Serve { mode } => {
+                crate::cli::McpAction::Serve { mode, tools } => {
                     let serve = crate::ui::mcp_serve::Serve {
                         config,
                         args: serve_args(&cli, *mode),
                         cwd: std::env::current_dir()?,
+                        builtins: tools.then(|| (*mode).into()),
                     };
                     return Ok(crate::ui::mcp_serve::run(serve).await?);
                 }

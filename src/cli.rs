@@ -146,6 +146,11 @@ pub enum McpAction {
         /// `auto` (everything a deny rule does not forbid).
         #[arg(long, value_enum, value_name = "MODE", default_value = "read-only")]
         mode: ApprovalArg,
+        /// Offer ikigai's built-in tools too (glob, grep, file_read, list_dir, file_write,
+        /// file_edit, bash, web_fetch), each call decided by the permission engine in
+        /// `--mode` and run in this folder under the sandbox; what would ask is refused.
+        #[arg(long)]
+        tools: bool,
     },
 }
 

@@ -157,12 +157,16 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
             let (get, json) = match &args.action {
                 crate::cli::McpAction::List { json } => (None, *json),
                 crate::cli::McpAction::Get { name, json } => (Some(name.as_str()), *json),
-                crate::cli::McpAction::Serve { mode, tools } => {
+                crate::cli::McpAction::Serve { mode, tools, http } => {
+                    if let Some(addr) = http {
+                        crate::ui::mcp_serve::http::check_addr(addr).map_err(AppError::Usage)?;
+                    }
                     let serve = crate::ui::mcp_serve::Serve {
                         config,
                         args: serve_args(&cli, *mode),
                         cwd: std::env::current_dir()?,
                         builtins: tools.then(|| (*mode).into()),
+                        http: *http,
                     };
                     return Ok(crate::ui::mcp_serve::run(serve).await?);
                 }

@@ -151,6 +151,11 @@ pub enum McpAction {
         /// `--mode` and run in this folder under the sandbox; what would ask is refused.
         #[arg(long)]
         tools: bool,
+        /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio; ADDR is a loopback
+        /// address and port (`127.0.0.1:8765`; port 0 picks one). Every request needs the
+        /// bearer token printed on stderr at start (or the one in $IKIGAI_MCP_TOKEN).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
     },
 }
 

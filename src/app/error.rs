@@ -74,6 +74,7 @@ impl AppError {
             | AppError::TrustCmd(TrustCmdError::Trust(
                 TrustError::Folder { .. } | TrustError::NotUtf8(_),
             ))
+            | AppError::McpServe(crate::ui::mcp_serve::ServeError::Address(_))
             | AppError::Sandbox(_) => 2,
             _ => 1,
         }

@@ -404,9 +404,117 @@ fn the_built_in_tools_are_offered_behind_a_flag_and_the_permission_engine_and_sa
     assert!(failed(&out, 2) && said_by(&out, 2).contains("deny rule"), "{out}");
     assert!(failed(&out, 3), "{out}");
     // A command's denied write is its own failure (exit code 1), said with the sandbox's why.
-    assert!(said_by(&out, 4).contains("sandbox: write outside the workspace denied"), "{out}");
+    assert!(
+        said_by(&out, 4).contains("sandbox: write outside the workspace denied"),
+        "{out}"
+    );
     assert!(
         !escaped.exists(),
         "the sandbox kept the write inside the folder: {out}"
     );
+}
+
+/// The status line's code of one raw HTTP request to `addr`.
+fn status_of(addr: &str, request: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    conn.write_all(request.as_bytes()).unwrap();
+    let mut head = [0u8; 12];
+    conn.read_exact(&mut head).unwrap();
+    common::text(&head[9..12]).parse().unwrap()
+}
+
+#[test]
+fn streamable_http_on_loopback_needs_the_token_and_serves_the_reference_client() {
+    use std::io::BufRead;
+    let home = tempfile::tempdir().unwrap();
+    let p = project(home.path());
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("over http"));
+    // Only loopback: anything else is refused before anything listens.
+    let wide = common::run_in(home.path(), &p, &["mcp", "serve", "--http", "0.0.0.0:0"]);
+    assert_eq!(wide.status.code(), Some(2), "{}", common::text(&wide.stderr));
+    assert!(common::text(&wide.stderr).contains("loopback"));
+    let mut server = common::ikigai(home.path())
+        .args([
+            "--base-url",
+            &fake.base_url,
+            "mcp",
+            "serve",
+            "--tools",
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .env("OPENAI_API_KEY", "test-key")
+        .current_dir(&p)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(server.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    let token = first
+        .split("token ")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(token.len() >= 32, "{first}");
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    // Without the token, or with another: 401, whatever is asked.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let post = |auth: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{init}",
+            init.len()
+        )
+    };
+    for auth in [
+        "",
+        "Authorization: Bearer wrong\r\n",
+        "Authorization: Basic x\r\n",
+    ] {
+        assert_eq!(status_of(&addr, &post(auth)), 401, "{auth:?}");
+    }
+    let get = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    assert_eq!(status_of(&addr, &get), 401);
+    // With it, the reference client lists and calls tools, a turn included.
+    let plan = json!({
+        "url": url,
+        "token": token,
+        "calls": [{"name": "glob", "arguments": {"pattern": "*.txt"}},
+                  {"name": "ikigai", "arguments": {"prompt": "say it"}}],
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/client.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg(sdk())
+        .arg(plan.to_string())
+        .output()
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = server.wait().unwrap();
+    let stdout = common::text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", common::text(&out.stderr));
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert!(v["tools"].as_array().unwrap().iter().any(|t| t == "glob"), "{v}");
+    assert!(text_of(&v["results"][0]).contains("notes.txt"), "{v}");
+    assert!(text_of(&v["results"][1]).contains("over http"), "{v}");
+    assert!(status.success(), "SIGTERM ends the server cleanly: {status:?}");
 }

@@ -11,6 +11,7 @@
 //! `--tools` the permission engine and the tool registry; never the agent.
 
 mod builtin;
+pub mod http;
 mod turn;
 
 use std::collections::HashMap;
@@ -37,6 +38,9 @@ pub enum ServeError {
     Program(std::io::Error),
     #[error("the MCP connection failed: {0}")]
     Connection(String),
+    /// `--http` names an address it may not serve on (the user's to fix).
+    #[error("{0}")]
+    Address(String),
 }
 
 /// The server's settings: which program a turn runs, with which options.
@@ -48,6 +52,8 @@ pub struct Serve {
     pub cwd: PathBuf,
     /// Offer the built-in tools, decided in this approval mode (`--tools`).
     pub builtins: Option<crate::policy::Mode>,
+    /// Serve Streamable HTTP on this loopback address instead of stdio (`--http`).
+    pub http: Option<std::net::SocketAddr>,
 }
 
 /// Serves MCP on stdin/stdout until the client closes the connection.
@@ -68,6 +74,9 @@ pub async fn run(serve: Serve) -> Result<u8, ServeError> {
         folders: Arc::new(Mutex::new(HashMap::new())),
         turns: turns.clone(),
     };
+    if let Some(addr) = server.serve.http {
+        return http::serve(server, addr).await.map(|()| 0);
+    }
     let running = server
         .serve((tokio::io::stdin(), tokio::io::stdout()))
         .await
@@ -87,6 +96,7 @@ pub async fn run(serve: Serve) -> Result<u8, ServeError> {
     ended.map(|()| 0)
 }
 
+#[derive(Clone)]
 struct Server {
     /// The built-in tools, when offered.
     builtins: Option<Arc<builtin::Builtins>>,

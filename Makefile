@@ -32,6 +32,7 @@ bench: deps
 	$(CARGO) build --release
 	$(CARGO) bench
 	@bash scripts/bench-process.sh
+	@bash scripts/bench-acp.sh
 	@bash scripts/bench-compare.sh
 	@bash scripts/bench-long-session.sh
 	@bash scripts/bench-reexec.sh

@@ -146,6 +146,16 @@ pub enum McpAction {
         /// `auto` (everything a deny rule does not forbid).
         #[arg(long, value_enum, value_name = "MODE", default_value = "read-only")]
         mode: ApprovalArg,
+        /// Offer ikigai's built-in tools too (glob, grep, file_read, list_dir, file_write,
+        /// file_edit, bash, web_fetch), each call decided by the permission engine in
+        /// `--mode` and run in this folder under the sandbox; what would ask is refused.
+        #[arg(long)]
+        tools: bool,
+        /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio; ADDR is a loopback
+        /// address and port (`127.0.0.1:8765`; port 0 picks one). Every request needs the
+        /// bearer token printed on stderr at start (or the one in $IKIGAI_MCP_TOKEN).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
     },
 }
 

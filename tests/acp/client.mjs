@@ -8,8 +8,14 @@
 // plan: {"command": [bin, ...args], "cwd": dir, "answers": ["reject_once", ...],
 //        "steps": [{"do": "initialize"}, {"do": "new"}, {"do": "set_mode", "mode": "auto"},
 //                  {"do": "prompt", "text": "go", "cancel_after_chunk": true},
-//                  {"do": "list"}, {"do": "load", "id": "..."}]}
+//                  {"do": "list"}, {"do": "load", "id": "..."},
+//                  {"do": "authenticate", "method": "api_key"}],
+//        "touch_on_output": {"text": "first", "path": "/abs/go"}}
+// touch_on_output: when a tool_call_update's content first shows `text` while the call is
+// still running, the client creates `path` (a command can wait for it: proof that its
+// output reached the editor while it ran).
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 
 const acp = await import(process.env.ACP_SDK);
@@ -37,6 +43,15 @@ const app = acp
   })
   .onNotification(methods.client.session.update, async ({ params }) => {
     out.updates.push(params.update);
+    const u = params.update;
+    const watch = plan.touch_on_output;
+    if (watch && !watch.done && u.sessionUpdate === "tool_call_update" && u.status === "in_progress") {
+      const text = (u.content ?? []).map((c) => c.content?.text ?? "").join("");
+      if (text.includes(watch.text)) {
+        watch.done = true;
+        writeFileSync(watch.path, "");
+      }
+    }
     if (onChunk && params.update.sessionUpdate === "agent_message_chunk") {
       const f = onChunk;
       onChunk = null;
@@ -74,6 +89,18 @@ await app.connectWith(stream, async (ctx) => {
             mcpServers: [],
           });
           session = step.id;
+          break;
+        }
+        case "set_option": {
+          record.result = await ctx.request(methods.agent.session.setConfigOption, {
+            sessionId: session,
+            configId: step.id,
+            value: step.value,
+          });
+          break;
+        }
+        case "authenticate": {
+          record.result = await ctx.request(methods.agent.authenticate, { methodId: step.method });
           break;
         }
         case "list": {

@@ -40,8 +40,20 @@ fn client_with_key(
     home: &Path,
     fake: &FakeProvider,
     extra: &[&str],
+    plan: Value,
+    key: Option<&str>,
+) -> Value {
+    client_with_env(home, fake, extra, plan, key, &[])
+}
+
+/// `client_with_key`, with more variables in ikigai's environment.
+fn client_with_env(
+    home: &Path,
+    fake: &FakeProvider,
+    extra: &[&str],
     mut plan: Value,
     key: Option<&str>,
+    envs: &[(&str, &str)],
 ) -> Value {
     let mut command = vec![common::binary().display().to_string()];
     if key.is_some() {
@@ -57,6 +69,7 @@ fn client_with_key(
     if let Some(k) = key {
         cmd.env("OPENAI_API_KEY", k);
     }
+    cmd.envs(envs.iter().copied());
     let mut child = cmd
         .arg(script)
         .arg(plan.to_string())
@@ -544,21 +557,291 @@ fn a_missing_key_is_told_naming_the_variable_and_the_prompt_fails_with_it_not_th
     assert!(fake.requests().is_empty(), "nothing was sent without a key");
 }
 
+/// The MCP fixture server (tests/fixtures/mcp/server.py) as the editor gives it: stdio,
+/// offering the tools `MCP_FIXTURE_TOOLS` names (set through the editor's `env`).
+fn fixture_server(name: &str, marker: &Path) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/server.py");
+    json!({"name": name, "command": "/bin/sh",
+        "args": ["-c", format!("touch {} && exec python3 {} named", marker.display(), script.display())],
+        "env": [{"name": "MCP_FIXTURE_TOOLS", "value": "[[\"ping\", \"answers ping\"]]"}]})
+}
+
 #[test]
-fn the_editors_mcp_servers_are_not_started_and_the_editor_is_told() {
+fn the_editors_mcp_servers_are_not_started_in_an_untrusted_folder_and_the_editor_is_told() {
     let fake = FakeProvider::start();
     let h = tempfile::tempdir().unwrap();
     let marker = h.path().join("started");
-    let server = json!({"name": "editors", "command": "/bin/sh",
-        "args": ["-c", format!("touch {}", marker.display())], "env": []});
     fake.push(Reply::text("ok"));
-    let plan = json!({"steps": [{"do": "initialize"}, {"do": "new", "mcp_servers": [server]},
+    let plan = json!({"steps": [{"do": "initialize"},
+        {"do": "new", "mcp_servers": [fixture_server("editors", &marker)]},
         {"do": "prompt", "text": "hi"}]});
     let out = client(h.path(), &fake, &[], plan);
     assert_eq!(step(&out, 2)["result"]["stopReason"], "end_turn", "{out}");
+    let told = said(&out, "agent_message_chunk");
     assert!(
-        said(&out, "agent_message_chunk").contains("MCP servers (1) are not used"),
+        told.contains("MCP servers (1: editors) are not started") && told.contains("ikigai trust"),
         "{out}"
     );
     assert!(!marker.exists(), "the editor's server was not run");
+    let sent = fake.requests()[0].body.to_string();
+    assert!(!sent.contains("editors__ping"), "{sent}");
+}
+
+#[test]
+fn the_editors_mcp_servers_join_the_session_in_a_trusted_folder_and_refused_ones_are_told() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    let trusted = common::run_in(h.path(), h.path(), &["trust"]);
+    assert!(trusted.status.success(), "{}", common::text(&trusted.stderr));
+    let marker = h.path().join("started");
+    fake.push(Reply::tool_calls(&[("m1", "ed__ping", "{}")]));
+    fake.push(Reply::text("pinged"));
+    // Refused as a settings file's entry would be: the name, the URL's scheme.
+    let bad_name = json!({"name": "two__parts", "command": "/bin/true", "args": [], "env": []});
+    let bad_url = json!({"type": "http", "name": "web", "url": "ftp://x/", "headers": []});
+    let plan = json!({
+        "answers": ["allow_once"],
+        "steps": [{"do": "initialize"},
+            {"do": "new", "mcp_servers": [fixture_server("ed", &marker), bad_name, bad_url]},
+            {"do": "prompt", "text": "ping it"}]});
+    let out = client(h.path(), &fake, &[], plan);
+    assert_eq!(step(&out, 2)["result"]["stopReason"], "end_turn", "{out}");
+    assert!(marker.exists(), "the editor's server ran");
+    // Offered to the model beside the built-ins, and called through the permission engine.
+    let sent = fake.requests()[0].body.to_string();
+    assert!(sent.contains("ed__ping"), "{sent}");
+    let done = updates(&out, "tool_call_update");
+    let last = done.iter().rfind(|u| u["toolCallId"] == "m1").unwrap();
+    assert_eq!(last["status"], "completed", "{out}");
+    assert!(last.to_string().contains("ping ran"), "{last}");
+    assert_eq!(
+        out["permissions"].as_array().unwrap().len(),
+        1,
+        "ask mode asked: {out}"
+    );
+    let told = said(&out, "agent_message_chunk");
+    assert!(told.contains("mcp_servers.two__parts"), "{told}");
+    assert!(told.contains("mcp_servers.web.url"), "{told}");
+}
+
+#[test]
+fn the_editor_is_offered_authentication_naming_the_missing_variable_and_never_a_key() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    // Another vendor's key is set: its value must never reach the editor.
+    let secret = "sk-ant-api03-notreallyasecretbutlongenough0123456789";
+    let plan = json!({"steps": [{"do": "initialize"}, {"do": "authenticate", "method": "api_key"},
+        {"do": "authenticate", "method": "oauth"}, {"do": "new"}, {"do": "prompt", "text": "hi"},
+        {"do": "prompt", "text": "/cost"}]});
+    let out = client_with_env(h.path(), &fake, &[], plan, None, &[("ANTHROPIC_API_KEY", secret)]);
+    let methods = step(&out, 0)["result"]["authMethods"].as_array().unwrap().clone();
+    assert_eq!(methods.len(), 1, "{out}");
+    assert_eq!(methods[0]["id"], "api_key");
+    assert!(
+        methods[0]["description"]
+            .as_str()
+            .unwrap()
+            .contains("OPENAI_API_KEY"),
+        "{methods:?}"
+    );
+    // Authenticating cannot set the key: the answer names the variable.
+    let auth = &step(&out, 1)["error"];
+    assert_eq!(auth["code"], -32000, "auth_required: {out}");
+    assert!(auth.to_string().contains("OPENAI_API_KEY"), "{auth}");
+    assert_eq!(step(&out, 2)["error"]["code"], -32602, "unknown method: {out}");
+    // A session opens (stored history can be read); a prompt asks for the key again.
+    assert!(step(&out, 3)["result"]["sessionId"].is_string(), "{out}");
+    let err = &step(&out, 4)["error"];
+    assert_eq!(err["code"], -32000, "{out}");
+    assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+    // A command that needs no model still runs.
+    assert_eq!(step(&out, 5)["result"]["stopReason"], "end_turn", "{out}");
+    assert!(
+        !out.to_string().contains(secret),
+        "a key reached the editor: {out}"
+    );
+    assert!(!out.to_string().contains("notreallyasecret"), "{out}");
+    assert!(fake.requests().is_empty(), "nothing was sent without a key");
+    // With the key set, nothing is offered and authenticating is a no-op.
+    let plan = json!({"steps": [{"do": "initialize"}, {"do": "authenticate", "method": "api_key"}]});
+    let out = client(h.path(), &fake, &[], plan);
+    assert_eq!(step(&out, 0)["result"]["authMethods"], json!([]), "{out}");
+    assert!(step(&out, 1).get("error").is_none(), "{out}");
+}
+
+#[test]
+fn a_commands_output_reaches_the_editor_while_it_runs() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    // The command waits (at most 30 s) for the file the client creates when it has seen
+    // "first" in the call's live content: "second" is printed only if the output
+    // streamed to the editor while the command ran.
+    let go = h.path().join("go");
+    let script = format!(
+        "echo first; for i in $(seq 600); do [ -e {go} ] && break; sleep 0.05; done; \
+         [ -e {go} ] && echo second",
+        go = go.display()
+    );
+    let bash = json!({ "command": script }).to_string();
+    fake.push(Reply::tool_calls(&[("b1", "bash", &bash)]));
+    fake.push(Reply::text("ran"));
+    let plan = json!({
+        "touch_on_output": {"text": "first", "path": go},
+        "steps": [{"do": "initialize"}, {"do": "new"}, {"do": "set_mode", "mode": "auto"},
+                  {"do": "prompt", "text": "run it"}],
+    });
+    let out = client(h.path(), &fake, &[], plan);
+    assert_eq!(step(&out, 3)["result"]["stopReason"], "end_turn", "{out}");
+    assert!(go.exists(), "no live output reached the editor: {out}");
+    let live: Vec<&Value> = updates(&out, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["toolCallId"] == "b1" && u["status"] == "in_progress" && u["content"].is_array())
+        .collect();
+    assert!(!live.is_empty(), "{out}");
+    let finished = updates(&out, "tool_call_update")
+        .into_iter()
+        .rfind(|u| u["toolCallId"] == "b1")
+        .unwrap();
+    assert_eq!(finished["status"], "completed", "{out}");
+    assert!(finished.to_string().contains("second"), "{finished}");
+}
+
+#[test]
+fn slash_and_custom_commands_are_offered_to_the_editor_and_run_from_it() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    let commands = h.path().join(".config/ikigai/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("review.md"),
+        "---\ndescription: review one file\narguments: FILE\n---\nPlease review $1 now.\n",
+    )
+    .unwrap();
+    fake.push(Reply::text("reviewed"));
+    let plan = json!({"steps": [{"do": "initialize"}, {"do": "new"},
+        {"do": "prompt", "text": "/cost"}, {"do": "prompt", "text": "/review a.txt"},
+        {"do": "prompt", "text": "/memory"}, {"do": "prompt", "text": "/resume x"},
+        {"do": "prompt", "text": "/cost"}]});
+    let out = client(h.path(), &fake, &[], plan);
+    for i in 2..=6 {
+        assert_eq!(step(&out, i)["result"]["stopReason"], "end_turn", "{i}: {out}");
+    }
+    let offered = updates(&out, "available_commands_update");
+    assert!(!offered.is_empty(), "{out}");
+    let list = offered[0]["availableCommands"].as_array().unwrap();
+    let find = |n: &str| list.iter().find(|c| c["name"] == n);
+    let review = find("review").unwrap_or_else(|| panic!("{list:?}"));
+    assert_eq!(review["description"], "review one file");
+    assert_eq!(review["input"]["hint"], "FILE");
+    assert!(find("compact").is_some_and(|c| !c["description"].as_str().unwrap().is_empty()));
+    assert!(find("model").is_some() && find("undo").is_some(), "{list:?}");
+    assert!(find("resume").is_none() && find("exit").is_none(), "{list:?}");
+    // Text of each prompt: what came between its start and its end.
+    let text_of = |i: usize| -> String {
+        let from = step(&out, i - 1)["updates_so_far"].as_u64().unwrap() as usize;
+        let to = step(&out, i)["updates_so_far"].as_u64().unwrap() as usize;
+        out["updates"].as_array().unwrap()[from..to]
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(text_of(2).contains("Nothing spent yet"), "{}", text_of(2));
+    // The custom command went to the model as its message; the commands did not.
+    assert_eq!(fake.requests().len(), 1);
+    let sent = fake.requests()[0].body.to_string();
+    assert!(sent.contains("Please review a.txt now."), "{sent}");
+    assert!(!sent.contains("/cost") && !sent.contains("/memory"), "{sent}");
+    assert!(text_of(3).contains("reviewed"));
+    assert!(text_of(4).contains("No instruction files"), "{}", text_of(4));
+    assert!(
+        text_of(5).contains("not available in the editor"),
+        "{}",
+        text_of(5)
+    );
+    assert!(text_of(6).contains("Session cost by model"), "{}", text_of(6));
+}
+
+#[test]
+fn the_editor_chooses_the_model_among_the_usable_providers_and_the_next_request_uses_it() {
+    let fake = FakeProvider::start();
+    let h = tempfile::tempdir().unwrap();
+    let config = h.path().join(".config/ikigai");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[providers.second]\nkind = \"openai-chat\"\nbase_url = \"{url}\"\nmodel = \"second-model\"\n\
+             api_key_env = \"SECOND_TEST_KEY\"\n\n\
+             [providers.nokey]\nkind = \"openai-chat\"\nbase_url = \"{url}\"\nmodel = \"c\"\n\
+             api_key_env = \"UNSET_TEST_KEY\"\n",
+            url = fake.base_url
+        ),
+    )
+    .unwrap();
+    fake.push(Reply::text("first"));
+    fake.push(Reply::text("second"));
+    let plan = json!({"steps": [{"do": "initialize"}, {"do": "new"},
+        {"do": "prompt", "text": "one"},
+        {"do": "set_option", "id": "model", "value": "second/second-model"},
+        {"do": "prompt", "text": "two"},
+        {"do": "set_option", "id": "model", "value": "nokey/c"},
+        {"do": "set_option", "id": "mode", "value": "read-only"},
+        {"do": "set_option", "id": "mode", "value": "yolo"}]});
+    let out = client_with_env(
+        h.path(),
+        &fake,
+        &[],
+        plan,
+        Some("k"),
+        &[("SECOND_TEST_KEY", "second-secret-key-value")],
+    );
+    let options = step(&out, 1)["result"]["configOptions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let model = options
+        .iter()
+        .find(|o| o["id"] == "model")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(model["category"], "model");
+    let first = model["currentValue"].as_str().unwrap().to_string();
+    assert!(first.starts_with("openai/"), "{model}");
+    let values: Vec<&str> = model["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert!(values.contains(&"second/second-model"), "{values:?}");
+    // A provider whose key is not set is not offered, and cannot be chosen.
+    assert!(!values.iter().any(|v| v.starts_with("nokey/")), "{values:?}");
+    let chosen = &step(&out, 3)["result"]["configOptions"];
+    assert!(
+        chosen
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["id"] == "model" && o["currentValue"] == "second/second-model"),
+        "{out}"
+    );
+    let models: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(models.len(), 2, "{models:?}");
+    assert_eq!(models[1], "second-model", "{models:?}");
+    assert_ne!(models[0], "second-model");
+    assert_eq!(step(&out, 5)["error"]["code"], -32602, "{out}");
+    let mode = &step(&out, 6)["result"]["configOptions"];
+    assert!(
+        mode.as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["id"] == "mode" && o["currentValue"] == "read-only"),
+        "{out}"
+    );
+    assert_eq!(step(&out, 7)["error"]["code"], -32602, "{out}");
+    assert!(!out.to_string().contains("second-secret-key-value"));
 }

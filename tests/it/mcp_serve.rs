@@ -295,3 +295,226 @@ fn ikigai_calls_ikigai_as_an_mcp_server() {
     let last = requests.last().unwrap().body.to_string();
     assert!(last.contains("hello, from inside"), "{last}");
 }
+
+/// The text of call `i`'s result.
+fn said_by(out: &Value, i: usize) -> String {
+    text_of(&out["results"][i])
+}
+
+#[test]
+fn the_built_in_tools_are_offered_behind_a_flag_and_the_permission_engine_and_sandbox_apply() {
+    let home = tempfile::tempdir().unwrap();
+    let p = project(home.path());
+    std::fs::write(p.join("secret.txt"), "s3cr3t\n").unwrap();
+    let config = home.path().join(".config/ikigai");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[permissions]\ndeny = [\"file_read(project/secret.txt)\"]\n",
+    )
+    .unwrap();
+    let serve_with = |global: &[&str], extra: &[&str], calls: Value| {
+        let mut args: Vec<String> = global.iter().map(|s| s.to_string()).collect();
+        args.extend(["mcp".into(), "serve".into()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        client_with(home.path(), args, calls)
+    };
+    let serve = |extra: &[&str], calls: Value| serve_with(&[], extra, calls);
+    let failed = |out: &Value, i: usize| out["results"][i]["result"]["isError"] == json!(true);
+    // Without the flag: only the agent's own tools.
+    let out = serve(&[], json!([{"name": "glob", "arguments": {"pattern": "*"}}]));
+    let tools: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["ikigai", "ikigai_reply"], "{out}");
+    assert!(
+        out["results"][0].get("error").is_some() || failed(&out, 0),
+        "{out}"
+    );
+    // Read-only (the default): reads run, writes and commands that write are refused.
+    let out = serve(
+        &["--tools"],
+        json!([
+            {"name": "glob", "arguments": {"pattern": "**/*.txt"}},
+            {"name": "file_read", "arguments": {"path": "project/notes.txt"}},
+            {"name": "file_write", "arguments": {"path": "made.txt", "content": "x"}},
+            {"name": "bash", "arguments": {"command": "touch by_bash"}},
+            {"name": "file_edit", "arguments": {"path": "project/notes.txt", "old_string": "hello", "new_string": "bye"}},
+            {"name": "file_read", "arguments": {"path": "project/secret.txt"}},
+            {"name": "web_fetch", "arguments": {"url": "https://example.com/"}},
+        ]),
+    );
+    let tools: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    for want in [
+        "ikigai",
+        "glob",
+        "grep",
+        "file_read",
+        "list_dir",
+        "file_write",
+        "file_edit",
+        "bash",
+    ] {
+        assert!(tools.contains(&want), "{want}: {tools:?}");
+    }
+    assert!(!tools.contains(&"update_plan"), "{tools:?}");
+    assert!(
+        !failed(&out, 0) && said_by(&out, 0).contains("notes.txt"),
+        "{out}"
+    );
+    assert!(!failed(&out, 1) && said_by(&out, 1).contains("hello"), "{out}");
+    for i in [2, 3, 4, 6] {
+        assert!(failed(&out, i), "{i}: {out}");
+        assert!(
+            said_by(&out, i).contains("read-only"),
+            "{i}: {}",
+            said_by(&out, i)
+        );
+    }
+    assert!(!home.path().join("made.txt").exists() && !home.path().join("by_bash").exists());
+    assert_eq!(std::fs::read_to_string(p.join("notes.txt")).unwrap(), "hello\n");
+    // The deny rule holds in every mode.
+    assert!(failed(&out, 5) && said_by(&out, 5).contains("deny rule"), "{out}");
+    assert!(!out.to_string().contains("s3cr3t"));
+    // Auto: writes inside the folder run; the deny rule and the sandbox still hold
+    // (outside the folder and the temporary directory, which the sandbox lets tools use).
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let escaped = outside.path().join("escaped.txt");
+    let out = serve_with(
+        &["--sandbox", "workspace-write"],
+        &["--mode", "auto", "--tools"],
+        json!([
+            {"name": "file_write", "arguments": {"path": "made.txt", "content": "x"}},
+            {"name": "bash", "arguments": {"command": "touch by_bash"}},
+            {"name": "file_read", "arguments": {"path": "project/secret.txt"}},
+            {"name": "file_write", "arguments": {"path": escaped, "content": "x"}},
+            {"name": "bash", "arguments": {"command": format!("touch {}", escaped.display())}},
+        ]),
+    );
+    assert!(!failed(&out, 0) && !failed(&out, 1), "{out}");
+    assert!(home.path().join("made.txt").exists() && home.path().join("by_bash").exists());
+    assert!(failed(&out, 2) && said_by(&out, 2).contains("deny rule"), "{out}");
+    assert!(failed(&out, 3), "{out}");
+    // A command's denied write is its own failure (exit code 1), said with the sandbox's why.
+    assert!(
+        said_by(&out, 4).contains("sandbox: write outside the workspace denied"),
+        "{out}"
+    );
+    assert!(
+        !escaped.exists(),
+        "the sandbox kept the write inside the folder: {out}"
+    );
+}
+
+/// The status line's code of one raw HTTP request to `addr`.
+fn status_of(addr: &str, request: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    conn.write_all(request.as_bytes()).unwrap();
+    let mut head = [0u8; 12];
+    conn.read_exact(&mut head).unwrap();
+    common::text(&head[9..12]).parse().unwrap()
+}
+
+#[test]
+fn streamable_http_on_loopback_needs_the_token_and_serves_the_reference_client() {
+    use std::io::BufRead;
+    let home = tempfile::tempdir().unwrap();
+    let p = project(home.path());
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("over http"));
+    // Only loopback: anything else is refused before anything listens.
+    let wide = common::run_in(home.path(), &p, &["mcp", "serve", "--http", "0.0.0.0:0"]);
+    assert_eq!(wide.status.code(), Some(2), "{}", common::text(&wide.stderr));
+    assert!(common::text(&wide.stderr).contains("loopback"));
+    let mut server = common::ikigai(home.path())
+        .args([
+            "--base-url",
+            &fake.base_url,
+            "mcp",
+            "serve",
+            "--tools",
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .env("OPENAI_API_KEY", "test-key")
+        .current_dir(&p)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(server.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    let token = first
+        .split("token ")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(token.len() >= 32, "{first}");
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    // Without the token, or with another: 401, whatever is asked.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let post = |auth: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{init}",
+            init.len()
+        )
+    };
+    for auth in [
+        "",
+        "Authorization: Bearer wrong\r\n",
+        "Authorization: Basic x\r\n",
+    ] {
+        assert_eq!(status_of(&addr, &post(auth)), 401, "{auth:?}");
+    }
+    let get = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    assert_eq!(status_of(&addr, &get), 401);
+    // With it, the reference client lists and calls tools, a turn included.
+    let plan = json!({
+        "url": url,
+        "token": token,
+        "calls": [{"name": "glob", "arguments": {"pattern": "*.txt"}},
+                  {"name": "ikigai", "arguments": {"prompt": "say it"}}],
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/client.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg(sdk())
+        .arg(plan.to_string())
+        .output()
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = server.wait().unwrap();
+    let stdout = common::text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", common::text(&out.stderr));
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert!(v["tools"].as_array().unwrap().iter().any(|t| t == "glob"), "{v}");
+    assert!(text_of(&v["results"][0]).contains("notes.txt"), "{v}");
+    assert!(text_of(&v["results"][1]).contains("over http"), "{v}");
+    assert!(status.success(), "SIGTERM ends the server cleanly: {status:?}");
+}

@@ -8,6 +8,9 @@
 //! protocol messages goes to stdout: notices reach the editor as messages (warnings and
 //! errors) or stderr (the rest).
 
+mod commands;
+mod mcp;
+mod options;
 mod prompt;
 mod replay;
 mod updates;
@@ -16,10 +19,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, SessionCapabilities, SessionId, SessionInfo,
-    SessionListCapabilities, SessionMode, SessionModeState, SessionNotification, SetSessionModeRequest,
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
+    AvailableCommandsUpdate, CancelNotification, ConfigOptionUpdate, Implementation, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, SessionCapabilities, SessionId,
+    SessionInfo, SessionListCapabilities, SessionMode, SessionModeState, SessionNotification, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
     SetSessionModeResponse,
 };
 use agent_client_protocol::{Agent, Client, Stdio};
@@ -29,6 +34,7 @@ use crate::agent::AgentHandle;
 use crate::policy::Mode;
 use crate::protocol::{Event, NoticeLevel, Op};
 use crate::store::Sessions;
+use crate::ui::custom_commands::CustomCommands;
 
 /// Why the ACP front end stopped.
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +53,45 @@ pub struct AcpContext {
     pub sessions: Option<Arc<dyn Sessions>>,
     /// The approval mode at start.
     pub mode: Mode,
+    /// The provider's key is missing: the editor is offered to authenticate, and told
+    /// the variable to set.
+    pub missing_key: Option<MissingKey>,
+    /// Lets the editor's MCP servers join the session's (`session/new`, `session/load`).
+    pub join_mcp: JoinMcp,
+    /// The model at start, as `provider/model`.
+    pub model: String,
+    /// The models offered to choose from, as `provider/model`.
+    pub models: Vec<String>,
+}
+
+/// Makes the session's MCP servers the configured ones and these of the editor (as far
+/// as trust lets them join); answers what the editor should be told.
+pub type JoinMcp = Arc<
+    dyn Fn(Vec<crate::config::mcp::ServerSpec>) -> futures_util::future::BoxFuture<'static, Vec<String>>
+        + Send
+        + Sync,
+>;
+
+/// A provider whose key is not set: its name and the variable it reads the key from
+/// (never a key).
+#[derive(Clone, Debug)]
+pub struct MissingKey {
+    pub provider: String,
+    pub var: String,
+}
+
+/// The one authentication method offered: the key in the environment.
+const AUTH_METHOD: &str = "api_key";
+
+impl MissingKey {
+    fn what(&self) -> String {
+        format!(
+            "ikigai reads the key for provider `{}` from {}: set it in the environment the \
+             editor starts ikigai with (the agent server's `env`), then restart the agent; \
+             or choose another provider in ikigai's settings",
+            self.provider, self.var
+        )
+    }
 }
 
 /// The state the handlers share: the agent's side and the session in the editor.
@@ -63,6 +108,13 @@ pub(crate) struct Shared {
     untold: std::sync::Mutex<Vec<String>>,
     cwd: PathBuf,
     sessions: Option<Arc<dyn Sessions>>,
+    /// The user's and a trusted project's custom commands (read again by `/refresh`).
+    custom: std::sync::Mutex<CustomCommands>,
+    missing_key: Option<MissingKey>,
+    join: JoinMcp,
+    /// The current model, as `provider/model`.
+    model: std::sync::Mutex<String>,
+    models: Vec<String>,
 }
 
 type Cx = agent_client_protocol::v1::ConnectionTo<Client>;
@@ -89,6 +141,41 @@ impl Shared {
         }
     }
 
+    pub(crate) fn custom(&self) -> CustomCommands {
+        lock(&self.custom).clone()
+    }
+
+    pub(crate) fn mode(&self) -> Mode {
+        *lock(&self.mode)
+    }
+
+    /// Tells the editor the commands it may offer.
+    fn tell_commands(&self, cx: &Cx, session: &str) {
+        let list = commands::available(&lock(&self.custom));
+        let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(list));
+        let _ = cx.send_notification(SessionNotification::new(session.to_string(), update));
+    }
+
+    /// Reads the command folders again (`/refresh`) and tells the editor the new list.
+    pub(crate) fn reload_commands(&self, cx: &Cx, session: &str) {
+        let (custom, notices) = CustomCommands::load(&self.cwd);
+        *lock(&self.custom) = custom;
+        for text in notices {
+            self.notice(NoticeLevel::Warning, &text);
+        }
+        self.tell(cx, session);
+        self.tell_commands(cx, session);
+    }
+
+    /// Why a prompt cannot go out: the provider's key is missing.
+    pub(crate) fn needs_key(&self) -> Option<agent_client_protocol::Error> {
+        let m = self.missing_key.as_ref()?;
+        Some(
+            agent_client_protocol::Error::auth_required()
+                .data(serde_json::json!({"message": format!("No API key: {}.", m.what())})),
+        )
+    }
+
     /// Waits for the agent's next `SessionStarted`; an error notice before it (a session
     /// that cannot be loaded) is the error. Other events are kept or dropped.
     async fn session_started(
@@ -98,7 +185,10 @@ impl Shared {
         loop {
             match events.recv().await {
                 None => return Err("the agent stopped".into()),
-                Some(Event::SessionStarted { id, history, .. }) => {
+                Some(Event::SessionStarted {
+                    id, history, model, ..
+                }) => {
+                    self.keep_model(&model);
                     return Ok((id.unwrap_or_else(|| "ikigai".into()), history));
                 }
                 Some(Event::Notice {
@@ -120,17 +210,12 @@ impl Shared {
         Ok(())
     }
 
-    /// The editor's own MCP servers do not join the session yet: it is told so (they are
-    /// never started, so nothing runs that the user did not configure in ikigai).
-    fn unused_mcp(&self, n: usize) {
-        if n > 0 {
-            self.notice(
-                NoticeLevel::Warning,
-                &format!(
-                    "The editor's MCP servers ({n}) are not used yet: configure them in ikigai's \
-                     settings (`[mcp_servers]`) to use them here."
-                ),
-            );
+    /// The editor's MCP servers join the session (as far as the app lets them: trust);
+    /// what is left out, and why, is told.
+    async fn join_mcp(&self, servers: &[agent_client_protocol::v1::schema::McpServer]) {
+        let (specs, refused) = mcp::specs(servers);
+        for text in refused.into_iter().chain((self.join)(specs).await) {
+            self.notice(NoticeLevel::Warning, &text);
         }
     }
 
@@ -139,18 +224,73 @@ impl Shared {
         let modes = Mode::ALL
             .iter()
             .map(|m| {
-                let (name, what) = match m {
-                    Mode::Auto => ("Auto", "runs every call the rules allow without asking"),
-                    Mode::Ask => (
-                        "Ask",
-                        "asks before a call that writes, runs or reaches the network",
-                    ),
-                    Mode::ReadOnly => ("Read-only", "reads only; refuses everything else"),
-                };
+                let (name, what) = mode_name(*m);
                 SessionMode::new(m.as_str(), name).description(what.to_string())
             })
             .collect();
         SessionModeState::new(current.as_str(), modes)
+    }
+
+    /// The configuration options with their current values.
+    fn options(&self) -> Vec<agent_client_protocol::v1::schema::SessionConfigOption> {
+        options::all(&self.models, &lock(&self.model), self.mode())
+    }
+
+    /// Keeps track of the model from the agent's events.
+    pub(crate) fn follow_model(&self, ev: &Event) {
+        match ev {
+            Event::ModelChanged { model, provider } => *lock(&self.model) = format!("{provider}/{model}"),
+            Event::SessionStarted { model, .. } => self.keep_model(model),
+            _ => {}
+        }
+    }
+
+    /// The session's model changed, on the same provider.
+    fn keep_model(&self, model: &str) {
+        let mut cur = lock(&self.model);
+        let provider = cur
+            .split_once('/')
+            .map(|(p, _)| p.to_string())
+            .unwrap_or_default();
+        *cur = format!("{provider}/{model}");
+    }
+
+    /// Tells the editor the options' current values.
+    pub(crate) fn tell_options(&self, cx: &Cx, session: &str) {
+        let update = SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(self.options()));
+        let _ = cx.send_notification(SessionNotification::new(session.to_string(), update));
+    }
+
+    /// Switches the model (`provider/model`, one of those offered): `Op::SetModel`, then
+    /// the mode set again to what it is, whose answer comes after the switch's.
+    async fn set_model(&self, id: &str) -> Result<(), String> {
+        if !self.models.iter().any(|m| m == id) && *lock(&self.model) != id {
+            return Err(format!("{id} is not one of the models offered"));
+        }
+        let mut events = self.events.lock().await;
+        let mode = self.mode();
+        if self.ops.send(Op::SetModel(id.to_string())).is_err()
+            || self.ops.send(Op::SetApprovalMode(mode)).is_err()
+        {
+            return Err("the agent stopped".into());
+        }
+        let mut failed = None;
+        loop {
+            match events.recv().await {
+                None => return Err("the agent stopped".into()),
+                Some(Event::ApprovalMode { .. }) => break,
+                Some(Event::Notice {
+                    level: NoticeLevel::Error,
+                    text,
+                }) => failed = Some(text),
+                Some(Event::Notice { level, text }) => self.notice(level, &text),
+                Some(ev) => self.follow_model(&ev),
+            }
+        }
+        match failed {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
     }
 
     fn check_session(&self, id: &SessionId) -> Result<String, agent_client_protocol::Error> {
@@ -159,6 +299,18 @@ impl Shared {
             _ => Err(agent_client_protocol::Error::invalid_params()
                 .data(serde_json::json!({"message": format!("no open session {}", id.0)}))),
         }
+    }
+}
+
+/// A mode's name and what it does, as the editor shows them.
+fn mode_name(m: Mode) -> (&'static str, &'static str) {
+    match m {
+        Mode::Auto => ("Auto", "runs every call the rules allow without asking"),
+        Mode::Ask => (
+            "Ask",
+            "asks before a call that writes, runs or reaches the network",
+        ),
+        Mode::ReadOnly => ("Read-only", "reads only; refuses everything else"),
     }
 }
 
@@ -173,6 +325,7 @@ pub async fn run(
     events: UnboundedReceiver<Event>,
     ctx: AcpContext,
 ) -> Result<u8, AcpError> {
+    let (custom, notices) = CustomCommands::load(&ctx.cwd);
     let shared = Arc::new(Shared {
         ops: agent.ops.clone(),
         events: tokio::sync::Mutex::new(events),
@@ -182,8 +335,19 @@ pub async fn run(
         untold: std::sync::Mutex::new(Vec::new()),
         cwd: ctx.cwd,
         sessions: ctx.sessions,
+        custom: std::sync::Mutex::new(custom),
+        missing_key: ctx.missing_key,
+        join: ctx.join_mcp,
+        model: std::sync::Mutex::new(ctx.model),
+        models: ctx.models,
     });
-    let (s1, s2, s3, s4, s5, s6, s7) = (
+    for text in notices {
+        shared.notice(NoticeLevel::Warning, &text);
+    }
+    let s0b = shared.clone();
+    let s8 = shared.clone();
+    let (s0, s1, s2, s3, s4, s5, s6, s7) = (
+        shared.clone(),
         shared.clone(),
         shared.clone(),
         shared.clone(),
@@ -198,6 +362,17 @@ pub async fn run(
         .on_receive_request(
             async move |req: InitializeRequest, responder, _cx| {
                 let _ = req;
+                // Offered only when the provider's key is missing: what it says is where
+                // the key goes (never a key).
+                let auth: Vec<AuthMethod> = s0
+                    .missing_key
+                    .iter()
+                    .map(|m| {
+                        AuthMethod::Agent(
+                            AuthMethodAgent::new(AUTH_METHOD, format!("Set {}", m.var)).description(m.what()),
+                        )
+                    })
+                    .collect();
                 let caps = AgentCapabilities::new()
                     .load_session(true)
                     .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
@@ -205,8 +380,24 @@ pub async fn run(
                 responder.respond(
                     InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
                         .agent_capabilities(caps)
+                        .auth_methods(auth)
                         .agent_info(Implementation::new("ikigai", env!("CARGO_PKG_VERSION"))),
                 )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: AuthenticateRequest, responder, _cx: Cx| {
+                if &*req.method_id.0 != AUTH_METHOD {
+                    return responder.respond_with_error(agent_client_protocol::Error::invalid_params().data(
+                        serde_json::json!({"message": format!("no authentication method {}", req.method_id.0)}),
+                    ));
+                }
+                // The key is read from the environment at start; nothing here can set it.
+                match s0b.needs_key() {
+                    Some(e) => responder.respond_with_error(e),
+                    None => responder.respond(AuthenticateResponse::new()),
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -217,7 +408,7 @@ pub async fn run(
                     if let Err(e) = same_folder(&s.cwd, &req.cwd) {
                         return responder.respond_with_error(e);
                     }
-                    s.unused_mcp(req.mcp_servers.len());
+                    s.join_mcp(&req.mcp_servers).await;
                     let mut events = s.events.lock().await;
                     let started = if s.fresh.swap(false, std::sync::atomic::Ordering::SeqCst) {
                         s.session_started(&mut events).await
@@ -229,8 +420,11 @@ pub async fn run(
                     match started {
                         Ok((id, _)) => {
                             *lock(&s.current) = Some(id.clone());
-                            responder.respond(NewSessionResponse::new(id.clone()).modes(s.modes()))?;
+                            responder.respond(NewSessionResponse::new(id.clone())
+                                    .modes(s.modes())
+                                    .config_options(s.options()))?;
                             s.tell(&cx, &id);
+                            s.tell_commands(&cx, &id);
                             Ok(())
                         }
                         Err(e) => responder.respond_with_error(error(e)),
@@ -246,7 +440,7 @@ pub async fn run(
                     if let Err(e) = same_folder(&s.cwd, &req.cwd) {
                         return responder.respond_with_error(e);
                     }
-                    s.unused_mcp(req.mcp_servers.len());
+                    s.join_mcp(&req.mcp_servers).await;
                     let mut events = s.events.lock().await;
                     let loaded = match s.skip_fresh(&mut events).await {
                         Ok(()) => {
@@ -262,8 +456,9 @@ pub async fn run(
                             for update in replay::updates(&history, &s.cwd) {
                                 cx.send_notification(SessionNotification::new(id.clone(), update))?;
                             }
-                            responder.respond(LoadSessionResponse::new().modes(s.modes()))?;
+                            responder.respond(LoadSessionResponse::new().modes(s.modes()).config_options(s.options()))?;
                             s.tell(&cx, &id);
+                            s.tell_commands(&cx, &id);
                             Ok(())
                         }
                         Err(e) => responder.respond_with_error(error(e)),
@@ -300,7 +495,7 @@ pub async fn run(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: SetSessionModeRequest, responder, _cx: Cx| {
+            async move |req: SetSessionModeRequest, responder, cx: Cx| {
                 if let Err(e) = s4.check_session(&req.session_id) {
                     return responder.respond_with_error(e);
                 }
@@ -308,13 +503,45 @@ pub async fn run(
                     Ok(mode) => {
                         *lock(&s4.mode) = mode;
                         let _ = s4.ops.send(Op::SetApprovalMode(mode));
-                        responder.respond(SetSessionModeResponse::new())
+                        responder.respond(SetSessionModeResponse::new())?;
+                        // Editors that show options instead of modes see the change too.
+                        s4.tell_options(&cx, &req.session_id.0);
+                        Ok(())
                     }
                     Err(e) => responder.respond_with_error(
                         agent_client_protocol::Error::invalid_params()
                             .data(serde_json::json!({"message": e})),
                     ),
                 }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionConfigOptionRequest, responder, cx: Cx| {
+                let s = s8.clone();
+                if let Err(e) = s.check_session(&req.session_id) {
+                    return responder.respond_with_error(e);
+                }
+                cx.spawn(async move {
+                    let bad = |m: String| {
+                        agent_client_protocol::Error::invalid_params().data(serde_json::json!({"message": m}))
+                    };
+                    let Some(value) = req.value.as_value_id().map(|v| v.0.to_string()) else {
+                        return responder.respond_with_error(bad(format!("{} takes one of its values", req.config_id.0)));
+                    };
+                    let done = match &*req.config_id.0 {
+                        options::MODEL => s.set_model(&value).await,
+                        options::MODE => Mode::parse(&value).map(|mode| {
+                            *lock(&s.mode) = mode;
+                            let _ = s.ops.send(Op::SetApprovalMode(mode));
+                        }),
+                        other => Err(format!("no configuration option {other}")),
+                    };
+                    match done {
+                        Ok(()) => responder.respond(SetSessionConfigOptionResponse::new(s.options())),
+                        Err(why) => responder.respond_with_error(bad(why)),
+                    }
+                })
             },
             agent_client_protocol::on_receive_request!(),
         )

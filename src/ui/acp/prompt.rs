@@ -12,6 +12,7 @@ use agent_client_protocol::v1::schema::{
 };
 use base64::Engine;
 
+use super::commands::{self, Prompt};
 use super::{Cx, Shared, updates};
 use crate::protocol::{Event, NoticeLevel, Op, TurnEndReason};
 
@@ -88,6 +89,20 @@ pub(crate) async fn run(
         return Err(agent_client_protocol::Error::invalid_params()
             .data(serde_json::json!({"message": "the prompt is empty"})));
     }
+    let custom = s.custom();
+    let prompt = commands::read(&text, &custom);
+    // Nothing can reach the model without its key; a command can still run.
+    if let (Prompt::Message(_), Some(e)) = (&prompt, s.needs_key()) {
+        return Err(e);
+    }
+    let text = match prompt {
+        Prompt::Message(text) => text,
+        Prompt::Answer(text) | Prompt::Refused(text) => {
+            send(cx, session, updates::agent_text(&text));
+            return Ok(PromptResponse::new(StopReason::EndTurn));
+        }
+        Prompt::Agent(op) => return command(s, cx, session, op).await,
+    };
     let mut events = s.events.lock().await;
     // What came between turns (a notice from a background task) is told first.
     while let Ok(ev) = events.try_recv() {
@@ -101,6 +116,8 @@ pub(crate) async fn run(
     }
     // The tool and arguments of each running call, for its question and its result.
     let mut calls: HashMap<String, (String, String)> = HashMap::new();
+    // What each running command printed so far (its tail), shown while it runs.
+    let mut live: HashMap<String, String> = HashMap::new();
     let mut last_error: Option<String> = None;
     loop {
         let Some(ev) = events.recv().await else {
@@ -108,6 +125,7 @@ pub(crate) async fn run(
                 last_error.unwrap_or_else(|| "the agent stopped unexpectedly".into()),
             ));
         };
+        s.follow_model(&ev);
         match ev {
             Event::TextDelta { text } => send(cx, session, updates::agent_text(&text)),
             Event::ReasoningDelta { text } => send(cx, session, updates::thought(&text)),
@@ -124,7 +142,13 @@ pub(crate) async fn run(
                 id, output, success, ..
             } => {
                 let name = calls.remove(&id).map(|(n, _)| n).unwrap_or_default();
+                live.remove(&id);
                 let update = updates::finished(&id, &name, &output, success);
+                send(cx, session, SessionUpdate::ToolCallUpdate(update));
+            }
+            Event::ToolOutputDelta { id, text, skipped } => {
+                let shown = live.entry(id.clone()).or_default();
+                let update = updates::live_output(&id, shown, &text, skipped);
                 send(cx, session, SessionUpdate::ToolCallUpdate(update));
             }
             Event::PlanUpdated { steps } => send(cx, session, SessionUpdate::Plan(updates::plan(&steps))),
@@ -187,6 +211,53 @@ pub(crate) async fn run(
             _ => {}
         }
     }
+}
+
+/// Runs a command the agent answers: its answers go to the editor as text. The agent
+/// answers ops in order, so the approval mode set again to what it is comes back after
+/// the command's last answer: that ends the prompt.
+async fn command(
+    s: &Shared,
+    cx: &Cx,
+    session: &str,
+    op: Op,
+) -> Result<PromptResponse, agent_client_protocol::Error> {
+    let refresh = op == Op::RefreshTools;
+    let mut events = s.events.lock().await;
+    while let Ok(ev) = events.try_recv() {
+        if let Event::Notice { level, text } = ev {
+            s.notice(level, &text);
+        }
+    }
+    s.tell(cx, session);
+    let mode = s.mode();
+    if s.ops.send(op).is_err() || s.ops.send(Op::SetApprovalMode(mode)).is_err() {
+        return Err(super::error("the agent stopped"));
+    }
+    loop {
+        match events.recv().await {
+            None => return Err(super::error("the agent stopped unexpectedly")),
+            Some(Event::ApprovalMode { .. }) => break,
+            Some(ev) => {
+                s.follow_model(&ev);
+                if let Some(text) = commands::answer_text(&ev) {
+                    send(
+                        cx,
+                        session,
+                        updates::agent_text(&format!("{}\n\n", text.trim_end())),
+                    );
+                }
+            }
+        }
+    }
+    drop(events);
+    // `/model` may have switched it.
+    s.tell_options(cx, session);
+    if refresh {
+        // The command folders are read again too.
+        s.reload_commands(cx, session);
+    }
+    Ok(PromptResponse::new(StopReason::EndTurn))
 }
 
 #[cfg(test)]

@@ -169,6 +169,31 @@ pub(crate) fn finished(id: &str, name: &str, output: &str, success: bool) -> Too
     ToolCallUpdate::new(id.to_string(), fields)
 }
 
+/// The most of a running command's output shown while it runs (its tail).
+const LIVE_TAIL: usize = 32 * 1024;
+
+/// The update that shows a running command's output so far: `shown` (its tail until now)
+/// grows by `text`; what was `skipped` is said where it was left out. The editor replaces
+/// a call's content with each update, so each one carries the whole tail.
+pub(crate) fn live_output(id: &str, shown: &mut String, text: &str, skipped: u64) -> ToolCallUpdate {
+    if skipped > 0 {
+        shown.push_str(&format!("\n[… {skipped} bytes not shown …]\n"));
+    }
+    shown.push_str(&crate::text::visible(text));
+    if shown.len() > LIVE_TAIL {
+        let mut cut = shown.len() - LIVE_TAIL;
+        while !shown.is_char_boundary(cut) {
+            cut += 1;
+        }
+        shown.drain(..cut);
+    }
+    let block = format!("```\n{}\n```", shown.trim_end_matches('\n'));
+    let fields = ToolCallUpdateFields::new()
+        .status(ToolCallStatus::InProgress)
+        .content(vec![ToolCallContent::from(self::text(&block))]);
+    ToolCallUpdate::new(id.to_string(), fields)
+}
+
 pub(crate) fn plan(steps: &[PlanStep]) -> Plan {
     Plan::new(
         steps
@@ -261,6 +286,32 @@ mod tests {
         );
         let w = waiting("c3", "file_write", new, dir.path());
         assert_eq!(diff_of(&w.fields.content), Some((None, "x".to_string())));
+    }
+
+    #[test]
+    fn live_output_keeps_a_bounded_visible_tail_and_says_what_was_skipped() {
+        let body = |u: &ToolCallUpdate| match u.fields.content.as_deref() {
+            Some([ToolCallContent::Content(c)]) => match &c.content {
+                ContentBlock::Text(t) => t.text.clone(),
+                _ => panic!("not text"),
+            },
+            _ => panic!("no content"),
+        };
+        let mut shown = String::new();
+        let u = live_output("b", &mut shown, "one\n", 0);
+        assert_eq!(u.fields.status, Some(ToolCallStatus::InProgress));
+        assert_eq!(body(&u), "```\none\n```");
+        // Each update carries the whole tail; escapes cannot act on the editor's view.
+        let u = live_output("b", &mut shown, "\x1b[31mtwo\n", 5);
+        assert_eq!(body(&u), "```\none\n\n[… 5 bytes not shown …]\n␛[31mtwo\n```");
+        let big = "é".repeat(LIVE_TAIL);
+        let u = live_output("b", &mut shown, &big, 0);
+        assert!(
+            shown.len() <= LIVE_TAIL && !shown.contains("one"),
+            "{}",
+            shown.len()
+        );
+        assert!(body(&u).ends_with("éé\n```"));
     }
 
     #[test]

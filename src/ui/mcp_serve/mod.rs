@@ -5,9 +5,13 @@
 //! sandbox and session store as any run, in the asked folder, with the server's approval
 //! mode (read-only unless the user starts the server with another: nobody watches it).
 //! Progress notifications while a turn runs; a cancelled request interrupts its turn.
-//! A front end: it imports the store (to find a session's folder) and config, nothing
-//! below the agent.
+//! With `--tools`, ikigai's built-in tools are offered too (`builtin.rs`), decided by the
+//! permission engine and run under the sandbox in the server's folder.
+//! A front end: it imports the store (to find a session's folder), config, and for
+//! `--tools` the permission engine and the tool registry; never the agent.
 
+mod builtin;
+pub mod http;
 mod turn;
 
 use std::collections::HashMap;
@@ -34,6 +38,9 @@ pub enum ServeError {
     Program(std::io::Error),
     #[error("the MCP connection failed: {0}")]
     Connection(String),
+    /// `--http` names an address it may not serve on (the user's to fix).
+    #[error("{0}")]
+    Address(String),
 }
 
 /// The server's settings: which program a turn runs, with which options.
@@ -41,20 +48,35 @@ pub struct Serve {
     pub config: Config,
     /// The options every turn runs with (`--approval MODE`, `--provider`, …).
     pub args: Vec<String>,
-    /// Where a turn runs when the call names no folder.
+    /// Where a turn runs when the call names no folder (and where the built-in tools act).
     pub cwd: PathBuf,
+    /// Offer the built-in tools, decided in this approval mode (`--tools`).
+    pub builtins: Option<crate::policy::Mode>,
+    /// Serve Streamable HTTP on this loopback address instead of stdio (`--http`).
+    pub http: Option<std::net::SocketAddr>,
 }
 
 /// Serves MCP on stdin/stdout until the client closes the connection.
 pub async fn run(serve: Serve) -> Result<u8, ServeError> {
     let program = std::env::current_exe().map_err(ServeError::Program)?;
     let turns = TaskTracker::new();
+    let builtins = serve.builtins.map(|mode| {
+        let (b, notices) = builtin::Builtins::new(&serve.config, &serve.cwd, mode);
+        for text in notices {
+            eprintln!("ikigai: {}", crate::text::visible(&text));
+        }
+        Arc::new(b)
+    });
     let server = Server {
+        builtins,
         program,
         serve: Arc::new(serve),
         folders: Arc::new(Mutex::new(HashMap::new())),
         turns: turns.clone(),
     };
+    if let Some(addr) = server.serve.http {
+        return http::serve(server, addr).await.map(|()| 0);
+    }
     let running = server
         .serve((tokio::io::stdin(), tokio::io::stdout()))
         .await
@@ -74,7 +96,10 @@ pub async fn run(serve: Serve) -> Result<u8, ServeError> {
     ended.map(|()| 0)
 }
 
+#[derive(Clone)]
 struct Server {
+    /// The built-in tools, when offered.
+    builtins: Option<Arc<builtin::Builtins>>,
     program: PathBuf,
     serve: Arc<Serve>,
     /// The folder of each session this server started (a reply runs there).
@@ -260,7 +285,17 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        let mut all = tools();
+        if let Some(b) = &self.builtins {
+            for s in b.schemas() {
+                all.push(Tool::new(
+                    s.name.clone(),
+                    s.description.clone(),
+                    schema(s.to_json_schema()),
+                ));
+            }
+        }
+        Ok(ListToolsResult::with_all_items(all))
     }
 
     async fn call_tool(
@@ -299,6 +334,24 @@ impl ServerHandler for Server {
                     resume: Some(id),
                 };
                 Ok(self.turn(req, context).await)
+            }
+            name if self.builtins.as_ref().is_some_and(|b| b.offers(name)) => {
+                let Some(b) = &self.builtins else {
+                    return Err(McpError::internal_error("no built-in tools", None));
+                };
+                let arguments = Value::Object(args).to_string();
+                // A cancelled request drops the call: its process group is killed.
+                let answer = tokio::select! {
+                    a = b.call(name, &arguments) => a,
+                    () = context.ct.cancelled() => return Err(McpError::internal_error("cancelled", None)),
+                };
+                let content = vec![ContentBlock::text(answer.text)];
+                Ok(if answer.success {
+                    CallToolResult::success(content)
+                } else {
+                    CallToolResult::error(content)
+                }
+                .into())
             }
             other => Err(McpError::invalid_params(
                 format!("no tool named `{}`", crate::text::visible(other)),

@@ -10,10 +10,11 @@ use serde_json::json;
 /// The word that opens the form.
 const WORD: &str = "write";
 
-/// The form's one line in the prompt (`render::instructions`), shown only when
-/// `file_write` is offered.
-pub const PROMPT_LINE: &str = "To write a whole file (no quoting needed): <||SYSTEM.EXEC>write PATH\n\
-                               every line of the file\n<SYSTEM.EXEC||>\n";
+/// The form in the prompt (`render::instructions`), shown only when `file_write` is
+/// offered: a concrete example, not a placeholder (the 1.5B model copied "every line of
+/// the file" into the file it wrote).
+pub const PROMPT_LINE: &str = "To create or replace a file, write its path after `write`, then the whole file \
+                               (no quoting needed): <||SYSTEM.EXEC>write hello.py\nprint(\"hello\")\n<SYSTEM.EXEC||>\n";
 
 /// `(path, content)` when `command` is the whole-file form: a first line `write PATH`
 /// (the path may be quoted or in backticks, and holds no spaces) and at least one more

@@ -12,9 +12,11 @@ const WORD: &str = "write";
 
 /// The form in the prompt (`render::instructions`), shown only when `file_write` is
 /// offered: a concrete example, not a placeholder (the 1.5B model copied "every line of
-/// the file" into the file it wrote).
+/// the file" into the file it wrote), and one shaped like the code a task asks for (with
+/// `print("hello")` as the example it wrapped its whole function in a `print("…")`).
 pub const PROMPT_LINE: &str = "To create or replace a file, write its path after `write`, then the whole file \
-                               (no quoting needed): <||SYSTEM.EXEC>write hello.py\nprint(\"hello\")\n<SYSTEM.EXEC||>\n";
+                               (no quoting needed): <||SYSTEM.EXEC>write greet.py\ndef greet(name):\n    \
+                               return \"Hello, \" + name\n<SYSTEM.EXEC||>\n";
 
 /// `(path, content)` when `command` is the whole-file form: a first line `write PATH`
 /// (the path may be quoted or in backticks, and holds no spaces) and at least one more

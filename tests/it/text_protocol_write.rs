@@ -70,7 +70,12 @@ fn the_whole_file_form_writes_the_file_as_a_file_write_call_and_is_sent_back_as_
         .as_str()
         .unwrap()
         .to_string();
-    assert!(system.contains("<||SYSTEM.EXEC>write greet.py\ndef greet(name):\n    return \"Hello, \" + name\n<SYSTEM.EXEC||>"), "{system}");
+    assert!(
+        system.contains(
+            "<||SYSTEM.EXEC>write greet.py\ndef greet(name):\n    return \"Hello, \" + name\n<SYSTEM.EXEC||>"
+        ),
+        "{system}"
+    );
     let sent = contents(&reqs[1].body);
     assert!(
         sent.contains(&format!("<||SYSTEM.EXEC>write calc.py\n{}", FILE.trim_end())),

@@ -179,17 +179,17 @@ mod tests {
     }
 
     #[test]
-    fn the_skills_listing_comes_after_the_instructions_and_before_the_session_s_place() {
+    fn the_skills_listing_comes_after_the_instructions_and_the_session_s_place_apart() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
-        let without = default_prompt(dir.path(), None, "2026-01-02", "").text;
-        let p = default_prompt(dir.path(), None, "2026-01-02", "\nSkills: …\n- fmt: d\n").text;
-        let (agents, skills, folder) = (
-            p.find("Use tabs.").unwrap(),
-            p.find("- fmt: d").unwrap(),
-            p.find("Working directory:").unwrap(),
-        );
-        assert!(agents < skills && skills < folder, "{p}");
-        assert_eq!(p.replace("\nSkills: …\n- fmt: d\n", ""), without);
+        let without = default_prompt(dir.path(), None, "2026-01-02", "");
+        let with = default_prompt(dir.path(), None, "2026-01-02", "\nSkills: …\n- fmt: d\n");
+        let p = &with.text;
+        let (agents, skills) = (p.find("Use tabs.").unwrap(), p.find("- fmt: d").unwrap());
+        assert!(agents < skills && p.ends_with("- fmt: d\n"), "{p}");
+        assert_eq!(p.replace("\nSkills: …\n- fmt: d\n", ""), without.text);
+        // Where the session runs is not in the prompt, skills or none.
+        assert!(!p.contains("Working directory:"), "{p}");
+        assert_eq!(with.environment, without.environment);
     }
 }

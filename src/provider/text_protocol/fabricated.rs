@@ -49,7 +49,8 @@ impl Cut {
             return std::mem::take(&mut self.pending);
         }
         // Hold back the longest end that a tag could still start with.
-        let hold = (1..=self.pending.len())
+        let longest = RESULT_TAGS.iter().map(|t| t.len()).max().unwrap_or(0);
+        let hold = (1..=self.pending.len().min(longest))
             .rev()
             .filter(|n| self.pending.is_char_boundary(self.pending.len() - n))
             .find(|n| {

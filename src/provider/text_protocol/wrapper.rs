@@ -52,10 +52,7 @@ impl ToolProtocol {
         // The example exchange, then the conversation with the environment before its
         // first message (the system prompt and the tag instructions stay the same bytes
         // for every session: a local server's cache keeps them).
-        let mut all = if self.mode.primer { primer() } else { Vec::new() };
-        let from = all.len();
-        all.extend_from_slice(request.messages);
-        environment::before_first(&mut all, from, request.environment);
+        let all = with_example(self.mode.primer, request.messages, request.environment);
         let messages: Vec<Message> = rewrite(&all, self.mode.continuation);
         drop(all);
         // An output block is never the model's to write: a small model that starts one is
@@ -71,12 +68,12 @@ impl ToolProtocol {
             max_output_tokens: request.max_output_tokens,
         };
         let inner = self.inner.stream(sent).await?;
-        let prefill_of = |messages: &[Message]| match messages.last() {
+        let prefill = match messages.last() {
             Some(m) if m.kind == Kind::Assistant => m.content.clone(),
             _ => String::new(),
         };
         let decoder = TextDecoder::new(request.tools.to_vec());
-        let first = text_stream(inner, EchoStrip::new(prefill_of(&messages)), decoder);
+        let first = text_stream(inner, EchoStrip::new(prefill), decoder);
         // Nothing after a command's output (small models stop there): asked once more.
         // The correction follows the continued assistant message, so nothing is echoed.
         let tools = request.tools.to_vec();
@@ -112,6 +109,16 @@ pub fn primer() -> Vec<Message> {
         Message::tool_result("primer-1", "bash", "1 line", output.to_string(), true),
         Message::assistant("app/settings.py defines load_config, on line 12."),
     ]
+}
+
+/// The conversation as a local server gets it: the example exchange first (when `example`),
+/// then `messages` with `environment` before their first message (`environment.rs`).
+fn with_example(example: bool, messages: &[Message], environment: &str) -> Vec<Message> {
+    let mut all = if example { primer() } else { Vec::new() };
+    let from = all.len();
+    all.extend_from_slice(messages);
+    environment::before_first(&mut all, from, environment);
+    all
 }
 
 /// Whether a rejection says the model cannot take tools (Ollama: "does not support
@@ -169,13 +176,7 @@ impl Provider for ToolProtocol {
         // anyway (the example exchange), else after the system prompt, as before.
         let primed = (self.mode.native_primer
             && request.tools.iter().any(|t| t.name == super::calls::SHELL_TOOL))
-        .then(|| {
-            let mut all = primer();
-            let from = all.len();
-            all.extend_from_slice(request.messages);
-            environment::before_first(&mut all, from, request.environment);
-            all
-        });
+        .then(|| with_example(true, request.messages, request.environment));
         let system = match primed {
             Some(_) => std::borrow::Cow::Borrowed(request.system),
             None => environment::after_system(request.system, request.environment),

@@ -77,11 +77,21 @@ impl Store {
             return Err(self.unavailable(&conn));
         }
         let mut watch = self.state.clone();
-        tokio::select! {
-            _ = rx => {}
+        let mut rx = rx;
+        let down = tokio::select! {
+            _ = &mut rx => None,
             down = watch.wait_for(|c| matches!(c, Conn::Down(_) | Conn::Failed(_))) => {
-                let conn = down.map(|c| c.clone()).unwrap_or(Conn::Connecting);
-                return Err(self.unavailable(&conn));
+                Some(down.map(|c| c.clone()).unwrap_or(Conn::Connecting))
+            }
+        };
+        if let Some(conn) = down {
+            // A write queued before this read failed for a moment (SQLite busy past its
+            // timeout under load, a dropped connection): the writer retries after its
+            // backoff; the read waits for it that long, not failing at the first blip.
+            // A final failure is reported at once.
+            if matches!(conn, Conn::Failed(_)) || tokio::time::timeout(self.grace, rx).await.is_err() {
+                let now = self.state.borrow().clone();
+                return Err(self.unavailable(&now));
             }
         }
         // The writer may have swapped the connection (a recreated file).

@@ -126,6 +126,7 @@ const TS: &str = "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'";
 #[async_trait]
 impl Dialect for Pg {
     type Db = sqlx::Postgres;
+    const BEGIN_WRITE: &'static str = "BEGIN";
     const INSERT_SESSION: &'static str = "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model) \
          VALUES ($1, $2::timestamptz, $3::timestamptz, $4, $5, $6) ON CONFLICT (id) DO NOTHING";
     const INSERT_EVENT: &'static str = "INSERT INTO events (id, session_id, seq, kind, content, data, created_at) \

@@ -36,6 +36,11 @@ pub(crate) trait Dialect: Send + Sync + Sized + 'static {
     const FORK_EVENTS: &'static str;
     /// id.
     const DELETE_SESSION: &'static str;
+    /// Opens a transaction that writes. SQLite: `BEGIN IMMEDIATE`, the write lock taken
+    /// at once (waiting out the busy timeout): a deferred `BEGIN` that reads first and
+    /// writes later fails at once with "database is locked" when another connection
+    /// wrote in between (seen under load with two writers on one file).
+    const BEGIN_WRITE: &'static str;
     /// session_id.
     const MAX_SEQ: &'static str;
     /// id.
@@ -162,7 +167,7 @@ where
     }
 
     async fn write_batch(&self, items: &[Write]) -> Result<(), DbError> {
-        let mut tx = self.pool.begin().await.map_err(D::sort)?;
+        let mut tx = self.pool.begin_with(D::BEGIN_WRITE).await.map_err(D::sort)?;
         for item in items {
             let q = match item {
                 Write::Session { meta, at } => sqlx::query(D::INSERT_SESSION)
@@ -206,7 +211,7 @@ where
     }
 
     async fn fork(&self, from: &str, new_id: &str, at: &str) -> Result<(), DbError> {
-        let mut tx = self.pool.begin().await.map_err(D::sort)?;
+        let mut tx = self.pool.begin_with(D::BEGIN_WRITE).await.map_err(D::sort)?;
         let done = sqlx::query(D::FORK_SESSION)
             .bind(D::text(new_id))
             .bind(Cow::Borrowed(at))

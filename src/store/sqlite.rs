@@ -286,6 +286,7 @@ async fn restore_dump(c: &mut sqlx::SqliteConnection, dump: &Dump) -> Result<(),
 #[async_trait]
 impl Dialect for Lite {
     type Db = sqlx::Sqlite;
+    const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
     const INSERT_SESSION: &'static str = "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model) \
          VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
     const INSERT_EVENT: &'static str = "INSERT INTO events (id, session_id, seq, kind, content, data, created_at) \
@@ -371,7 +372,7 @@ impl Dialect for Lite {
                 OpenError::Fatal(e) => DbError::Rejected(e.to_string()),
             })?;
         tokio::spawn(heartbeat(Arc::downgrade(&fresh)));
-        let mut tx = fresh.pool.begin().await.map_err(sort)?;
+        let mut tx = fresh.pool.begin_with(Self::BEGIN_WRITE).await.map_err(sort)?;
         for d in &dumps {
             restore_dump(&mut tx, d).await?;
         }

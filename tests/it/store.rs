@@ -493,3 +493,40 @@ async fn not_a_database_is_refused() {
     assert!(e.to_string().contains("not a database"), "{e}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
+
+/// Another process holds SQLite's write lock past the busy timeout while this one
+/// writes: the write fails for a moment and the writer retries. A read queued behind
+/// that write waits for the retry instead of answering "database is locked" (seen once
+/// under load in `two_writers_sqlite`), and nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_behind_a_write_that_met_a_lock_waits_for_the_retry() {
+    let db = Db::sqlite();
+    let (store, _n) = db.open();
+    store.begin(meta(A, "/w", "m"));
+    store.record(A, Record::Message(Message::user("before")));
+    store.flush().await;
+    let Db::Sqlite { path, .. } = &db else {
+        panic!("an SQLite database has a file")
+    };
+    let mut other = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("BEGIN IMMEDIATE").execute(&mut other).await.unwrap();
+    store.record(A, Record::Message(Message::user("during")));
+    // Held past the store's busy timeout (5 s), then let go.
+    let holder = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(5_600)).await;
+        sqlx::query("COMMIT").execute(&mut other).await.unwrap();
+        other
+    });
+    let (_, records) = store.load(A).await.expect("the read waits for the retried write");
+    let texts: Vec<String> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Message(m) => Some(m.content.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["before", "during"]);
+    drop(holder.await.unwrap());
+}

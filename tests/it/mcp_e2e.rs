@@ -36,7 +36,7 @@ fn mcp_list_and_get_show_status_tools_and_schemas() {
     let cfg = write_config(
         h.path(),
         &(everything_section("every")
-            + &fixture_section("mute", "silent", "startup_timeout_secs = 1")
+            + &fixture_section("mute", "silent", "startup_timeout_secs = 4")
             + &fixture_section("off", "crash", "enabled = false")),
     );
     let out = ikigai(h.path(), &cfg).args(["mcp", "list"]).output().unwrap();
@@ -49,7 +49,7 @@ fn mcp_list_and_get_show_status_tools_and_schemas() {
         "{text}"
     );
     assert!(row("mute ").contains("failed"), "{text}");
-    assert!(text.contains("did not finish starting within 1 s"), "{text}");
+    assert!(text.contains("did not finish starting within 4 s"), "{text}");
     assert!(
         text.contains("stderr: fixture server starting in mode silent"),
         "{text}"

@@ -332,6 +332,16 @@ fn expectations() -> Vec<Expect> {
             usage: Some((167, 14)),
             error: None,
         },
+        Expect {
+            // The raw wire: a result the model wrote itself, no call (the made-up result
+            // is cut above the wire: `small_models_results`).
+            file: "local-06-llamacpp-server-qwen-1.5b-writes-a-tool-response.sse",
+            text: "<tool_response>\n{\"result\":{\"exit_code\":0,\"output\":\"Cargo.toml: cargo version 1.64.0\\n\"},\"tool_success\":true}\n</tool_response>",
+            reasoning: false,
+            calls: vec![],
+            usage: Some((1968, 39)),
+            error: None,
+        },
     ]
 }
 

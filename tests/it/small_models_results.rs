@@ -103,6 +103,28 @@ fn the_result_tags_are_stop_sequences_and_a_made_up_result_is_never_the_answer()
     );
 }
 
+/// The recorded stream (`local-06`): the 1.5B model, asked what version Cargo.toml
+/// declares, wrote a result of its own ("cargo version 1.64.0"; the file says 0.50.0).
+/// Replayed as the server sent it (no stop honoured), nothing of it is shown or trusted.
+#[test]
+fn the_recorded_made_up_result_of_the_1_5b_model_is_never_shown_or_trusted() {
+    let (h, cwd) = project();
+    let fake = FakeProvider::start();
+    fake.push(Reply::fixture(
+        "local-06-llamacpp-server-qwen-1.5b-writes-a-tool-response.sse",
+    ));
+    fake.push(Reply::text("I have not read the file yet."));
+    let (stdout, stderr) = ask(&fake, &h, &cwd);
+    assert!(
+        !stdout.contains("1.64.0") && !stderr.contains("1.64.0"),
+        "{stdout}\n{stderr}"
+    );
+    let reqs = chats(&fake);
+    assert_eq!(reqs.len(), 2, "asked once more, with the correction");
+    assert!(last_user(&reqs[1]).contains("never write one yourself"));
+    assert!(stdout.contains("I have not read the file yet."), "{stdout}");
+}
+
 #[test]
 fn a_call_written_as_text_before_a_made_up_result_runs_and_the_made_up_part_is_dropped() {
     let (h, cwd) = project();

@@ -466,6 +466,11 @@ fn a_tag_naming_a_known_tool_is_that_tools_call() {
     assert!(!stdout.contains("tool_call_started"), "{stdout}");
 }
 
+/// The text protocol's example exchange where a tool writes files, as the prefill
+/// continuation renders it: a file read, written whole in the form the prompt names,
+/// tested, and one line saying what changed.
+pub(crate) const CODING_PRIMER_PREFILL: &str = "<||SYSTEM.EXEC>cat calc.py<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\ndef add(a, b):\n    return a - b\n<SYSTEM.OUTPUT||>\n<||SYSTEM.EXEC>write calc.py\ndef add(a, b):\n    return a + b<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nWrote 32 bytes to calc.py\n<SYSTEM.OUTPUT||>\n<||SYSTEM.EXEC>python3 -m unittest test_calc<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nOK\n<SYSTEM.OUTPUT||>\nFixed: add now returns a + b.";
+
 #[test]
 fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turned_off() {
     let (h, cwd) = project();
@@ -523,26 +528,26 @@ fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turn
             })
             .collect();
         let p = |r: &str, c: &str| (r.to_string(), c.to_string());
+        let exec = |c: &str| format!("<||SYSTEM.EXEC>{c}<SYSTEM.EXEC||>");
+        let output = |o: &str| format!("<||SYSTEM.OUTPUT>\n{o}\n<SYSTEM.OUTPUT||>");
         let expected = match want {
             Some("prefill") => vec![
-                p("user", "Which file defines load_config?"),
-                p(
-                    "assistant",
-                    "<||SYSTEM.EXEC>grep -rn \"def load_config\" .<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n./app/settings.py:12:def load_config(path):\n<SYSTEM.OUTPUT||>\napp/settings.py defines load_config, on line 12.",
-                ),
+                p("user", "test_calc.py fails. Fix calc.py."),
+                p("assistant", CODING_PRIMER_PREFILL),
                 p("user", "code?"),
             ],
             Some(_) => vec![
-                p("user", "Which file defines load_config?"),
+                p("user", "test_calc.py fails. Fix calc.py."),
+                p("assistant", &exec("cat calc.py")),
+                p("user", &output("def add(a, b):\n    return a - b")),
                 p(
                     "assistant",
-                    "<||SYSTEM.EXEC>grep -rn \"def load_config\" .<SYSTEM.EXEC||>",
+                    &exec("write calc.py\ndef add(a, b):\n    return a + b"),
                 ),
-                p(
-                    "user",
-                    "<||SYSTEM.OUTPUT>\n./app/settings.py:12:def load_config(path):\n<SYSTEM.OUTPUT||>",
-                ),
-                p("assistant", "app/settings.py defines load_config, on line 12."),
+                p("user", &output("Wrote 32 bytes to calc.py")),
+                p("assistant", &exec("python3 -m unittest test_calc")),
+                p("user", &output("OK")),
+                p("assistant", "Fixed: add now returns a + b."),
                 p("user", "code?"),
             ],
             None => vec![p("user", "code?")],
@@ -612,4 +617,41 @@ fn a_local_preset_gets_the_primer_as_one_native_call_never_stored_and_can_turn_i
     assert_eq!(msgs.len(), 2, "{msgs:#?}");
     let msgs = ask("mine", &format!("{own}primer = true\n"), &[], "code?");
     assert_eq!(Value::Array(msgs[1..5].to_vec()), primer, "{msgs:#?}");
+}
+
+/// Where files can be written, the text protocol's example exchange is a small coding
+/// task (read, write whole, test), and the prompt names the whole-file form without a
+/// second example and without the list of useful commands (the first request stays
+/// within 80 tokens of its size before the form). Sessions without `file_write` (a
+/// read-only sub-agent) get the question: `wrapper::tests`.
+#[test]
+fn where_files_can_be_written_the_example_is_a_coding_task_and_the_prompt_stays_small() {
+    let (h, cwd) = project();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text("hello"));
+    let out = run(
+        h.path(),
+        cwd.path(),
+        &[
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &fake.base_url,
+            "--tool-protocol",
+            "text",
+            "-p",
+            "code?",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let msgs = fake.requests().last().unwrap().messages().clone();
+    assert_eq!(msgs[1]["content"], "test_calc.py fails. Fix calc.py.");
+    assert_eq!(msgs[2]["content"], CODING_PRIMER_PREFILL);
+    let system = msgs[0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("write its path after `write`, then the whole file")
+            && !system.contains("greet.py")
+            && !system.contains("Useful commands"),
+        "{system}"
+    );
 }

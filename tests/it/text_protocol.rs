@@ -63,10 +63,12 @@ fn prefill_mode_runs_the_tagged_command_and_continues_the_assistant_message() {
         first.get("tools").is_none(),
         "no native tools in text mode: {first}"
     );
-    // The closing tag ends a command; an output block is never the model's to write.
+    // The closing tag ends a command; an output block is never the model's to write,
+    // neither its start nor its end (a model writing back a file it has read closes the
+    // file's lines as the read's output closed).
     assert_eq!(
         first["stop"],
-        serde_json::json!(["<SYSTEM.EXEC||>", "<||SYSTEM.OUTPUT>"])
+        serde_json::json!(["<SYSTEM.EXEC||>", "<||SYSTEM.OUTPUT>", "<SYSTEM.OUTPUT||>"])
     );
     // A server on this machine samples at the low default for tool use.
     assert_eq!(first["temperature"], 0.2);
@@ -103,11 +105,10 @@ fn prefill_mode_runs_the_tagged_command_and_continues_the_assistant_message() {
         ["system", "user", "assistant", "user", "assistant", "user"],
         "{msgs:?}"
     );
-    assert_eq!(msgs[1]["content"], "Which file defines load_config?");
-    assert_eq!(
-        msgs[2]["content"],
-        "<||SYSTEM.EXEC>grep -rn \"def load_config\" .<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n./app/settings.py:12:def load_config(path):\n<SYSTEM.OUTPUT||>\napp/settings.py defines load_config, on line 12."
-    );
+    // With file_write offered, the example is a small coding task, the file written
+    // whole in the form the prompt names.
+    assert_eq!(msgs[1]["content"], "test_calc.py fails. Fix calc.py.");
+    assert_eq!(msgs[2]["content"], crate::small_models::CODING_PRIMER_PREFILL);
     let tagged = msgs[4]["content"].as_str().unwrap();
     assert!(
         tagged.contains("<SYSTEM.OUTPUT||>") && tagged.ends_with("It printed ikigai-tp-42."),

@@ -71,10 +71,14 @@ fn the_whole_file_form_writes_the_file_as_a_file_write_call_and_is_sent_back_as_
         .unwrap()
         .to_string();
     assert!(
-        system.contains(
-            "<||SYSTEM.EXEC>write greet.py\ndef greet(name):\n    return \"Hello, \" + name\n<SYSTEM.EXEC||>"
-        ),
+        system.contains("write its path after `write`, then the whole file (no quoting needed)"),
         "{system}"
+    );
+    // ...and the example exchange shows it in use.
+    let example = reqs[0].body["messages"][2]["content"].as_str().unwrap();
+    assert!(
+        example.contains("<||SYSTEM.EXEC>write calc.py\ndef add(a, b):\n    return a + b<SYSTEM.EXEC||>"),
+        "{example}"
     );
     let sent = contents(&reqs[1].body);
     assert!(

@@ -13,20 +13,30 @@ use crate::tool_vocab::ToolSchema;
 pub use crate::config::Continuation;
 
 /// The tag instructions appended to the system prompt in place of native tool schemas.
-/// Short on purpose: a small model on a CPU pays for every token.
-pub fn instructions(tools: &[ToolSchema]) -> String {
+/// Short on purpose: a small model on a CPU pays for every token. With `example` the
+/// example exchange (`primer`) shows a file read, written whole and tested, so the
+/// whole-file form is named without its own example and the list of useful commands
+/// is left out (the first request stays within 80 tokens of what it was before the form).
+pub fn instructions(tools: &[ToolSchema], example: bool) -> String {
+    let writes = tools
+        .iter()
+        .any(|t| t.name == crate::tool_vocab::meta::FILE_WRITE.name);
     let mut s = String::from(
         "\n\n# Running commands\n\
          To run a shell command, write exactly <||SYSTEM.EXEC>command<SYSTEM.EXEC||> and stop.\n\
          Its output comes back as <||SYSTEM.OUTPUT>\\n…\\n<SYSTEM.OUTPUT||>. \
-         Wait for it before you go on; never write the output yourself. One command at a time.\n\
-         Useful commands: cat FILE, ls DIR, wc -l FILE, grep -rn TEXT ., grep -c TEXT FILE.\n",
+         Wait for it before you go on; never write the output yourself. One command at a time.\n",
     );
-    if tools
-        .iter()
-        .any(|t| t.name == crate::tool_vocab::meta::FILE_WRITE.name)
-    {
-        s.push_str(super::write::PROMPT_LINE);
+    let shown = example && writes;
+    if !shown {
+        s.push_str("Useful commands: cat FILE, ls DIR, wc -l FILE, grep -rn TEXT ., grep -c TEXT FILE.\n");
+    }
+    if writes {
+        s.push_str(if shown {
+            super::write::PROMPT_LINE_SHOWN
+        } else {
+            super::write::PROMPT_LINE
+        });
     }
     let others: Vec<String> = tools
         .iter()
@@ -242,7 +252,7 @@ mod tests {
 
     #[test]
     fn the_instructions_name_the_tags_and_the_other_tools_briefly() {
-        let s = instructions(&Registry::builtin().schemas());
+        let s = instructions(&Registry::builtin().schemas(), false);
         assert!(s.contains("<||SYSTEM.EXEC>command<SYSTEM.EXEC||>"));
         assert!(s.contains("<SYSTEM.OUTPUT||>"));
         assert!(s.contains("glob(pattern, path?)"), "{s}");

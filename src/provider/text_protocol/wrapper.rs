@@ -18,7 +18,7 @@ use super::decode::{RecoveryDecoder, TextDecoder};
 use super::echo::EchoStrip;
 use super::environment;
 use super::render::{instructions, rewrite};
-use super::tags::{EXEC_CLOSE, OUTPUT_OPEN};
+use super::tags::{EXEC_CLOSE, OUTPUT_CLOSE, OUTPUT_OPEN};
 use crate::message::{Kind, Message};
 pub use crate::provider::ToolMode;
 use crate::provider::{EventStream, Provider, ProviderError, Request, Spec, StreamEvent};
@@ -48,16 +48,30 @@ impl ToolProtocol {
     }
 
     async fn stream_text(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
-        let system = format!("{}{}", request.system, instructions(request.tools));
+        let system = format!(
+            "{}{}",
+            request.system,
+            instructions(request.tools, self.mode.primer)
+        );
         // The example exchange, then the conversation with the environment before its
         // first message (the system prompt and the tag instructions stay the same bytes
         // for every session: a local server's cache keeps them).
-        let all = with_example(self.mode.primer, request.messages, request.environment);
+        let all = with_example(
+            self.mode.primer.then(|| shows_coding(request.tools)),
+            request.messages,
+            request.environment,
+        );
         let messages: Vec<Message> = rewrite(&all, self.mode.continuation);
         drop(all);
         // An output block is never the model's to write: a small model that starts one is
         // inventing a command's output, so the answer ends where the block would begin.
-        let stop = [EXEC_CLOSE.to_string(), OUTPUT_OPEN.to_string()];
+        // Its closing tag too: a 1.5B model writing back a file it has just read closes
+        // the file's lines as the read's output block closed (`…<SYSTEM.OUTPUT||>`).
+        let stop = [
+            EXEC_CLOSE.to_string(),
+            OUTPUT_OPEN.to_string(),
+            OUTPUT_CLOSE.to_string(),
+        ];
         let sent = Request {
             model: request.model,
             system: &system,
@@ -92,13 +106,34 @@ impl ToolProtocol {
 }
 
 /// The example exchange small models imitate, as canonical messages (rendered like any
-/// history: as tags in the continuation mode in use, or as one native call and its
-/// result): a question, a command, its output, a one-line answer. Sent before the
-/// conversation; never shown, never stored.
-pub fn primer() -> Vec<Message> {
-    let output = crate::tool_vocab::Envelope::success(serde_json::json!({
-        "output": "./app/settings.py:12:def load_config(path):\n", "exit_code": 0
-    }));
+/// history: as tags in the continuation mode in use, or as native calls and results).
+/// Sent before the conversation; never shown, never stored. `coding`: a small coding
+/// task (read the file, write it whole, run the test, say what changed) — a
+/// question-and-fact example taught 1.5B models to state one fact where they were asked
+/// for code; else the question. The text protocol and the engine show the coding task
+/// when a tool that writes files is offered (`shows_coding`); a local preset's native
+/// primer keeps the question (three native calls would grow its first request by ~140
+/// tokens, over the budget of 80).
+pub fn primer(coding: bool) -> Vec<Message> {
+    if coding {
+        coding_primer()
+    } else {
+        question_primer()
+    }
+}
+
+/// Whether the text protocol's example exchange is the coding task for these tools.
+pub fn shows_coding(tools: &[crate::tool_vocab::ToolSchema]) -> bool {
+    tools
+        .iter()
+        .any(|t| t.name == crate::tool_vocab::meta::FILE_WRITE.name)
+}
+
+fn bash_output(output: &str) -> String {
+    crate::tool_vocab::Envelope::success(serde_json::json!({ "output": output, "exit_code": 0 })).to_string()
+}
+
+fn question_primer() -> Vec<Message> {
     vec![
         Message::user("Which file defines load_config?"),
         Message::tool_call(
@@ -106,15 +141,52 @@ pub fn primer() -> Vec<Message> {
             "bash",
             r#"{"command":"grep -rn \"def load_config\" ."}"#,
         ),
-        Message::tool_result("primer-1", "bash", "1 line", output.to_string(), true),
+        Message::tool_result(
+            "primer-1",
+            "bash",
+            "1 line",
+            bash_output("./app/settings.py:12:def load_config(path):\n"),
+            true,
+        ),
         Message::assistant("app/settings.py defines load_config, on line 12."),
     ]
 }
 
-/// The conversation as a local server gets it: the example exchange first (when `example`),
+fn coding_primer() -> Vec<Message> {
+    let written = crate::tool_vocab::Envelope::success(
+        serde_json::json!({ "output": "Wrote 32 bytes to calc.py", "bytes": 32 }),
+    );
+    vec![
+        Message::user("test_calc.py fails. Fix calc.py."),
+        Message::tool_call("primer-1", "bash", r#"{"command":"cat calc.py"}"#),
+        Message::tool_result(
+            "primer-1",
+            "bash",
+            "2 lines",
+            bash_output("def add(a, b):\n    return a - b\n"),
+            true,
+        ),
+        Message::tool_call(
+            "primer-2",
+            "file_write",
+            r#"{"path":"calc.py","content":"def add(a, b):\n    return a + b\n"}"#,
+        ),
+        Message::tool_result("primer-2", "file_write", "32 bytes", written.to_string(), true),
+        Message::tool_call(
+            "primer-3",
+            "bash",
+            r#"{"command":"python3 -m unittest test_calc"}"#,
+        ),
+        Message::tool_result("primer-3", "bash", "OK", bash_output("OK\n"), true),
+        Message::assistant("Fixed: add now returns a + b."),
+    ]
+}
+
+/// The conversation as a local server gets it: the example exchange first (when `example`:
+/// the coding task or the question),
 /// then `messages` with `environment` before their first message (`environment.rs`).
-fn with_example(example: bool, messages: &[Message], environment: &str) -> Vec<Message> {
-    let mut all = if example { primer() } else { Vec::new() };
+fn with_example(example: Option<bool>, messages: &[Message], environment: &str) -> Vec<Message> {
+    let mut all = example.map(primer).unwrap_or_default();
     let from = all.len();
     all.extend_from_slice(messages);
     environment::before_first(&mut all, from, environment);
@@ -176,7 +248,7 @@ impl Provider for ToolProtocol {
         // anyway (the example exchange), else after the system prompt, as before.
         let primed = (self.mode.native_primer
             && request.tools.iter().any(|t| t.name == super::calls::SHELL_TOOL))
-        .then(|| with_example(true, request.messages, request.environment));
+        .then(|| with_example(Some(false), request.messages, request.environment));
         let system = match primed {
             Some(_) => std::borrow::Cow::Borrowed(request.system),
             None => environment::after_system(request.system, request.environment),
@@ -330,4 +402,40 @@ fn recovery_stream(inner: EventStream, decoder: RecoveryDecoder) -> EventStream 
             }
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::render::Continuation;
+    use super::*;
+    use crate::tools::Registry;
+
+    #[test]
+    fn the_example_is_the_coding_task_only_where_file_write_is_offered() {
+        let all = Registry::builtin().schemas();
+        assert!(shows_coding(&all));
+        let read_only: Vec<_> = all.iter().filter(|t| t.name != "file_write").cloned().collect();
+        assert!(!shows_coding(&read_only));
+        assert_eq!(primer(false)[0].content, "Which file defines load_config?");
+        let coding = primer(true);
+        assert_eq!(coding[0].content, "test_calc.py fails. Fix calc.py.");
+        // The example's write is exactly what the model is to write back: the whole-file
+        // form as the history renders it, parsed back to the same call.
+        let rendered = rewrite(&coding, Continuation::Prefill);
+        let text = &rendered[1].content;
+        let form = text
+            .split("<||SYSTEM.EXEC>")
+            .filter_map(|b| b.split_once("<SYSTEM.EXEC||>").map(|(c, _)| c))
+            .find(|c| c.starts_with("write "))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(
+            super::super::write::parse(form),
+            Some(("calc.py".into(), "def add(a, b):\n    return a + b\n".into()))
+        );
+        // The result says the bytes the content has.
+        assert!(text.contains(&format!(
+            "Wrote {} bytes",
+            "def add(a, b):\n    return a + b\n".len()
+        )));
+    }
 }

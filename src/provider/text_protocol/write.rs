@@ -18,10 +18,16 @@ pub const PROMPT_LINE: &str = "To create or replace a file, write its path after
                                (no quoting needed): <||SYSTEM.EXEC>write greet.py\ndef greet(name):\n    \
                                return \"Hello, \" + name\n<SYSTEM.EXEC||>\n";
 
+/// The form named without an example, where the example exchange shows it in use.
+pub const PROMPT_LINE_SHOWN: &str =
+    "To create or replace a file, write its path after `write`, then the whole file (no quoting needed).\n";
+
 /// `(path, content)` when `command` is the whole-file form: a first line `write PATH`
 /// (the path may be quoted or in backticks, and holds no spaces) and at least one more
-/// line. A fenced block around the content is taken off (small models add one). The
-/// content ends with a newline, as a text file does.
+/// line. A fenced block around the content is taken off (small models add one), and the
+/// content ends at a line that is an output tag: the model went on to invent the write's
+/// output (seen from the 1.5B model: `<SYSTEM.OUTPUT||>` and "Wrote 32 bytes…" in the
+/// file). The content ends with a newline, as a text file does.
 pub fn parse(command: &str) -> Option<(String, String)> {
     let command = command.trim_start_matches(['\n', '\r', ' ']);
     let (first, rest) = command.split_once('\n')?;
@@ -33,7 +39,12 @@ pub fn parse(command: &str) -> Option<(String, String)> {
     if path.is_empty() || path.contains(char::is_whitespace) {
         return None;
     }
+    let rest = before_made_up_output(rest);
     let content = unfence(rest.trim_end_matches(['\n', '\r', ' ', '\t']));
+    if content.trim().is_empty() {
+        // No line of the file (`bare` sends it on without a content): never an empty file.
+        return None;
+    }
     let mut content = content.to_string();
     if !content.is_empty() && !content.ends_with('\n') {
         content.push('\n');
@@ -41,11 +52,37 @@ pub fn parse(command: &str) -> Option<(String, String)> {
     Some((path.to_string(), content))
 }
 
+/// `text` up to the first output tag (any form the scanner knows: `<SYSTEM.OUTPUT||>`,
+/// `<||SYSTEM.OUTPUT>`, `</system.output>`, …) that ends a line: a file's own text
+/// that mentions a tag mid-line (`TAG = "<SYSTEM.OUTPUT||>";`) is kept. Seen from the
+/// 1.5B model: the tag on its own line, and `return not self._items<SYSTEM.OUTPUT||>`.
+fn before_made_up_output(text: &str) -> &str {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end();
+        if let Some(open) = body.rfind('<')
+            && is_output_tag(&body[open..])
+        {
+            return &text[..at + open];
+        }
+        at += line.len();
+    }
+    text
+}
+
+fn is_output_tag(tag: &str) -> bool {
+    let Some(inner) = tag.strip_prefix('<').and_then(|l| l.strip_suffix('>')) else {
+        return false;
+    };
+    let name = inner.trim_start_matches(['/', '|', '\\']).trim_end_matches('|');
+    name.eq_ignore_ascii_case("SYSTEM.OUTPUT")
+}
+
 /// The path of `write PATH` written alone on one line: the model named the file but gave
 /// none of its lines. It goes to `file_write` without a content, whose answer says what
 /// is missing (never to the shell's `write`, which messages logged-in users).
 pub fn bare(command: &str) -> Option<String> {
-    let command = command.trim();
+    let command = before_made_up_output(command).trim();
     if command.contains('\n') {
         return None;
     }
@@ -140,6 +177,25 @@ mod tests {
                 "write calc.py:\n```\ndef add(a, b):\n    return a + b\n```\n",
                 "calc.py",
             ),
+            // The model goes on to invent the write's output (seen from the 1.5B model
+            // after a coding example exchange): the file ends before it, whatever form
+            // the tag takes.
+            (
+                "write calc.py\ndef add(a, b):\n    return a + b\n<SYSTEM.OUTPUT||>\nWrote 32 bytes to calc.py\n<SYSTEM.OUTPUT||>",
+                "calc.py",
+            ),
+            (
+                "write calc.py\ndef add(a, b):\n    return a + b\n  <||SYSTEM.OUTPUT>\nWrote 32 bytes",
+                "calc.py",
+            ),
+            (
+                "write calc.py\n```python\ndef add(a, b):\n    return a + b\n```\n</system.output>\n",
+                "calc.py",
+            ),
+            (
+                "write calc.py\ndef add(a, b):\n    return a + b\n<|SYSTEM.OUTPUT|>",
+                "calc.py",
+            ),
         ];
         for (cmd, path) in cases {
             let (p, content) = parse(cmd).unwrap_or_else(|| panic!("{cmd:?}"));
@@ -169,8 +225,27 @@ mod tests {
         assert_eq!(bare("write calc.py").as_deref(), Some("calc.py"));
         assert_eq!(bare(" write `calc.py` ").as_deref(), Some("calc.py"));
         assert_eq!(bare("write calc.py\nx"), None);
+        // Blank lines or only a made-up output after the path: no content either, never
+        // an emptied file.
+        for cmd in [
+            "write calc.py\n\n",
+            "write calc.py\n<SYSTEM.OUTPUT||>\nWrote 0 bytes\n",
+        ] {
+            assert_eq!(parse(cmd), None, "{cmd:?}");
+            assert_eq!(bare(cmd).as_deref(), Some("calc.py"), "{cmd:?}");
+        }
         assert_eq!(bare("write"), None);
         assert_eq!(bare("writer calc.py"), None);
+    }
+
+    #[test]
+    fn a_tag_the_file_mentions_mid_line_is_kept() {
+        let cmd = "write tags.py\nCLOSE = \"<SYSTEM.OUTPUT||>\"  # the tag\nOPEN = '<||SYSTEM.OUTPUT>'\n";
+        let (_, content) = parse(cmd).unwrap();
+        assert_eq!(
+            content,
+            "CLOSE = \"<SYSTEM.OUTPUT||>\"  # the tag\nOPEN = '<||SYSTEM.OUTPUT>'\n"
+        );
     }
 
     #[test]

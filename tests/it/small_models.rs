@@ -469,6 +469,9 @@ fn a_tag_naming_a_known_tool_is_that_tools_call() {
 /// The text protocol's example exchange where a tool writes files, as the prefill
 /// continuation renders it: a file read, written whole in the form the prompt names,
 /// tested, and one line saying what changed.
+/// The question-and-fact example, for a session that starts with a question.
+const QUESTION_PRIMER_PREFILL: &str = "<||SYSTEM.EXEC>grep -rn \"def load_config\" .<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n./app/settings.py:12:def load_config(path):\n<SYSTEM.OUTPUT||>\napp/settings.py defines load_config, on line 12.";
+
 pub(crate) const CODING_PRIMER_PREFILL: &str = "<||SYSTEM.EXEC>cat calc.py<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\ndef add(a, b):\n    return a - b\n<SYSTEM.OUTPUT||>\n<||SYSTEM.EXEC>write calc.py\ndef add(a, b):\n    return a + b<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nWrote 32 bytes to calc.py\n<SYSTEM.OUTPUT||>\n<||SYSTEM.EXEC>python3 -m unittest test_calc<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nOK\n<SYSTEM.OUTPUT||>\nFixed: add now returns a + b.";
 
 #[test]
@@ -499,7 +502,7 @@ fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turn
                 "--tool-protocol",
                 "text",
                 "-p",
-                "code?",
+                "fix it",
             ],
         );
         assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
@@ -509,7 +512,7 @@ fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turn
         // example exchange (the prefix before it is the same for every session).
         let opening = msgs.last().unwrap()["content"].as_str().unwrap();
         let (environment, typed) = opening.split_once("\n\n").unwrap();
-        assert_eq!(typed, "code?");
+        assert_eq!(typed, "fix it");
         assert!(
             environment.starts_with(&format!("Working directory: {}\n", cwd.path().display())),
             "{opening}"
@@ -534,7 +537,7 @@ fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turn
             Some("prefill") => vec![
                 p("user", "test_calc.py fails. Fix calc.py."),
                 p("assistant", CODING_PRIMER_PREFILL),
-                p("user", "code?"),
+                p("user", "fix it"),
             ],
             Some(_) => vec![
                 p("user", "test_calc.py fails. Fix calc.py."),
@@ -548,9 +551,9 @@ fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turn
                 p("assistant", &exec("python3 -m unittest test_calc")),
                 p("user", &output("OK")),
                 p("assistant", "Fixed: add now returns a + b."),
-                p("user", "code?"),
+                p("user", "fix it"),
             ],
-            None => vec![p("user", "code?")],
+            None => vec![p("user", "fix it")],
         };
         assert_eq!(pairs, expected, "{config}");
     }
@@ -619,39 +622,60 @@ fn a_local_preset_gets_the_primer_as_one_native_call_never_stored_and_can_turn_i
     assert_eq!(Value::Array(msgs[1..5].to_vec()), primer, "{msgs:#?}");
 }
 
-/// Where files can be written, the text protocol's example exchange is a small coding
-/// task (read, write whole, test), and the prompt names the whole-file form without a
-/// second example and without the list of useful commands (the first request stays
-/// within 80 tokens of its size before the form). Sessions without `file_write` (a
-/// read-only sub-agent) get the question: `wrapper::tests`.
+/// Where files can be written and the session's first prompt is not a question, the
+/// text protocol's example exchange is a small coding task (read, write whole, test),
+/// and the prompt names the whole-file form without a second example and without the
+/// list of useful commands (the first request stays within 80 tokens of its size before
+/// the form). A session that starts with a question gets the question and its one-line
+/// answer, with the list of useful commands: with the coding task, the 1.5B model
+/// rewrote the file it was asked about and answered "Done.".
 #[test]
-fn where_files_can_be_written_the_example_is_a_coding_task_and_the_prompt_stays_small() {
+fn the_example_is_a_coding_task_for_a_task_and_the_question_for_a_question() {
     let (h, cwd) = project();
     let fake = FakeProvider::start();
-    fake.push(Reply::text("hello"));
-    let out = run(
-        h.path(),
-        cwd.path(),
-        &[
-            "--provider",
-            "llamacpp",
-            "--base-url",
-            &fake.base_url,
-            "--tool-protocol",
-            "text",
-            "-p",
-            "code?",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
-    let msgs = fake.requests().last().unwrap().messages().clone();
-    assert_eq!(msgs[1]["content"], "test_calc.py fails. Fix calc.py.");
-    assert_eq!(msgs[2]["content"], CODING_PRIMER_PREFILL);
-    let system = msgs[0]["content"].as_str().unwrap();
-    assert!(
-        system.contains("write its path after `write`, then the whole file")
-            && !system.contains("greet.py")
-            && !system.contains("Useful commands"),
-        "{system}"
-    );
+    for (prompt, first, example) in [
+        (
+            "Fix the bug in calc.py.",
+            "test_calc.py fails. Fix calc.py.",
+            CODING_PRIMER_PREFILL,
+        ),
+        (
+            "How many lines does data.csv have?",
+            "Which file defines load_config?",
+            QUESTION_PRIMER_PREFILL,
+        ),
+    ] {
+        fake.push(Reply::text("hello"));
+        let out = run(
+            h.path(),
+            cwd.path(),
+            &[
+                "--provider",
+                "llamacpp",
+                "--base-url",
+                &fake.base_url,
+                "--tool-protocol",
+                "text",
+                "-p",
+                prompt,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        let msgs = fake.requests().last().unwrap().messages().clone();
+        assert_eq!(msgs[1]["content"], first, "{prompt}");
+        assert_eq!(msgs[2]["content"], example, "{prompt}");
+        let system = msgs[0]["content"].as_str().unwrap();
+        let named = system.contains("write its path after `write`, then the whole file");
+        if example == CODING_PRIMER_PREFILL {
+            assert!(
+                named && !system.contains("greet.py") && !system.contains("Useful commands"),
+                "{system}"
+            );
+        } else {
+            assert!(
+                named && system.contains("greet.py") && system.contains("Useful commands"),
+                "{system}"
+            );
+        }
+    }
 }

@@ -10,7 +10,7 @@ use crate::message::{Kind, Message};
 /// What the model reads of a result envelope (the text protocol's).
 pub use crate::provider::text_protocol::render::plain_output;
 use crate::provider::text_protocol::render::{Continuation, instructions, rewrite};
-use crate::provider::text_protocol::wrapper::{primer, shows_coding};
+use crate::provider::text_protocol::wrapper::{coding_example, primer};
 use crate::tool_vocab::ToolSchema;
 
 /// What the template needs: whole turns, then an optional open assistant turn.
@@ -36,14 +36,15 @@ pub fn chat_prompt_with(
     tools: &[ToolSchema],
     primer_on: bool,
 ) -> ChatPrompt {
-    let sys = format!("{}{}", system.trim_end(), instructions(tools, primer_on));
+    let coding = primer_on && coding_example(tools, messages);
+    let sys = format!("{}{}", system.trim_end(), instructions(tools, coding));
     let mut out = ChatPrompt {
         turns: vec![("system".into(), sys.trim_start().to_string())],
         continuation: None,
     };
     let rewritten = if primer_on {
         rewrite(
-            &[primer(shows_coding(tools)), messages.to_vec()].concat(),
+            &[primer(coding), messages.to_vec()].concat(),
             Continuation::Prefill,
         )
     } else {
@@ -140,7 +141,7 @@ mod tests {
         let p = chat_prompt_with("S", &msgs, &tools, true);
         assert_eq!(p.turns[0].1, format!("S{}", instructions(&tools, true)));
         let server = rewrite(
-            &[primer(shows_coding(&tools)), msgs.clone()].concat(),
+            &[primer(coding_example(&tools, &msgs)), msgs.clone()].concat(),
             Continuation::Prefill,
         );
         let mut engine: Vec<String> = p.turns[1..].iter().map(|(_, t)| t.clone()).collect();

@@ -48,19 +48,20 @@ impl ToolProtocol {
     }
 
     async fn stream_text(&self, request: Request<'_>) -> Result<EventStream, ProviderError> {
+        // The example exchange (the coding task or the question, chosen by the session's
+        // first prompt), then the conversation with the environment before its first
+        // message (the system prompt and the tag instructions stay the same bytes for
+        // every session of a kind: a local server's cache keeps them).
+        let example = self
+            .mode
+            .primer
+            .then(|| coding_example(request.tools, request.messages));
         let system = format!(
             "{}{}",
             request.system,
-            instructions(request.tools, self.mode.primer)
+            instructions(request.tools, example == Some(true))
         );
-        // The example exchange, then the conversation with the environment before its
-        // first message (the system prompt and the tag instructions stay the same bytes
-        // for every session: a local server's cache keeps them).
-        let all = with_example(
-            self.mode.primer.then(|| shows_coding(request.tools)),
-            request.messages,
-            request.environment,
-        );
+        let all = with_example(example, request.messages, request.environment);
         let messages: Vec<Message> = rewrite(&all, self.mode.continuation);
         drop(all);
         // An output block is never the model's to write: a small model that starts one is
@@ -108,12 +109,13 @@ impl ToolProtocol {
 /// The example exchange small models imitate, as canonical messages (rendered like any
 /// history: as tags in the continuation mode in use, or as native calls and results).
 /// Sent before the conversation; never shown, never stored. `coding`: a small coding
-/// task (read the file, write it whole, run the test, say what changed) — a
-/// question-and-fact example taught 1.5B models to state one fact where they were asked
-/// for code; else the question. The text protocol and the engine show the coding task
-/// when a tool that writes files is offered (`shows_coding`); a local preset's native
-/// primer keeps the question (three native calls would grow its first request by ~140
-/// tokens, over the budget of 80).
+/// task (read the file, write it whole, run the test, say what changed); else a
+/// question answered by one command and one line. Each teaches its own habit: with the
+/// question, 1.5B models stated one fact where they were asked for code; with the
+/// coding task, they rewrote the file they were asked about and answered "Done." The
+/// text protocol and the engine choose by the session (`coding_example`); a local
+/// preset's native primer keeps the question (three native calls would grow its first
+/// request by ~140 tokens, over the budget of 80).
 pub fn primer(coding: bool) -> Vec<Message> {
     if coding {
         coding_primer()
@@ -122,11 +124,20 @@ pub fn primer(coding: bool) -> Vec<Message> {
     }
 }
 
-/// Whether the text protocol's example exchange is the coding task for these tools.
-pub fn shows_coding(tools: &[crate::tool_vocab::ToolSchema]) -> bool {
-    tools
+/// Whether the example exchange for this conversation is the coding task: a tool that
+/// writes files is offered, and the session's first prompt is not a question (it does
+/// not end with a question mark). The first prompt, not the latest, so that the example
+/// and everything after it stay the same bytes for the whole session (a local server's
+/// prompt cache keeps them).
+pub fn coding_example(tools: &[crate::tool_vocab::ToolSchema], messages: &[Message]) -> bool {
+    let writes = tools
         .iter()
-        .any(|t| t.name == crate::tool_vocab::meta::FILE_WRITE.name)
+        .any(|t| t.name == crate::tool_vocab::meta::FILE_WRITE.name);
+    let asks = messages
+        .iter()
+        .find(|m| m.kind == Kind::User)
+        .is_some_and(|m| m.content.trim_end().ends_with('?'));
+    writes && !asks
 }
 
 fn bash_output(output: &str) -> String {
@@ -411,11 +422,31 @@ mod tests {
     use crate::tools::Registry;
 
     #[test]
-    fn the_example_is_the_coding_task_only_where_file_write_is_offered() {
+    fn the_example_is_the_coding_task_where_files_can_be_written_and_no_question_is_asked() {
         let all = Registry::builtin().schemas();
-        assert!(shows_coding(&all));
         let read_only: Vec<_> = all.iter().filter(|t| t.name != "file_write").cloned().collect();
-        assert!(!shows_coding(&read_only));
+        let first = |p: &str| vec![Message::user(p), Message::assistant("…"), Message::user("and?")];
+        for (prompt, tools, coding) in [
+            ("Fix the bug in stats.py.", &all, true),
+            (
+                "Implement clamp. Run the tests with: python3 -m unittest",
+                &all,
+                true,
+            ),
+            ("Create hello.txt containing: hi", &all, true),
+            ("How many lines does data.csv have?", &all, false),
+            ("Which version is set in package.json?  \n", &all, false),
+            ("Fix the bug in stats.py.", &read_only, false),
+        ] {
+            assert_eq!(coding_example(tools, &first(prompt)), coding, "{prompt:?}");
+        }
+        // The first prompt decides, for the whole session.
+        let later = vec![
+            Message::user("Fix the bug."),
+            Message::assistant("Fixed."),
+            Message::user("Why?"),
+        ];
+        assert!(coding_example(&all, &later));
         assert_eq!(primer(false)[0].content, "Which file defines load_config?");
         let coding = primer(true);
         assert_eq!(coding[0].content, "test_calc.py fails. Fix calc.py.");

@@ -472,7 +472,7 @@ fn a_tag_naming_a_known_tool_is_that_tools_call() {
 /// The question-and-fact example, for a session that starts with a question.
 const QUESTION_PRIMER_PREFILL: &str = "<||SYSTEM.EXEC>grep -rn \"def load_config\" .<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\n./app/settings.py:12:def load_config(path):\n<SYSTEM.OUTPUT||>\napp/settings.py defines load_config, on line 12.";
 
-pub(crate) const CODING_PRIMER_PREFILL: &str = "<||SYSTEM.EXEC>cat calc.py<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\ndef add(a, b):\n    return a - b\n<SYSTEM.OUTPUT||>\n<||SYSTEM.EXEC>write calc.py\ndef add(a, b):\n    return a + b<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nWrote 32 bytes to calc.py\n<SYSTEM.OUTPUT||>\n<||SYSTEM.EXEC>python3 -m unittest test_calc<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nOK\n<SYSTEM.OUTPUT||>\nFixed: add now returns a + b.";
+pub(crate) const CODING_PRIMER_PREFILL: &str = "<||SYSTEM.EXEC>cat calc.py<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\ndef add(a, b):\n    return a - b\n<SYSTEM.OUTPUT||>\n<||SYSTEM.EXEC>write calc.py\ndef add(a, b):\n    return a + b<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nWrote 32 bytes to calc.py\n<SYSTEM.OUTPUT||>\n<||SYSTEM.EXEC>python3 -m unittest test_calc<SYSTEM.EXEC||>\n<||SYSTEM.OUTPUT>\nOK\n<SYSTEM.OUTPUT||>\nFixed: add returns a + b.";
 
 #[test]
 fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turned_off() {
@@ -535,12 +535,12 @@ fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turn
         let output = |o: &str| format!("<||SYSTEM.OUTPUT>\n{o}\n<SYSTEM.OUTPUT||>");
         let expected = match want {
             Some("prefill") => vec![
-                p("user", "test_calc.py fails. Fix calc.py."),
+                p("user", "Fix calc.py; test with python3 -m unittest test_calc"),
                 p("assistant", CODING_PRIMER_PREFILL),
                 p("user", "fix it"),
             ],
             Some(_) => vec![
-                p("user", "test_calc.py fails. Fix calc.py."),
+                p("user", "Fix calc.py; test with python3 -m unittest test_calc"),
                 p("assistant", &exec("cat calc.py")),
                 p("user", &output("def add(a, b):\n    return a - b")),
                 p(
@@ -550,7 +550,7 @@ fn the_text_protocol_primer_comes_first_in_the_continuation_mode_and_can_be_turn
                 p("user", &output("Wrote 32 bytes to calc.py")),
                 p("assistant", &exec("python3 -m unittest test_calc")),
                 p("user", &output("OK")),
-                p("assistant", "Fixed: add now returns a + b."),
+                p("assistant", "Fixed: add returns a + b."),
                 p("user", "fix it"),
             ],
             None => vec![p("user", "fix it")],
@@ -636,7 +636,7 @@ fn the_example_is_a_coding_task_for_a_task_and_the_question_for_a_question() {
     for (prompt, first, example) in [
         (
             "Fix the bug in calc.py.",
-            "test_calc.py fails. Fix calc.py.",
+            "Fix calc.py; test with python3 -m unittest test_calc",
             CODING_PRIMER_PREFILL,
         ),
         (

@@ -107,7 +107,10 @@ fn prefill_mode_runs_the_tagged_command_and_continues_the_assistant_message() {
     );
     // With file_write offered, the example is a small coding task, the file written
     // whole in the form the prompt names.
-    assert_eq!(msgs[1]["content"], "test_calc.py fails. Fix calc.py.");
+    assert_eq!(
+        msgs[1]["content"],
+        "Fix calc.py; test with python3 -m unittest test_calc"
+    );
     assert_eq!(msgs[2]["content"], crate::small_models::CODING_PRIMER_PREFILL);
     let tagged = msgs[4]["content"].as_str().unwrap();
     assert!(

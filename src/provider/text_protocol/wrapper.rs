@@ -168,7 +168,7 @@ fn coding_primer() -> Vec<Message> {
         serde_json::json!({ "output": "Wrote 32 bytes to calc.py", "bytes": 32 }),
     );
     vec![
-        Message::user("test_calc.py fails. Fix calc.py."),
+        Message::user("Fix calc.py; test with python3 -m unittest test_calc"),
         Message::tool_call("primer-1", "bash", r#"{"command":"cat calc.py"}"#),
         Message::tool_result(
             "primer-1",
@@ -189,7 +189,7 @@ fn coding_primer() -> Vec<Message> {
             r#"{"command":"python3 -m unittest test_calc"}"#,
         ),
         Message::tool_result("primer-3", "bash", "OK", bash_output("OK\n"), true),
-        Message::assistant("Fixed: add now returns a + b."),
+        Message::assistant("Fixed: add returns a + b."),
     ]
 }
 
@@ -449,7 +449,10 @@ mod tests {
         assert!(coding_example(&all, &later));
         assert_eq!(primer(false)[0].content, "Which file defines load_config?");
         let coding = primer(true);
-        assert_eq!(coding[0].content, "test_calc.py fails. Fix calc.py.");
+        assert_eq!(
+            coding[0].content,
+            "Fix calc.py; test with python3 -m unittest test_calc"
+        );
         // The example's write is exactly what the model is to write back: the whole-file
         // form as the history renders it, parsed back to the same call.
         let rendered = rewrite(&coding, Continuation::Prefill);

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod files;
+
 use crate::common;
 use crate::common::fake_provider::{FakeProvider, Reply};
 use serde_json::{Value, json};

@@ -1,8 +1,11 @@
 //! `ikigai mcp serve` driven by clients nobody here wrote: the MCP reference client (the
 //! official TypeScript SDK that the reference server installs, through
-//! tests/fixtures/mcp/client.mjs) and ikigai's own MCP client (ikigai calling ikigai). The
+//! tests/fixtures/mcp/client.mjs; the Python SDK in `python.rs`) and ikigai's own MCP
+//! client (ikigai calling ikigai). The
 //! turns run against the loopback fake vendor.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod python;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

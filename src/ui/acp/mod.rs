@@ -375,6 +375,8 @@ pub async fn run(
                 let caps = AgentCapabilities::new()
                     .load_session(true)
                     .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                    // The editor's Streamable HTTP servers join as its stdio ones do (not SSE).
+                    .mcp_capabilities(agent_client_protocol::v1::schema::McpCapabilities::new().http(true))
                     .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
                 responder.respond(
                     InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)

@@ -1,10 +1,11 @@
 //! `ikigai mcp serve` driven by clients nobody here wrote: the MCP reference client (the
 //! official TypeScript SDK that the reference server installs, through
-//! tests/fixtures/mcp/client.mjs; the Python SDK in `python.rs`) and ikigai's own MCP
-//! client (ikigai calling ikigai). The
+//! tests/fixtures/mcp/client.mjs; the Python SDK in `python.rs`; approvals through its
+//! elicitation in `elicit.rs`) and ikigai's own MCP client (ikigai calling ikigai). The
 //! turns run against the loopback fake vendor.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod elicit;
 mod python;
 
 use std::path::{Path, PathBuf};
@@ -174,65 +175,6 @@ fn a_server_nobody_watches_writes_nothing_unless_started_to() {
         );
         assert_eq!(p.join("out.txt").exists(), written, "mode {mode:?}: {out}");
         assert!(text_of(&out["results"][0]).starts_with("Tried."), "{out}");
-    }
-}
-
-#[test]
-fn in_ask_mode_a_client_that_can_elicit_is_asked_and_its_answers_decide() {
-    // (mode, the client's answers or `None` when it cannot elicit, what is written)
-    let cases: [(&str, Option<Value>, [bool; 2]); 4] = [
-        ("ask", Some(json!(["accept", "decline"])), [true, false]),
-        ("ask", Some(json!(["cancel", "accept"])), [false, true]),
-        // Without the capability, the configured mode applies as before: nobody answers.
-        ("ask", None, [false, false]),
-        // read-only refuses before anybody is asked.
-        ("read-only", Some(json!(["accept", "accept"])), [false, false]),
-    ];
-    for (mode, elicit, written) in cases {
-        let home = tempfile::tempdir().unwrap();
-        let p = project(home.path());
-        let fake = FakeProvider::start();
-        let bash = |c: &str| json!({ "command": c }).to_string();
-        fake.push(Reply::tool_calls(&[("c1", "bash", &bash("touch one"))]));
-        fake.push(Reply::tool_calls(&[("c2", "bash", &bash("touch two"))]));
-        fake.push(Reply::text("Tried."));
-        let args: Vec<String> = ["--base-url", &fake.base_url, "mcp", "serve", "--mode", mode]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let more = match &elicit {
-            Some(answers) => json!({ "elicit": answers }),
-            None => json!({}),
-        };
-        let calls = json!([{"name": "ikigai", "arguments": {"prompt": "make files", "cwd": p}}]);
-        let out = client_with_plan(home.path(), args, calls, more);
-        let what = format!("{mode} {elicit:?}: {out}");
-        assert_eq!(
-            [p.join("one").exists(), p.join("two").exists()],
-            written,
-            "{what}"
-        );
-        assert!(text_of(&out["results"][0]).starts_with("Tried."), "{what}");
-        let asked: Vec<&str> = out["elicitations"]
-            .as_array()
-            .map(|a| a.iter().map(|m| m.as_str().unwrap()).collect())
-            .unwrap_or_default();
-        if mode == "ask" && elicit.is_some() {
-            assert_eq!(asked.len(), 2, "{what}");
-            assert!(
-                asked[0].contains("touch one") && asked[1].contains("touch two"),
-                "{what}"
-            );
-        } else {
-            assert!(asked.is_empty(), "{what}");
-        }
-        // A refused call reaches the model as not approved.
-        let results = fake.requests().last().unwrap().body.to_string();
-        assert_eq!(
-            results.matches("NOT_APPROVED").count(),
-            2 - written.iter().filter(|w| **w).count(),
-            "{what}"
-        );
     }
 }
 

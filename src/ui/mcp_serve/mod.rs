@@ -6,8 +6,9 @@
 //! mode (read-only unless the user starts the server with another: nobody watches it).
 //! Progress notifications while a turn runs; a cancelled request interrupts its turn.
 //! In `ask` mode, when the client can ask its user (MCP elicitation), a call the turn's
-//! permission engine asks about becomes an elicitation, and the user's answer goes back
-//! to the turn (`turn.rs`); without it, the question is refused as nobody is there.
+//! permission engine (or, with `--tools`, a built-in call the engine) asks about becomes
+//! an elicitation, and the user's answer goes back to the turn (`turn.rs`) or decides the
+//! call; without it, the question is refused as nobody is there.
 //! With `--tools`, ikigai's built-in tools are offered too (`builtin.rs`), decided by the
 //! permission engine and run under the sandbox in the server's folder.
 //! A front end: it imports the store (to find a session's folder), config, and for
@@ -376,8 +377,9 @@ impl ServerHandler for Server {
                 };
                 let arguments = Value::Object(args).to_string();
                 // A cancelled request drops the call: its process group is killed.
+                let approve = self.approver(&context.peer);
                 let answer = tokio::select! {
-                    a = b.call(name, &arguments) => a,
+                    a = b.call(name, &arguments, approve) => a,
                     () = context.ct.cancelled() => return Err(McpError::internal_error("cancelled", None)),
                 };
                 let content = vec![ContentBlock::text(answer.text)];

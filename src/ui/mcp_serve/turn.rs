@@ -197,17 +197,18 @@ fn question(line: &str) -> Option<String> {
         Some(v) => v.to_string(),
         None => String::new(),
     };
-    let call: String = format!("{}({args})", text("name")).chars().take(400).collect();
-    let again = if ev.get("outside_sandbox").and_then(Value::as_bool) == Some(true) {
-        " again, outside the sandbox"
-    } else {
-        ""
-    };
-    let q = format!(
-        "ikigai asks to run {call}{again}: {}. Accept to allow it once; decline to refuse it.",
-        text("reason")
-    );
-    Some(crate::text::visible(&q).into_owned())
+    let again = ev.get("outside_sandbox").and_then(Value::as_bool) == Some(true);
+    Some(asking(&text("name"), &args, &text("reason"), again))
+}
+
+/// The question put to the client's user about a call of `name` with `args`, asked for
+/// `reason` (`again`: to run once more outside the sandbox), shown safely.
+pub(super) fn asking(name: &str, args: &str, reason: &str, again: bool) -> String {
+    let call: String = format!("{name}({args})").chars().take(400).collect();
+    let again = if again { " again, outside the sandbox" } else { "" };
+    let q =
+        format!("ikigai asks to run {call}{again}: {reason}. Accept to allow it once; decline to refuse it.");
+    crate::text::visible(&q).into_owned()
 }
 
 /// Takes one JSON event line into the outcome.

@@ -3,7 +3,8 @@
 # PostgreSQL's initdb/pg_ctl/postgres (ephemeral test clusters) and tmux (end-to-end TUI tests),
 # plus what the in-process engine (cargo feature `local`) needs: cmake and clang/libclang to
 # build llama.cpp, and the real test model, fetched once (scripts/fetch-test-model.sh).
-# The MCP tests' reference server comes from the npm registry (scripts/fetch-mcp-servers.sh).
+# The MCP tests' reference server and clients come from the npm registry and PyPI
+# (scripts/fetch-mcp-servers.sh).
 # `--build`: only what building needs (cmake, clang/libclang); `make build`/`make run` use it.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -166,6 +166,7 @@ pub async fn run(cli: crate::cli::Cli, loaded: Loaded) -> Result<u8, AppError> {
                         config,
                         args: serve_args(&cli, *mode),
                         cwd: std::env::current_dir()?,
+                        mode: (*mode).into(),
                         builtins: tools.then(|| (*mode).into()),
                         http: *http,
                     };
@@ -291,7 +292,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
     }
     // -p with piped stdin: the input is context for the one prompt.
     let prompt = match &cli.prompt {
-        Some(p) if !std::io::stdin().is_terminal() => {
+        Some(p) if !cli.answers_on_stdin && !std::io::stdin().is_terminal() => {
             Some(attach_stdin(p, config.max_output_size, &events_tx)?)
         }
         other => other.clone(),
@@ -366,6 +367,7 @@ async fn chat(cli: &crate::cli::Cli, mut config: Config, resolved: Resolved) -> 
         };
         crate::tools::live::set_watched(opts.json || opts.live);
         let ctx = crate::ui::plain::PlainContext {
+            answers: cli.answers_on_stdin,
             config,
             provider: start,
             registry,

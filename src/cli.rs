@@ -50,6 +50,12 @@ pub struct Cli {
     #[arg(long)]
     pub json: bool,
 
+    /// Answer approval questions from stdin, one line after each `approval_requested`
+    /// event (`yes`; anything else, or the end of stdin, refuses); stdin is then not
+    /// attached to the prompt. How `ikigai mcp serve` relays its client's answers.
+    #[arg(long, hide = true, requires = "json")]
+    pub answers_on_stdin: bool,
+
     /// Show tool results in full instead of abbreviating after 50 lines.
     #[arg(short, long)]
     pub verbose: bool,

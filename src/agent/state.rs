@@ -151,7 +151,9 @@ impl AgentState {
                 // The built-in file tools write under the sandbox tool processes get.
                 tool_ctx: ToolContext::from_config(setup.cwd, &setup.config, key_vars)
                     .with_sandbox(crate::permissions::sandbox_in_force::sandbox())
-                    .with_unreadable(crate::permissions::unreadable::Unreadable::of(&gate.policy)),
+                    .with_unreadable(crate::permissions::unreadable::Unreadable::of(&gate.policy))
+                    // A front end may serve the file tools' text (an editor's buffers).
+                    .with_files(setup.registry.files()),
                 config: setup.config,
                 provider: setup.provider,
                 model,

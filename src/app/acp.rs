@@ -67,6 +67,7 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         trusted: folder.trust == State::Trusted,
     };
     let Running { agent, registry, .. } = setup::start_agent(wiring, events_tx.clone());
+    let files = registry.files();
     let editor_mcp = Arc::new(EditorMcp {
         config: settings,
         key_vars,
@@ -90,6 +91,7 @@ pub(super) async fn run(mut config: Config, resolved: Resolved) -> Result<u8, Ap
         join_mcp,
         model: format!("{}/{}", spec.name, spec.model),
         models,
+        files,
     };
     let result = crate::ui::acp::run(agent, events_rx, ctx).await;
     editor_mcp.close().await;

@@ -1,11 +1,14 @@
 //! What every layer may know about a tool, without the tools themselves: its schema
 //! (`ToolSchema`, `ParamSpec`), its own result (`ToolOutput`) or failure (`ToolError`), the
 //! envelope the model gets (`envelope`: `Envelope`, `ErrorCode`, the interrupted result),
-//! and what each built-in tool declares about itself (`meta`: `ToolMeta`). The provider,
-//! the store, the permission engine, checkpoints and the front ends import this, never
-//! `crate::tools`. Data and its serialisation only: runs, reads and decides nothing.
+//! what each built-in tool declares about itself (`meta`: `ToolMeta`), and the seam through
+//! which a front end may serve the file tools' text (`files`: `FileSeam`, a trait and its
+//! slot). The provider, the store, the permission engine, checkpoints and the front ends
+//! import this, never `crate::tools`. Data and its serialisation only: runs, reads and
+//! decides nothing.
 
 pub mod envelope;
+pub mod files;
 pub mod meta;
 
 use serde_json::{Map, Value, json};

@@ -1,7 +1,9 @@
 //! The `file_edit` tool: replaces an exact string in a file (once, or everywhere with
 //! `replace_all`) and writes the result atomically. Changes nothing unless the match count
 //! is what was asked for. The file is read and written back in the one folder the path
-//! was judged to lead to (`fsutil::place`, `fsutil::open_at`), opened once.
+//! was judged to lead to (`fsutil::place`, `fsutil::open_at`), opened once; or, in the
+//! working directory, when a front end serves the text (an editor's unsaved buffer,
+//! `fsutil::served`), read from it and written back to it, after the same checks.
 
 use std::sync::LazyLock;
 
@@ -13,7 +15,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::fsutil::{WriteError, describe, open_at, place};
+use super::fsutil::{Need, Refused, WriteError, describe, open_at, place, place_for_write, served};
 use super::params::Params;
 use super::walk;
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
@@ -97,6 +99,19 @@ impl Tool for FileEdit {
             new_string: new,
             replace_all: all,
         } = Args::read(&args)?;
+        if ctx.files.get().is_some() {
+            let at = ctx.clone();
+            let s = shown.clone();
+            let placed = walk::run_blocking(ctx, move |_| place_for_write(&at, &s)).await?;
+            let real = match placed {
+                Ok(real) => real,
+                Err(Refused::Place(e)) => return Ok(ToolOutput::error(e)),
+                Err(Refused::Sandbox(why)) => return Ok(ToolOutput::sandbox_denied(why)),
+            };
+            if let Some(files) = served(ctx, &real, Need::Edit) {
+                return Ok(edit_served(&*files, &real, &shown, &old, &new, all).await);
+            }
+        }
         let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {
             let (given, real) = match place(&sandbox, &shown) {
@@ -112,9 +127,39 @@ impl Tool for FileEdit {
     }
 }
 
+/// The edit of a text a front end serves: read there, changed, written back there.
+async fn edit_served(
+    files: &dyn super::TextFiles,
+    real: &Path,
+    shown: &str,
+    old: &str,
+    new: &str,
+    all: bool,
+) -> ToolOutput {
+    if old == new {
+        return ToolOutput::error(IDENTICAL);
+    }
+    let text = match files.read(real).await {
+        Ok(t) => t,
+        Err(why) => return ToolOutput::error(format!("Cannot read {shown}: {why}")),
+    };
+    let (out, k) = match replaced(text.as_bytes(), shown, old, new, all) {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::error(e),
+    };
+    // Text with text put in it stays text.
+    let out = String::from_utf8_lossy(&out);
+    match files.write(real, &out).await {
+        Ok(()) => edited(shown, k),
+        Err(why) => ToolOutput::error(format!("Cannot write {shown}: {why}")),
+    }
+}
+
+const IDENTICAL: &str = "old_string and new_string are identical; nothing to change";
+
 fn edit(path: &Path, shown: &str, old: &str, new: &str, all: bool) -> ToolOutput {
     if old == new {
-        return ToolOutput::error("old_string and new_string are identical; nothing to change");
+        return ToolOutput::error(IDENTICAL);
     }
     let mut opened = match open_at(path, shown) {
         Ok(o) => o,
@@ -141,28 +186,10 @@ fn edit(path: &Path, shown: &str, old: &str, new: &str, all: bool) -> ToolOutput
             "{shown} is over {MAX_EDIT_SIZE} bytes; file_edit handles files up to {MAX_EDIT_SIZE} bytes"
         ));
     }
-    let starts = find_all(&bytes, old.as_bytes());
-    let k = starts.len();
-    if k == 0 {
-        return ToolOutput::error(format!(
-            "old_string not found in {shown} (0 matches); it must match the file exactly, \
-             including whitespace and indentation. Nothing was changed."
-        ));
-    }
-    if k > 1 && !all {
-        return ToolOutput::error(format!(
-            "old_string matches {k} times in {shown}; include more surrounding text to make it \
-             unique, or set replace_all to true. Nothing was changed."
-        ));
-    }
-    let mut out = Vec::with_capacity(bytes.len() + k * new.len());
-    let mut at = 0;
-    for s in &starts {
-        out.extend_from_slice(&bytes[at..*s]);
-        out.extend_from_slice(new.as_bytes());
-        at = s + old.len();
-    }
-    out.extend_from_slice(&bytes[at..]);
+    let (out, k) = match replaced(&bytes, shown, old, new, all) {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::error(e),
+    };
     // Back in the folder it was read from, as the file it was (less set-ID bits, which
     // the kernel too drops when a file is written).
     let keep = Keep {
@@ -176,11 +203,44 @@ fn edit(path: &Path, shown: &str, old: &str, new: &str, all: bool) -> ToolOutput
         };
         return ToolOutput::error(e.to_string());
     }
+    edited(shown, k)
+}
+
+/// The result of `k` replacements in `shown`.
+fn edited(shown: &str, k: usize) -> ToolOutput {
     let noun = if k == 1 { "occurrence" } else { "occurrences" };
     ToolOutput::new(
         json!({"output": format!("Replaced {k} {noun} in {shown}"), "replacements": k}),
         format!("{k} {noun} replaced"),
     )
+}
+
+/// `bytes` with `old` replaced by `new` (once, or everywhere with `all`), and how many
+/// times; `Err`: why nothing changes (no match, several).
+fn replaced(bytes: &[u8], shown: &str, old: &str, new: &str, all: bool) -> Result<(Vec<u8>, usize), String> {
+    let starts = find_all(bytes, old.as_bytes());
+    let k = starts.len();
+    if k == 0 {
+        return Err(format!(
+            "old_string not found in {shown} (0 matches); it must match the file exactly, \
+             including whitespace and indentation. Nothing was changed."
+        ));
+    }
+    if k > 1 && !all {
+        return Err(format!(
+            "old_string matches {k} times in {shown}; include more surrounding text to make it \
+             unique, or set replace_all to true. Nothing was changed."
+        ));
+    }
+    let mut out = Vec::with_capacity(bytes.len() + k * new.len());
+    let mut at = 0;
+    for s in &starts {
+        out.extend_from_slice(&bytes[at..*s]);
+        out.extend_from_slice(new.as_bytes());
+        at = s + old.len();
+    }
+    out.extend_from_slice(&bytes[at..]);
+    Ok((out, k))
 }
 
 /// Starts of the non-overlapping occurrences of `needle`, left to right.

@@ -1,6 +1,8 @@
 //! The `file_read` tool: returns a text file's contents, or a window of its lines, read in
 //! chunks and capped while reading. Refuses directories, binary and special files. Reads
-//! the file at exactly the place the path was judged to lead to (`fsutil::place`).
+//! the file at exactly the place the path was judged to lead to (`fsutil::place`), or,
+//! in the working directory, the text a front end serves there (an editor's unsaved
+//! buffer, `fsutil::served`).
 
 use std::sync::LazyLock;
 
@@ -12,7 +14,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
-use super::fsutil::{describe, open_at, place};
+use super::fsutil::{Need, describe, open_at, place, served};
 use super::output::{CappedBuf, Total};
 use super::params::Params;
 use super::walk;
@@ -97,6 +99,23 @@ impl Tool for FileRead {
         } = Args::read(&args)?;
         let cap = ctx.max_output_size;
         let at = ctx.clone();
+        if ctx.files.get().is_some() {
+            let s = shown.clone();
+            let real = match walk::run_blocking(ctx, move |_| place(&at, &s)).await? {
+                Ok((_, real)) => real,
+                Err(e) => return Ok(ToolOutput::error(e)),
+            };
+            if let Some(files) = served(ctx, &real, Need::Read) {
+                return match files.read(&real).await {
+                    Ok(text) => {
+                        let size = text.len() as u64;
+                        read_from(text.as_bytes(), size, &shown, offset, limit, cap)
+                    }
+                    Err(why) => Ok(ToolOutput::error(format!("Cannot read {shown}: {why}"))),
+                };
+            }
+        }
+        let at = ctx.clone();
         walk::run_blocking(ctx, move |_| match place(&at, &shown) {
             Ok((_, real)) => read(&real, &shown, offset, limit, cap),
             Err(e) => Ok(ToolOutput::error(e)),
@@ -112,7 +131,6 @@ fn read(
     limit: Option<u64>,
     cap: usize,
 ) -> Result<ToolOutput, ToolError> {
-    let fail = |e: io::Error| Ok(ToolOutput::error(describe(&e, "File", shown)));
     let opened = match open_at(path, shown) {
         Ok(o) => o,
         Err(e) => return Ok(ToolOutput::error(e)),
@@ -127,7 +145,20 @@ fn read(
         Kind::Link | Kind::Other => return Ok(ToolOutput::error(format!("Not a regular file: {shown}"))),
     }
     let size = opened.len();
-    let mut file = opened.file;
+    read_from(opened.file, size, shown, offset, limit, cap)
+}
+
+/// The window asked of a text of `size` bytes read from `file` (a file opened at its
+/// place, or a front end's text), refused when it is binary.
+fn read_from(
+    mut file: impl Read,
+    size: u64,
+    shown: &str,
+    offset: u64,
+    limit: Option<u64>,
+    cap: usize,
+) -> Result<ToolOutput, ToolError> {
+    let fail = |e: io::Error| Ok(ToolOutput::error(describe(&e, "File", shown)));
     let mut chunk = vec![0u8; CHUNK];
     let mut filled = 0;
     // The first read may be short; fill the sniff window before deciding.

@@ -1,6 +1,8 @@
 //! The `file_write` tool: writes a whole file atomically (temporary file + rename), creating
 //! parent directories and keeping an existing file's permissions; at exactly the place
-//! the path was judged to lead to (`fsutil::place`), or nowhere.
+//! the path was judged to lead to (`fsutil::place`), or nowhere. In the working directory,
+//! when a front end serves the text (an editor's buffers, `fsutil::served`), the content
+//! goes to it instead, after the same checks.
 
 use std::sync::LazyLock;
 
@@ -9,7 +11,7 @@ use crate::tool_vocab::meta::FILE_WRITE;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::fsutil::{place, write_at};
+use super::fsutil::{Need, Refused, place, place_for_write, served, write_at};
 use super::params::Params;
 use super::walk;
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
@@ -66,6 +68,22 @@ impl Tool for FileWrite {
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let Args { path: shown, content } = Args::read(&args)?;
+        if ctx.files.get().is_some() {
+            let at = ctx.clone();
+            let s = shown.clone();
+            let placed = walk::run_blocking(ctx, move |_| place_for_write(&at, &s)).await?;
+            let real = match placed {
+                Ok(real) => real,
+                Err(Refused::Place(e)) => return Ok(ToolOutput::error(e)),
+                Err(Refused::Sandbox(why)) => return Ok(ToolOutput::sandbox_denied(why)),
+            };
+            if let Some(files) = served(ctx, &real, Need::Write) {
+                return Ok(match files.write(&real, &content).await {
+                    Ok(()) => wrote(&shown, content.len()),
+                    Err(why) => ToolOutput::error(format!("Cannot write {shown}: {why}")),
+                });
+            }
+        }
         let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {
             let (given, real) = match place(&sandbox, &shown) {
@@ -77,15 +95,20 @@ impl Tool for FileWrite {
             }
             let n = content.len();
             Ok(match write_at(&real, &shown, content.as_bytes()) {
-                Ok(()) => ToolOutput::new(
-                    json!({"output": format!("Wrote {n} bytes to {shown}"), "bytes": n}),
-                    format!("wrote {n} bytes"),
-                ),
+                Ok(()) => wrote(&shown, n),
                 Err(e) => ToolOutput::error(e.to_string()),
             })
         })
         .await?
     }
+}
+
+/// The result of writing `n` bytes to `shown`.
+fn wrote(shown: &str, n: usize) -> ToolOutput {
+    ToolOutput::new(
+        json!({"output": format!("Wrote {n} bytes to {shown}"), "bytes": n}),
+        format!("wrote {n} bytes"),
+    )
 }
 
 #[cfg(test)]
@@ -129,9 +152,55 @@ mod tests {
         assert!(inside.is_success(), "{:?}", inside.result);
         assert_eq!(std::fs::read_to_string(proj.join("in.txt")).unwrap(), "in");
 
-        // Approved to run outside the sandbox: the same call writes.
+        // Served text (an editor's) is asked only after the sandbox allowed the write, and
+        // only for the working directory.
+        let served = Arc::new(Recorder::default());
+        let ctx = ctx.with_files(crate::tools::FileSeam::default());
+        ctx.files.set(Some(served.clone()));
+        let denied = FileWrite.call(args.clone(), &ctx).await.unwrap();
+        assert!(denied.result["sandbox"].is_string(), "{:?}", denied.result);
+        let inside = FileWrite
+            .call(json!({ "path": "buf.txt", "content": "b" }), &ctx)
+            .await
+            .unwrap();
+        assert!(inside.is_success(), "{:?}", inside.result);
+        assert!(!proj.join("buf.txt").exists());
+        assert_eq!(
+            *served.writes.lock().unwrap(),
+            vec![(proj.join("buf.txt"), "b".to_string())]
+        );
+
+        // Approved to run outside the sandbox: the same call writes (to the disk: outside
+        // the working directory).
         let free = FileWrite.call(args, &ctx.with_sandbox(None)).await.unwrap();
         assert!(free.is_success(), "{:?}", free.result);
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "x");
+        assert_eq!(served.writes.lock().unwrap().len(), 1);
+    }
+
+    /// Text files that keep what they are given (the editor's side is the front end's).
+    #[derive(Default)]
+    struct Recorder {
+        writes: std::sync::Mutex<Vec<(std::path::PathBuf, String)>>,
+    }
+
+    #[async_trait]
+    impl crate::tools::TextFiles for Recorder {
+        fn reads(&self) -> bool {
+            true
+        }
+        fn writes(&self) -> bool {
+            true
+        }
+        async fn read(&self, _: &std::path::Path) -> Result<String, String> {
+            Err("not held".into())
+        }
+        async fn write(&self, path: &std::path::Path, text: &str) -> Result<(), String> {
+            self.writes
+                .lock()
+                .unwrap()
+                .push((path.to_path_buf(), text.to_string()));
+            Ok(())
+        }
     }
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use nix::sys::stat::FileStat;
 
-use super::ToolContext;
+use super::{TextFiles, ToolContext};
 use crate::beneath;
 
 /// `given` as an absolute path: relative paths resolve against `ctx.cwd`; `~/` is home.
@@ -67,6 +67,47 @@ pub(crate) fn place(ctx: &ToolContext, shown: &str) -> Result<(PathBuf, PathBuf)
             "Too many levels of symbolic links (a symlink loop?): {shown}"
         )),
     }
+}
+
+/// What a file tool needs of the text files a front end serves.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Need {
+    Read,
+    Write,
+    /// Read and write (an edit reads the text it changes where it writes it).
+    Edit,
+}
+
+/// The text files a front end serves for `real` (a place `place` resolved, after the
+/// permission decision and the sandbox's check), when they serve what the tool `need`s
+/// and `real` lies in the working directory: an editor holds its project's files;
+/// elsewhere, and without a front end's files, the tools use the file system.
+pub(crate) fn served(ctx: &ToolContext, real: &Path, need: Need) -> Option<std::sync::Arc<dyn TextFiles>> {
+    let files = ctx.files.get()?;
+    let ok = match need {
+        Need::Read => files.reads(),
+        Need::Write => files.writes(),
+        Need::Edit => files.reads() && files.writes(),
+    };
+    if !ok {
+        return None;
+    }
+    let cwd = ctx.cwd.canonicalize().unwrap_or_else(|_| ctx.cwd.clone());
+    real.starts_with(&cwd).then_some(files)
+}
+
+/// Why a write may not be made at a path: its place could not be settled, or the sandbox
+/// denies it (worded like a command's denial).
+pub(crate) enum Refused {
+    Place(String),
+    Sandbox(String),
+}
+
+/// Where a write of `shown` lands (`place`'s real place), once the sandbox allows it there.
+pub(crate) fn place_for_write(ctx: &ToolContext, shown: &str) -> Result<PathBuf, Refused> {
+    let (given, real) = place(ctx, shown).map_err(Refused::Place)?;
+    ctx.may_write(&real, &given).map_err(Refused::Sandbox)?;
+    Ok(real)
 }
 
 /// Whether two `path` arguments name the same thing (no path, `""` and `.` all mean the

@@ -42,6 +42,7 @@ use serde_json::Value;
 
 pub use crate::policy::Pinned;
 pub use crate::tool_vocab::envelope;
+pub use crate::tool_vocab::files::{FileSeam, TextFiles};
 pub use crate::tool_vocab::{Envelope, ErrorCode, ParamSpec, ToolError, ToolMeta, ToolOutput, ToolSchema};
 pub use environment::EnvPolicy;
 pub use registry::{Executed, Registry};
@@ -70,6 +71,10 @@ pub struct ToolContext {
     /// or writes exactly there, never where the path leads by the time it runs. `None`
     /// (no decision, as in `ikigai tool`): the tool resolves the path itself, once.
     pub pinned: Option<Pinned>,
+    /// Text files a front end serves in place of the file system (an editor's unsaved
+    /// buffers): `file_read`, `file_write` and `file_edit` go through them for a path in
+    /// the working directory, after the permission decision and the sandbox's check.
+    pub files: FileSeam,
 }
 
 impl ToolContext {
@@ -85,6 +90,7 @@ impl ToolContext {
             sandbox: None,
             unreadable: None,
             pinned: None,
+            files: FileSeam::default(),
         }
     }
 
@@ -100,6 +106,7 @@ impl ToolContext {
             sandbox: None,
             unreadable: None,
             pinned: None,
+            files: FileSeam::default(),
         }
     }
 
@@ -107,6 +114,12 @@ impl ToolContext {
     /// installed for tool processes, `launcher::sandbox()`; `None`: unconfined).
     pub fn with_sandbox(mut self, sandbox: Option<Arc<launcher::Confinement>>) -> Self {
         self.sandbox = sandbox;
+        self
+    }
+
+    /// This context with its text served through `files` when the front end fills it.
+    pub fn with_files(mut self, files: FileSeam) -> Self {
+        self.files = files;
         self
     }
 

@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use super::discovery::{self, DiscoverySpec, Skipped};
 use super::mcp::Mcp;
 use super::{Envelope, Tool, ToolContext, ToolError, ToolSchema};
+use crate::tool_vocab::files::FileSeam;
 
 /// The longest a request waits for discovery, counted from its start.
 pub(crate) const DISCOVERY_WAIT: Duration = Duration::from_millis(1500);
@@ -55,6 +56,8 @@ struct Shared {
     phase: watch::Sender<Phase>,
     /// The MCP servers whose tools are laid over the others (see `tools::mcp`).
     mcp: RwLock<Option<Mcp>>,
+    /// Text files a front end serves in place of the file system (none until it says so).
+    files: FileSeam,
 }
 
 /// The set of tools offered to the model, in a stable order: built-ins first (an
@@ -71,6 +74,7 @@ impl Default for Registry {
                 state: RwLock::new(State::default()),
                 phase: watch::Sender::new(Phase::Idle),
                 mcp: RwLock::new(None),
+                files: FileSeam::default(),
             }),
         }
     }
@@ -173,6 +177,12 @@ impl Registry {
     /// Lays the tools of these MCP servers over the registry (they join as `SERVER__TOOL`).
     pub fn attach_mcp(&self, mcp: Mcp) {
         *self.shared.mcp.write().unwrap_or_else(|e| e.into_inner()) = Some(mcp);
+    }
+
+    /// Where a front end may put the text files the built-in file tools then read and
+    /// write (an editor's buffers); the agent's tool context shares it.
+    pub fn files(&self) -> FileSeam {
+        self.shared.files.clone()
     }
 
     /// The MCP servers, when any are attached.

@@ -10,12 +10,17 @@
 //                  {"do": "prompt", "text": "go", "cancel_after_chunk": true},
 //                  {"do": "list"}, {"do": "load", "id": "..."},
 //                  {"do": "authenticate", "method": "api_key"}],
-//        "touch_on_output": {"text": "first", "path": "/abs/go"}}
+//        "touch_on_output": {"text": "first", "path": "/abs/go"},
+//        "fs": {"buffers": {"/abs/path": "unsaved text"}}}
 // touch_on_output: when a tool_call_update's content first shows `text` while the call is
 // still running, the client creates `path` (a command can wait for it: proof that its
 // output reached the editor while it ran).
+// fs: the client offers its files (fs/read_text_file, fs/write_text_file) as an editor
+// does: a read answers the path's unsaved buffer when it has one, else the file on disk;
+// a write lands in the buffer (the disk is untouched). Both are recorded in order
+// (`files`: {"op": "read" | "write", "path", "content"?}).
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 
 const acp = await import(process.env.ACP_SDK);
@@ -29,11 +34,12 @@ const child = spawn(plan.command[0], plan.command.slice(1), {
 });
 const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
 
-const out = { steps: [], updates: [], permissions: [] };
+const out = { steps: [], updates: [], permissions: [], files: [] };
+const buffers = { ...(plan.fs?.buffers ?? {}) };
 let answers = [...(plan.answers ?? [])];
 let onChunk = null;
 
-const app = acp
+let app = acp
   .client({ name: "ikigai-tests" })
   .onRequest(methods.client.session.requestPermission, async ({ params }) => {
     out.permissions.push(params);
@@ -58,6 +64,22 @@ const app = acp
       f();
     }
   });
+// Only a client that offers its files answers for them, with its handlers after the
+// update handler: a message passes the handlers in order, and handlers ahead of the
+// update handler let a step's answer overtake the updates sent before it.
+if (plan.fs) {
+  app = app
+    .onRequest(methods.client.fs.readTextFile, async ({ params }) => {
+    out.files.push({ op: "read", path: params.path });
+    if (params.path in buffers) return { content: buffers[params.path] };
+    return { content: readFileSync(params.path, "utf8") };
+  })
+    .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
+    out.files.push({ op: "write", path: params.path, content: params.content });
+    buffers[params.path] = params.content;
+    return {};
+  });
+}
 
 const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
 await app.connectWith(stream, async (ctx) => {
@@ -69,7 +91,7 @@ await app.connectWith(stream, async (ctx) => {
         case "initialize": {
           record.result = await ctx.request(methods.agent.initialize, {
             protocolVersion: acp.PROTOCOL_VERSION,
-            clientCapabilities: {},
+            clientCapabilities: plan.fs ? { fs: { readTextFile: true, writeTextFile: true } } : {},
           });
           out.initialize_ms = performance.now() - started;
           break;

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod files;
+
 use crate::common;
 use crate::common::fake_provider::{FakeProvider, Reply};
 use serde_json::{Value, json};
@@ -137,6 +139,9 @@ fn a_prompt_with_tool_calls_asks_the_editor_reject_then_allow_and_ends_the_turn(
     assert_eq!(init["protocolVersion"], 1);
     assert_eq!(init["agentCapabilities"]["loadSession"], true);
     assert_eq!(init["agentCapabilities"]["promptCapabilities"]["image"], true);
+    // Editors send their HTTP MCP servers only to an agent that says it takes them.
+    assert_eq!(init["agentCapabilities"]["mcpCapabilities"]["http"], true);
+    assert_eq!(init["agentCapabilities"]["mcpCapabilities"]["sse"], false);
     assert_eq!(
         init["agentCapabilities"]["promptCapabilities"]["embeddedContext"],
         true

@@ -1,8 +1,12 @@
 //! `ikigai mcp serve` driven by clients nobody here wrote: the MCP reference client (the
 //! official TypeScript SDK that the reference server installs, through
-//! tests/fixtures/mcp/client.mjs) and ikigai's own MCP client (ikigai calling ikigai). The
+//! tests/fixtures/mcp/client.mjs; the Python SDK in `python.rs`; approvals through its
+//! elicitation in `elicit.rs`) and ikigai's own MCP client (ikigai calling ikigai). The
 //! turns run against the loopback fake vendor.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod elicit;
+mod python;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,7 +34,12 @@ fn client(home: &Path, server_args: &[&str], calls: Value) -> Value {
 }
 
 fn client_with(home: &Path, args: Vec<String>, calls: Value) -> Value {
-    let plan = json!({
+    client_with_plan(home, args, calls, json!({}))
+}
+
+/// `client_with`, with more of the client's plan (`elicit`: its answers to elicitations).
+fn client_with_plan(home: &Path, args: Vec<String>, calls: Value, more: Value) -> Value {
+    let mut plan = json!({
         "command": common::binary(),
         "args": args,
         "cwd": home,
@@ -44,6 +53,9 @@ fn client_with(home: &Path, args: Vec<String>, calls: Value) -> Value {
         },
         "calls": calls,
     });
+    for (k, v) in more.as_object().unwrap() {
+        plan[k] = v.clone();
+    }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/client.mjs");
     let out = Command::new("node")
         .arg(script)

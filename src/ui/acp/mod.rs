@@ -3,12 +3,14 @@
 //! reaches the agent only through `Op` and `Event`, as the other front ends do: a prompt
 //! is an `Op::Submit` whose events go to the editor as `session/update`s until the turn
 //! ends; an approval question is a `session/request_permission` answered with
-//! `Op::Approve`. One agent serves the folder ikigai was started in, one session at a time
+//! `Op::Approve`. When the editor offers its files (`fs/*`), the file tools read and write
+//! them through the seam they take (`files.rs`). One agent serves the folder ikigai was started in, one session at a time
 //! (`session/new` starts a fresh one, `session/load` continues a stored one). Nothing but
 //! protocol messages goes to stdout: notices reach the editor as messages (warnings and
 //! errors) or stderr (the rest).
 
 mod commands;
+mod files;
 mod mcp;
 mod options;
 mod prompt;
@@ -34,6 +36,7 @@ use crate::agent::AgentHandle;
 use crate::policy::Mode;
 use crate::protocol::{Event, NoticeLevel, Op};
 use crate::store::Sessions;
+use crate::tool_vocab::files::FileSeam;
 use crate::ui::custom_commands::CustomCommands;
 
 /// Why the ACP front end stopped.
@@ -62,6 +65,9 @@ pub struct AcpContext {
     pub model: String,
     /// The models offered to choose from, as `provider/model`.
     pub models: Vec<String>,
+    /// Where the editor's files go when it offers them (`fs/*`): the file tools read and
+    /// write through it.
+    pub files: FileSeam,
 }
 
 /// Makes the session's MCP servers the configured ones and these of the editor (as far
@@ -115,6 +121,7 @@ pub(crate) struct Shared {
     /// The current model, as `provider/model`.
     model: std::sync::Mutex<String>,
     models: Vec<String>,
+    files: FileSeam,
 }
 
 type Cx = agent_client_protocol::v1::ConnectionTo<Client>;
@@ -224,7 +231,7 @@ impl Shared {
         let modes = Mode::ALL
             .iter()
             .map(|m| {
-                let (name, what) = mode_name(*m);
+                let (name, what) = options::mode_name(*m);
                 SessionMode::new(m.as_str(), name).description(what.to_string())
             })
             .collect();
@@ -302,18 +309,6 @@ impl Shared {
     }
 }
 
-/// A mode's name and what it does, as the editor shows them.
-fn mode_name(m: Mode) -> (&'static str, &'static str) {
-    match m {
-        Mode::Auto => ("Auto", "runs every call the rules allow without asking"),
-        Mode::Ask => (
-            "Ask",
-            "asks before a call that writes, runs or reaches the network",
-        ),
-        Mode::ReadOnly => ("Read-only", "reads only; refuses everything else"),
-    }
-}
-
 fn error(message: impl std::fmt::Display) -> agent_client_protocol::Error {
     agent_client_protocol::Error::new(-32603, message.to_string())
 }
@@ -340,6 +335,7 @@ pub async fn run(
         join: ctx.join_mcp,
         model: std::sync::Mutex::new(ctx.model),
         models: ctx.models,
+        files: ctx.files,
     });
     for text in notices {
         shared.notice(NoticeLevel::Warning, &text);
@@ -360,8 +356,11 @@ pub async fn run(
         .v1()
         .name("ikigai")
         .on_receive_request(
-            async move |req: InitializeRequest, responder, _cx| {
-                let _ = req;
+            async move |req: InitializeRequest, responder, cx: Cx| {
+                // The editor's files, when it offers them, are what the file tools read
+                // and write (its unsaved buffers).
+                s0.files
+                    .set(files::EditorFiles::offered(cx, &s0, &req.client_capabilities.fs));
                 // Offered only when the provider's key is missing: what it says is where
                 // the key goes (never a key).
                 let auth: Vec<AuthMethod> = s0
@@ -376,6 +375,8 @@ pub async fn run(
                 let caps = AgentCapabilities::new()
                     .load_session(true)
                     .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                    // The editor's Streamable HTTP servers join as its stdio ones do (not SSE).
+                    .mcp_capabilities(agent_client_protocol::v1::schema::McpCapabilities::new().http(true))
                     .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
                 responder.respond(
                     InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)

@@ -28,8 +28,8 @@ pub(crate) fn all(models: &[String], model: &str, mode: Mode) -> Vec<SessionConf
     let modes: Vec<SessionConfigSelectOption> = Mode::ALL
         .iter()
         .map(|m| {
-            SessionConfigSelectOption::new(m.as_str(), super::mode_name(*m).0)
-                .description(super::mode_name(*m).1.to_string())
+            SessionConfigSelectOption::new(m.as_str(), mode_name(*m).0)
+                .description(mode_name(*m).1.to_string())
         })
         .collect();
     vec![
@@ -40,6 +40,18 @@ pub(crate) fn all(models: &[String], model: &str, mode: Mode) -> Vec<SessionConf
             .description("What runs without asking".to_string())
             .category(SessionConfigOptionCategory::Mode),
     ]
+}
+
+/// A mode's name and what it does, as the editor shows them.
+pub(super) fn mode_name(m: Mode) -> (&'static str, &'static str) {
+    match m {
+        Mode::Auto => ("Auto", "runs every call the rules allow without asking"),
+        Mode::Ask => (
+            "Ask",
+            "asks before a call that writes, runs or reaches the network",
+        ),
+        Mode::ReadOnly => ("Read-only", "reads only; refuses everything else"),
+    }
 }
 
 #[cfg(test)]

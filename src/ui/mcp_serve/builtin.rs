@@ -4,7 +4,8 @@
 //! engine as a model's call would be (the server's approval mode; the user's rules, a
 //! trusted folder's and the remembered answers; deny rules first), runs in the server's
 //! folder under the installed sandbox, and its file tools act on the place the decision
-//! judged. Nobody is there to answer a question: what would ask is refused, with why.
+//! judged. What would ask is asked of the client's user when the server can elicit (the
+//! approver, `--mode ask`), else refused, with why, nobody being there to answer.
 //! Uses the permission engine and the tool registry directly (lower floors); no agent.
 
 use std::path::Path;
@@ -69,8 +70,8 @@ impl Builtins {
         !NOT_OFFERED.contains(&name) && self.registry.get(name).is_some()
     }
 
-    /// Decides and (when allowed) runs one call.
-    pub(super) async fn call(&self, name: &str, arguments: &str) -> Answer {
+    /// Decides and (when allowed, or asked and approved by `approve`) runs one call.
+    pub(super) async fn call(&self, name: &str, arguments: &str, approve: Option<super::Approver>) -> Answer {
         let d = self.policy.decide(self.mode, name, arguments);
         let refused = match d.verdict {
             Verdict::Allow => None,
@@ -80,12 +81,18 @@ impl Builtins {
                 }
                 _ => format!("{} (approval mode {})", d.reason, self.mode),
             }),
-            Verdict::Ask => Some(format!(
-                "it would need the user's approval ({}), and nobody answers questions for `ikigai \
-                 mcp serve` (approval mode {}); the user may allow it with a rule or start the \
-                 server with another --mode",
-                d.reason, self.mode
-            )),
+            Verdict::Ask => match approve {
+                Some(ask) => {
+                    let yes = ask(super::turn::asking(name, arguments, &d.reason, false)).await;
+                    (!yes).then(|| format!("the user did not approve it ({})", d.reason))
+                }
+                None => Some(format!(
+                    "it would need the user's approval ({}), and nobody answers questions for \
+                     `ikigai mcp serve` (approval mode {}); the user may allow it with a rule or \
+                     start the server with another --mode",
+                    d.reason, self.mode
+                )),
+            },
         };
         if let Some(why) = refused {
             let text = serde_json::json!({

@@ -5,6 +5,10 @@
 //! sandbox and session store as any run, in the asked folder, with the server's approval
 //! mode (read-only unless the user starts the server with another: nobody watches it).
 //! Progress notifications while a turn runs; a cancelled request interrupts its turn.
+//! In `ask` mode, when the client can ask its user (MCP elicitation), a call the turn's
+//! permission engine (or, with `--tools`, a built-in call the engine) asks about becomes
+//! an elicitation, and the user's answer goes back to the turn (`turn.rs`) or decides the
+//! call; without it, the question is refused as nobody is there.
 //! With `--tools`, ikigai's built-in tools are offered too (`builtin.rs`), decided by the
 //! permission engine and run under the sandbox in the server's folder.
 //! A front end: it imports the store (to find a session's folder), config, and for
@@ -30,7 +34,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 
-pub use turn::{Step, TurnError, TurnOutcome, TurnRequest};
+pub use turn::{Approver, Step, TurnError, TurnOutcome, TurnRequest};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -50,6 +54,9 @@ pub struct Serve {
     pub args: Vec<String>,
     /// Where a turn runs when the call names no folder (and where the built-in tools act).
     pub cwd: PathBuf,
+    /// The approval mode turns run in (`--mode`): in `ask`, questions go to the client's
+    /// user when it can elicit.
+    pub mode: crate::policy::Mode,
     /// Offer the built-in tools, decided in this approval mode (`--tools`).
     pub builtins: Option<crate::policy::Mode>,
     /// Serve Streamable HTTP on this loopback address instead of stdio (`--http`).
@@ -199,6 +206,34 @@ impl Server {
         }
     }
 
+    /// Who answers a turn's questions: the client's user, through an elicitation, in `ask`
+    /// mode when the client can elicit a form; else nobody (the question is refused).
+    /// Accept runs the call once; decline, cancel or a failed request refuse it.
+    fn approver(&self, peer: &rmcp::Peer<RoleServer>) -> Option<Approver> {
+        let can_ask = self.serve.mode == crate::policy::Mode::Ask
+            && peer
+                .supported_elicitation_modes()
+                .contains(&rmcp::service::ElicitationMode::Form);
+        if !can_ask {
+            return None;
+        }
+        let peer = peer.clone();
+        Some(Arc::new(move |message: String| {
+            let peer = peer.clone();
+            Box::pin(async move {
+                let ask = rmcp::model::ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message,
+                    requested_schema: rmcp::model::ElicitationSchema::new(Default::default()),
+                };
+                matches!(
+                    peer.create_elicitation(ask).await,
+                    Ok(r) if r.action == rmcp::model::ElicitationAction::Accept
+                )
+            })
+        }))
+    }
+
     async fn turn(&self, req: TurnRequest, ctx: RequestContext<RoleServer>) -> CallToolResponse {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Step>();
         // Progress goes to the client only when it asked for it (a progress token).
@@ -224,8 +259,9 @@ impl Server {
         let cancel = ctx.ct.child_token();
         let _cancel_when_dropped = cancel.clone().drop_guard();
         let (program, args, run_req) = (self.program.clone(), self.serve.args.clone(), req.clone());
+        let approve = self.approver(&ctx.peer);
         let running = self.turns.spawn(async move {
-            turn::run(&program, &args, &run_req, cancel, |s| {
+            turn::run(&program, &args, &run_req, cancel, approve, |s| {
                 let _ = tx.send(s);
             })
             .await
@@ -341,8 +377,9 @@ impl ServerHandler for Server {
                 };
                 let arguments = Value::Object(args).to_string();
                 // A cancelled request drops the call: its process group is killed.
+                let approve = self.approver(&context.peer);
                 let answer = tokio::select! {
-                    a = b.call(name, &arguments) => a,
+                    a = b.call(name, &arguments, approve) => a,
                     () = context.ct.cancelled() => return Err(McpError::internal_error("cancelled", None)),
                 };
                 let content = vec![ContentBlock::text(answer.text)];

@@ -2,13 +2,20 @@
 //! session, or `--resume ID`) in the asked folder with the server's approval mode, reads
 //! its events as they come, and gives back the final answer with the session's id. The
 //! child is the whole agent (trust, permissions, sandbox, the session store); this file
-//! only starts it, follows its JSON lines and stops it. Knows nothing of MCP.
+//! only starts it, follows its JSON lines and stops it. With an approver, the child asks
+//! instead of refusing: its `approval_requested` event is put to the approver in words
+//! and the answer goes back on its stdin, a line (`--answers-on-stdin`: `yes` or `no`);
+//! the child's permission engine decided that it asks, and decides again with the answer.
+//! Knows nothing of MCP.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
 /// What a turn is asked to do.
@@ -19,6 +26,9 @@ pub struct TurnRequest {
     /// Continue this stored session instead of starting one.
     pub resume: Option<String>,
 }
+
+/// Answers a question a turn asks (in words): `true` runs the call, `false` refuses it.
+pub type Approver = Arc<dyn Fn(String) -> BoxFuture<'static, bool> + Send + Sync>;
 
 /// How it ended.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -50,9 +60,13 @@ pub enum TurnError {
     NoFolder(String),
 }
 
-/// The command line a turn runs with: the server's own settings (`args`), then the turn.
-pub(super) fn argv(args: &[String], req: &TurnRequest) -> Vec<String> {
+/// The command line a turn runs with: the server's own settings (`args`), then the turn
+/// (`answers`: its questions answered on stdin).
+pub(super) fn argv(args: &[String], req: &TurnRequest, answers: bool) -> Vec<String> {
     let mut v = args.to_vec();
+    if answers {
+        v.push("--answers-on-stdin".to_string());
+    }
     if let Some(id) = &req.resume {
         v.extend(["--resume".to_string(), id.clone()]);
     }
@@ -60,27 +74,33 @@ pub(super) fn argv(args: &[String], req: &TurnRequest) -> Vec<String> {
     v
 }
 
-/// Runs one turn of `program` (this binary); `on_step` hears each step as it happens.
-/// Cancelling `cancel` interrupts the child as Ctrl-C does (what it did is stored), and
-/// kills its process group if it has not ended two seconds later.
+/// Runs one turn of `program` (this binary); `on_step` hears each step as it happens,
+/// `approve` (if any) answers the questions it asks (else they are refused, nobody being
+/// there). Cancelling `cancel` interrupts the child as Ctrl-C does (what it did is
+/// stored), and kills its process group if it has not ended two seconds later.
 pub(super) async fn run(
     program: &Path,
     args: &[String],
     req: &TurnRequest,
     cancel: CancellationToken,
+    approve: Option<Approver>,
     mut on_step: impl FnMut(Step),
 ) -> Result<TurnOutcome, TurnError> {
     if !req.cwd.is_dir() {
         return Err(TurnError::NoFolder(req.cwd.display().to_string()));
     }
     let mut cmd = tokio::process::Command::new(program);
-    cmd.args(argv(args, req))
+    cmd.args(argv(args, req, approve.is_some()))
         .current_dir(&req.cwd)
         // The secrets this process took out of its own environment block go back to the
         // child, which takes them out of its own in turn.
         .env_clear()
         .envs(crate::environ::vars_os())
-        .stdin(Stdio::null())
+        .stdin(if approve.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -90,6 +110,7 @@ pub(super) async fn run(
         source,
     })?;
     let pid = child.id();
+    let mut answers = child.stdin.take();
     let mut out = TurnOutcome::default();
     let stderr = child.stderr.take().map(|mut e| {
         tokio::spawn(async move {
@@ -104,7 +125,20 @@ pub(super) async fn run(
         loop {
             tokio::select! {
                 line = lines.next_line() => match line {
-                    Ok(Some(l)) => follow(&l, &mut out, &mut on_step),
+                    Ok(Some(l)) => {
+                        follow(&l, &mut out, &mut on_step);
+                        if let (Some(q), Some(ask), Some(w)) = (question(&l), &approve, answers.as_mut()) {
+                            // A cancelled turn refuses the call it was asking about.
+                            let yes = tokio::select! {
+                                yes = ask(q) => yes,
+                                () = cancel.cancelled() => false,
+                            };
+                            let line: &[u8] = if yes { b"yes\n" } else { b"no\n" };
+                            if w.write_all(line).await.is_err() || w.flush().await.is_err() {
+                                answers = None;
+                            }
+                        }
+                    }
                     _ => break,
                 },
                 _ = cancel.cancelled(), if !cancelled => {
@@ -148,6 +182,33 @@ fn signal(pid: Option<u32>, sig: nix::sys::signal::Signal) {
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
         let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), sig);
     }
+}
+
+/// The question an `approval_requested` event line asks, in words (what would run, and
+/// why it asks).
+fn question(line: &str) -> Option<String> {
+    let ev = serde_json::from_str::<Value>(line).ok()?;
+    if ev.get("type").and_then(Value::as_str) != Some("approval_requested") {
+        return None;
+    }
+    let text = |k: &str| ev.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let args = match ev.get("arguments") {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    };
+    let again = ev.get("outside_sandbox").and_then(Value::as_bool) == Some(true);
+    Some(asking(&text("name"), &args, &text("reason"), again))
+}
+
+/// The question put to the client's user about a call of `name` with `args`, asked for
+/// `reason` (`again`: to run once more outside the sandbox), shown safely.
+pub(super) fn asking(name: &str, args: &str, reason: &str, again: bool) -> String {
+    let call: String = format!("{name}({args})").chars().take(400).collect();
+    let again = if again { " again, outside the sandbox" } else { "" };
+    let q =
+        format!("ikigai asks to run {call}{again}: {reason}. Accept to allow it once; decline to refuse it.");
+    crate::text::visible(&q).into_owned()
 }
 
 /// Takes one JSON event line into the outcome.
@@ -240,13 +301,45 @@ mod tests {
     }
 
     #[test]
+    fn a_question_names_the_call_and_why_and_only_approval_events_ask() {
+        let q = question(
+            r#"{"type":"approval_requested","id":"c","name":"bash","arguments":{"command":"rm x"},"reason":"bash runs rm","always":[]}"#,
+        )
+        .unwrap();
+        assert!(
+            q.contains(r#"bash({"command":"rm x"})"#) && q.contains("bash runs rm"),
+            "{q}"
+        );
+        assert!(!q.contains("outside the sandbox"), "{q}");
+        let again = question(
+            r#"{"type":"approval_requested","id":"c","name":"bash","arguments":"x","reason":"r","always":[],"outside_sandbox":true}"#,
+        )
+        .unwrap();
+        assert!(again.contains("again, outside the sandbox"), "{again}");
+        // Control characters a model wrote are shown, not sent raw to the client's user.
+        let hostile = question(
+            r#"{"type":"approval_requested","id":"c","name":"bash","arguments":"\u001b[2Jok","reason":"r","always":[]}"#,
+        )
+        .unwrap();
+        assert!(!hostile.contains('\u{1b}'), "{hostile}");
+        for other in [
+            r#"{"type":"tool_call_started","id":"c","name":"bash","arguments":"x"}"#,
+            r#"{"type":"text_delta","text":"approval_requested"}"#,
+            "approval_requested",
+        ] {
+            assert_eq!(question(other), None, "{other}");
+        }
+    }
+
+    #[test]
     fn a_resumed_turn_names_the_session() {
         let req = TurnRequest {
             prompt: "go on".into(),
             cwd: "/".into(),
             resume: Some("abc".into()),
         };
-        let v = argv(&["--approval".into(), "read-only".into()], &req);
+        assert!(argv(&[], &req, true).contains(&"--answers-on-stdin".to_string()));
+        let v = argv(&["--approval".into(), "read-only".into()], &req, false);
         assert_eq!(
             v,
             [

@@ -48,6 +48,9 @@ pub struct PlainContext {
     /// The provider the run begins on.
     pub provider: crate::provider::Spec,
     pub registry: Registry,
+    /// Approval questions are answered on stdin, a line each (`--answers-on-stdin`),
+    /// instead of refused as nobody is there.
+    pub answers: bool,
 }
 
 /// The next line of input without its line ending; bytes that are not UTF-8 are
@@ -237,6 +240,7 @@ pub async fn run(
         Input::Prompt(p) => Some(p),
         Input::Stdin => None,
     };
+    let mut answers = ctx.answers.then(|| BufReader::new(tokio::io::stdin()));
     let mut failed = false;
     let mut signalled: Option<u8> = None;
     // Output that can no longer be written (a closed pipe) stops the run, but the agent
@@ -355,9 +359,20 @@ pub async fn run(
                         let _ = agent.ops.send(Op::Cancel);
                         break 'turns;
                     }
-                    // Nobody is here to approve: the call is not run (`NOT_APPROVED`).
+                    // Nobody is here to approve: the call is not run (`NOT_APPROVED`),
+                    // unless the answers come on stdin (the question went out above).
                     if let Event::ApprovalRequested { id, .. } = &ev {
-                        let answer = crate::protocol::Answer::Unattended;
+                        let answer = match answers.as_mut() {
+                            None => crate::protocol::Answer::Unattended,
+                            Some(input) => tokio::select! {
+                                line = next_line(input) => answer_of(line),
+                                code = signals.next(), if signalled.is_none() => {
+                                    signalled = Some(code);
+                                    let _ = agent.ops.send(Op::Cancel);
+                                    crate::protocol::Answer::Unattended
+                                }
+                            },
+                        };
                         let _ = agent.ops.send(Op::Approve { id: id.clone(), answer });
                     }
                     if let Event::TurnEnded { reason } = ev {
@@ -409,9 +424,36 @@ pub async fn run(
     })
 }
 
+/// The answer a line of stdin gives (`--answers-on-stdin`): `yes` runs the call, `no`
+/// refuses it as the user would; anything else, or no line, is nobody's answer.
+fn answer_of(line: std::io::Result<Option<String>>) -> crate::protocol::Answer {
+    use crate::protocol::Answer;
+    match line {
+        Ok(Some(l)) if l.trim() == "yes" => Answer::Yes,
+        Ok(Some(l)) if l.trim() == "no" => Answer::No(None),
+        _ => Answer::Unattended,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_yes_runs_a_call_and_only_no_refuses_it_as_the_user() {
+        use crate::protocol::Answer;
+        let line = |l: &str| Ok(Some(l.to_string()));
+        assert_eq!(answer_of(line("yes")), Answer::Yes);
+        assert_eq!(answer_of(line(" yes\r")), Answer::Yes);
+        assert_eq!(answer_of(line("no")), Answer::No(None));
+        // Nothing else is an answer: not "always" (nothing is remembered from a pipe),
+        // not a yes in other words, not the end of the input or a failed read.
+        for other in ["always", "y", "YES", "yes please", "", "s"] {
+            assert_eq!(answer_of(line(other)), Answer::Unattended, "{other:?}");
+        }
+        assert_eq!(answer_of(Ok(None)), Answer::Unattended);
+        assert_eq!(answer_of(Err(std::io::Error::other("gone"))), Answer::Unattended);
+    }
 
     #[tokio::test]
     async fn stdin_lines_tolerate_crlf_and_invalid_utf8() {

@@ -359,6 +359,11 @@ pub struct SessionInfo {
     pub title: Option<String>,
     /// The session this one was forked from (when another process held it).
     pub forked_from: Option<String>,
+    /// A sub-agent's session: the session whose `task` call ran it, and that call's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_call: Option<String>,
     /// USD its priced responses cost (absent when none had a price).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,

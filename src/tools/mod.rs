@@ -4,6 +4,7 @@
 //! vocabulary in `crate::tool_vocab`, re-exported here for the tools' own use.
 
 pub mod bash;
+pub mod caller;
 pub mod discovery;
 pub(crate) mod environment;
 pub(crate) mod external;
@@ -70,6 +71,9 @@ pub struct ToolContext {
     /// or writes exactly there, never where the path leads by the time it runs. `None`
     /// (no decision, as in `ikigai tool`): the tool resolves the path itself, once.
     pub pinned: Option<Pinned>,
+    /// The session and call this call belongs to (set by the agent's turn; `None` when a
+    /// tool runs on its own, as in `ikigai tool`).
+    pub caller: Option<caller::Caller>,
 }
 
 impl ToolContext {
@@ -85,6 +89,7 @@ impl ToolContext {
             sandbox: None,
             unreadable: None,
             pinned: None,
+            caller: None,
         }
     }
 
@@ -100,6 +105,7 @@ impl ToolContext {
             sandbox: None,
             unreadable: None,
             pinned: None,
+            caller: None,
         }
     }
 

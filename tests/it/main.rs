@@ -78,6 +78,7 @@ mod store_outage;
 mod store_spool_e2e;
 mod stream_trust;
 mod subagents_e2e;
+mod subagents_tui;
 mod terminal_safety;
 mod text_protocol;
 mod text_protocol_write;

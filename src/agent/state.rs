@@ -396,6 +396,7 @@ impl AgentState {
         let pending = self.transcript.spent.clone();
         let session = self.session.store.as_ref().map(|_| self.session.id.clone());
         let (asked, forwarded, redactor) = (self.events(), self.gate.forwarded.clone(), self.redactor());
+        let (reports, reports_redactor) = (self.events(), self.redactor());
         let ask = move |mut question: Event| {
             let Event::ApprovalRequested { id, .. } = &question else {
                 return None;
@@ -419,6 +420,10 @@ impl AgentState {
             }
         })
         .with_ask(ask)
+        .with_report(move |mut event| {
+            redact::scrub_event(&reports_redactor, &mut event);
+            let _ = reports.send(event);
+        })
     }
 
     /// Counts what calls spent on models of their own as the session's (tokens, spend per

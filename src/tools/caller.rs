@@ -38,6 +38,7 @@ pub struct Caller {
     pub call_id: String,
     spent: Arc<dyn Fn(Spent) + Send + Sync>,
     ask: Option<Arc<Ask>>,
+    report: Option<Arc<dyn Fn(Event) + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Caller {
@@ -60,6 +61,21 @@ impl Caller {
             call_id,
             spent: Arc::new(spent),
             ask: None,
+            report: None,
+        }
+    }
+
+    /// This caller, showing the events the call reports with `report`.
+    pub fn with_report(mut self, report: impl Fn(Event) + Send + Sync + 'static) -> Self {
+        self.report = Some(Arc::new(report));
+        self
+    }
+
+    /// Shows an event of the call's own agent (a `SubAgent` event) to the session's front
+    /// ends.
+    pub fn report(&self, event: Event) {
+        if let Some(report) = &self.report {
+            report(event)
         }
     }
 

@@ -594,3 +594,54 @@ fn cancelling_the_parent_cancels_every_running_sub_agent() {
     }
     assert_eq!(fake.requests().len(), 3, "nothing was sent after the cancel");
 }
+
+#[test]
+fn under_json_a_sub_agent_s_events_are_tagged_with_its_call_and_session() {
+    let (home, proj) = setup("explorer.md", EXPLORER);
+    let fake = FakeProvider::start();
+    fake.push(Reply::tool_calls(&[(
+        "p1",
+        "task",
+        &task("find main", "explorer"),
+    )]))
+    .push(Reply::tool_calls(&[("s1", "grep", r#"{"pattern":"fn main"}"#)]))
+    .push(Reply::text("SUB-ANSWER"))
+    .push(Reply::text("done"));
+    let out = run(home.path(), &proj, &fake, &["--json", "-p", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    let evs = json_lines(&out);
+    let child = sessions_json(home.path(), &proj)[1]["id"].clone();
+    let tagged: Vec<&Value> = evs.iter().filter(|e| e["type"] == "sub_agent").collect();
+    assert!(!tagged.is_empty(), "{evs:?}");
+    for e in &tagged {
+        assert_eq!((&e["id"], &e["session"]), (&json!("p1"), &child), "{e}");
+    }
+    let inner: Vec<&str> = tagged
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .filter(|t| *t != "text_delta")
+        .collect();
+    let at = |t: &str| {
+        inner
+            .iter()
+            .position(|x| *x == t)
+            .unwrap_or_else(|| panic!("{t}: {inner:?}"))
+    };
+    assert!(at("tool_call_started") < at("tool_call_finished"), "{inner:?}");
+    assert_eq!(inner.last(), Some(&"turn_ended"), "{inner:?}");
+    let started = tagged
+        .iter()
+        .find(|e| e["event"]["type"] == "tool_call_started")
+        .unwrap();
+    assert_eq!(started["event"]["name"], "grep");
+    // Its text is its own: the parent's answer is not the sub-agent's.
+    let ended = evs.last().unwrap();
+    assert_eq!(
+        (&ended["type"], &ended["text"]),
+        (&json!("turn_ended"), &json!("done"))
+    );
+    // The parent's own events stay untagged: one call started at the top level.
+    let top: Vec<&Value> = evs.iter().filter(|e| e["type"] == "tool_call_started").collect();
+    assert_eq!(top.len(), 1, "{top:?}");
+    assert_eq!(top[0]["name"], "task");
+}

@@ -264,6 +264,16 @@ impl Tool for Task {
         let mut answer = String::new();
         let mut calls = 0;
         let who = format!("{}: {what}", kind.map_or("general", |t| t.name.as_str()));
+        // The sub-agent's own events, tagged with this call and its session.
+        let report = |event: Event, session: &Option<String>| {
+            if let Some(c) = &caller {
+                c.report(Event::SubAgent {
+                    id: c.call_id.clone(),
+                    session: session.clone(),
+                    event: Box::new(event),
+                });
+            }
+        };
         let run = async {
             while let Some(ev) = events.recv().await {
                 match ev {
@@ -291,14 +301,18 @@ impl Tool for Task {
                             });
                         }
                     }
-                    Event::TextDelta { text } => answer.push_str(&text),
-                    Event::ToolCallStarted { name, .. } => {
+                    Event::TextDelta { text } => {
+                        answer.push_str(&text);
+                        report(Event::TextDelta { text }, &session_id);
+                    }
+                    Event::ToolCallStarted { id, name, arguments } => {
                         // Only the last response's text is the answer.
                         answer.clear();
                         calls += 1;
                         if let Some(p) = &progress {
                             p.report(format!("sub-agent: {name} (call {calls})"));
                         }
+                        report(Event::ToolCallStarted { id, name, arguments }, &session_id);
                     }
                     Event::ApprovalRequested {
                         id,
@@ -327,8 +341,13 @@ impl Tool for Task {
                         };
                         let _ = agent.0.ops.send(Op::Approve { id, answer });
                     }
-                    Event::TurnEnded { reason } => return Some(reason),
-                    _ => {}
+                    Event::TurnEnded { reason } => {
+                        report(Event::TurnEnded { reason }, &session_id);
+                        return Some(reason);
+                    }
+                    // Shown as this session's own, or not at all.
+                    Event::ApprovalMode { .. } | Event::Permission(_) => {}
+                    other => report(other, &session_id),
                 }
             }
             None

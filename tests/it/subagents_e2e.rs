@@ -610,9 +610,9 @@ fn under_json_a_sub_agent_s_events_are_tagged_with_its_call_and_session() {
     let out = run(home.path(), &proj, &fake, &["--json", "-p", "go"]);
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
     let evs = json_lines(&out);
-    let child = sessions_json(home.path(), &proj)[1]["id"].clone();
     let tagged: Vec<&Value> = evs.iter().filter(|e| e["type"] == "sub_agent").collect();
     assert!(!tagged.is_empty(), "{evs:?}");
+    let child = sessions_json(home.path(), &proj)[1]["id"].clone();
     for e in &tagged {
         assert_eq!((&e["id"], &e["session"]), (&json!("p1"), &child), "{e}");
     }

@@ -77,6 +77,7 @@ mod store_file_removed;
 mod store_outage;
 mod store_spool_e2e;
 mod stream_trust;
+mod subagents_acp;
 mod subagents_e2e;
 mod subagents_tui;
 mod terminal_safety;

@@ -226,6 +226,7 @@ fn restore(c: &mut Criterion) {
             cwd: "/bench".into(),
             provider: "openai".into(),
             model: "m".into(),
+            parent: None,
         });
         for m in history(10_000) {
             store.record("long", Record::Message(m));

@@ -45,6 +45,7 @@ fn bench(c: &mut Criterion) {
                         cwd: "/w".into(),
                         provider: "openai".into(),
                         model: "m".into(),
+                        parent: None,
                     });
                     for i in 0..EVENTS {
                         let text = format!("message {i}: some ordinary text of a typical length");

@@ -140,6 +140,17 @@ via_serde!(
     crate::policy::record::Record,
 );
 
+/// A sub-agent's event: a call with a hostile name and arguments.
+impl Hostile for Box<crate::protocol::Event> {
+    fn hostile() -> Self {
+        Box::new(crate::protocol::Event::ToolCallStarted {
+            id: TEXT.to_string(),
+            name: TEXT.to_string(),
+            arguments: TEXT.to_string(),
+        })
+    }
+}
+
 /// A history with one message of every kind, every text in it `TEXT`: calls with a
 /// hostile name and arguments, their results.
 impl Hostile for History {

@@ -308,6 +308,16 @@ pub enum Event {
         turns: usize,
         files: Vec<String>,
     },
+    /// What the sub-agent running as tool call `id` (the `task` tool) did, in its session
+    /// `session` when stored: its calls, their progress and results, its text, notices and
+    /// end. Its questions come as this session's own `ApprovalRequested` (with the call's
+    /// `id`), its tokens as this session's `Usage`.
+    SubAgent {
+        id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+        event: Box<Event>,
+    },
     /// A call needs the user's approval; the turn waits for `Op::Approve` with this `id`.
     /// Asked one at a time, in the order the calls came.
     ApprovalRequested {
@@ -359,6 +369,11 @@ pub struct SessionInfo {
     pub title: Option<String>,
     /// The session this one was forked from (when another process held it).
     pub forked_from: Option<String>,
+    /// A sub-agent's session: the session whose `task` call ran it, and that call's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_call: Option<String>,
     /// USD its priced responses cost (absent when none had a price).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,

@@ -18,6 +18,7 @@ pub(crate) mod probe;
 pub(crate) mod prompt;
 pub mod resume;
 pub(crate) mod retry;
+mod round;
 pub mod rules_cmd;
 pub(crate) mod skill_use;
 pub(crate) mod state;
@@ -110,11 +111,13 @@ pub fn spawn(mut setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHand
         }
     }
     let policy = crate::permissions::Policy::new(rules, &setup.cwd);
+    let forwarded = state::Forwarded::default();
     let gatekeeping = state::Gatekeeping {
         mode: mode.clone(),
         policy,
         approvals,
         remembered,
+        forwarded: forwarded.clone(),
     };
     let st = AgentState::new(setup, events, gatekeeping);
     // What the background tool discovery skipped or overrode, once it is done.
@@ -126,7 +129,16 @@ pub fn spawn(mut setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHand
             let _ = notices.send(Event::notice(NoticeLevel::Warning, text));
         }
     });
-    let task = tokio::spawn(drive(st, resumed, rx, Gate { approve_tx, mode }));
+    let task = tokio::spawn(drive(
+        st,
+        resumed,
+        rx,
+        Gate {
+            approve_tx,
+            mode,
+            forwarded,
+        },
+    ));
     AgentHandle { ops, task }
 }
 
@@ -134,6 +146,8 @@ pub fn spawn(mut setup: AgentSetup, events: UnboundedSender<Event>) -> AgentHand
 struct Gate {
     approve_tx: UnboundedSender<(String, crate::protocol::Answer)>,
     mode: crate::policy::mode::SharedMode,
+    /// Questions of running calls (sub-agents) put to this session's approver.
+    forwarded: state::Forwarded,
 }
 
 impl Gate {
@@ -141,7 +155,15 @@ impl Gate {
     fn handle(&self, op: &Op, events: &UnboundedSender<Event>) -> bool {
         match op {
             Op::Approve { id, answer } => {
-                let _ = self.approve_tx.send((id.clone(), answer.clone()));
+                let waiting = self.forwarded.lock().ok().and_then(|mut f| f.remove(id));
+                match waiting {
+                    Some(tx) => {
+                        let _ = tx.send(answer.clone());
+                    }
+                    None => {
+                        let _ = self.approve_tx.send((id.clone(), answer.clone()));
+                    }
+                }
                 true
             }
             Op::SetApprovalMode(m) => {

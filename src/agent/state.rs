@@ -51,6 +51,9 @@ struct Transcript {
     /// result of a call that is interrupted.
     running_call: Option<String>,
     tool_partial: Partial,
+    /// Tokens the running calls spent on models of their own (sub-agents), not yet
+    /// counted (`absorb_spent`).
+    spent: Arc<std::sync::Mutex<Vec<crate::tools::caller::Spent>>>,
 }
 
 /// The permission gate's state.
@@ -63,7 +66,17 @@ pub(crate) struct Gatekeeping {
     pub(crate) approvals: tokio::sync::mpsc::UnboundedReceiver<(String, crate::protocol::Answer)>,
     /// Where "always" answers are kept for this project (`None`: no data folder).
     pub(crate) remembered: Option<crate::permissions::remembered::Remembered>,
+    /// A running call's questions put to this session's approver (a sub-agent's), by the
+    /// id asked with: the command loop sends their answers here instead of `approvals`.
+    pub(crate) forwarded: Forwarded,
 }
+
+/// Questions of running calls waiting for the approver's answer, by id.
+pub(crate) type Forwarded = Arc<
+    std::sync::Mutex<
+        std::collections::HashMap<String, tokio::sync::oneshot::Sender<crate::protocol::Answer>>,
+    >,
+>;
 
 /// What runs the turns.
 struct Runtime {
@@ -145,6 +158,7 @@ impl AgentState {
                 spend: Default::default(),
                 running_call: None,
                 tool_partial: Partial::default(),
+                spent: Arc::default(),
             },
             budget,
             runtime: Runtime {
@@ -312,6 +326,8 @@ impl AgentState {
                 cwd: self.session.cwd.display().to_string(),
                 provider: self.runtime.provider.name().to_string(),
                 model: self.runtime.model.clone(),
+                // A sub-agent's store sets it (`agent::task`).
+                parent: None,
             });
             self.session.begun = true;
         }
@@ -371,6 +387,73 @@ impl AgentState {
             .map(|p| p.cost(input, cached, output));
         self.transcript.spend.add(&model, input, cached, output, cost);
         cost
+    }
+
+    /// Where call `call_id` stands (for a tool that needs its session, like `task`): the
+    /// tokens it reports are shown at once (a `Usage` event without a window share) and
+    /// counted by the next `absorb_spent`; its questions go to this session's front end,
+    /// their answers back through `Gatekeeping::forwarded`.
+    pub(crate) fn caller(&self, call_id: &str) -> crate::tools::caller::Caller {
+        let events = self.events();
+        let pending = self.transcript.spent.clone();
+        let session = self.session.store.as_ref().map(|_| self.session.id.clone());
+        let (asked, forwarded, redactor) = (self.events(), self.gate.forwarded.clone(), self.redactor());
+        let (reports, reports_redactor) = (self.events(), self.redactor());
+        let ask = move |mut question: Event| {
+            let Event::ApprovalRequested { id, .. } = &question else {
+                return None;
+            };
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            forwarded.lock().ok()?.insert(id.clone(), tx);
+            redact::scrub_event(&redactor, &mut question);
+            let _ = asked.send(question);
+            Some(rx)
+        };
+        crate::tools::caller::Caller::new(session, call_id.to_string(), move |s| {
+            let _ = events.send(Event::Usage {
+                input: s.input,
+                output: s.output,
+                cached: s.cached,
+                context_pct: None,
+                cost: s.cost,
+            });
+            if let Ok(mut p) = pending.lock() {
+                p.push(s);
+            }
+        })
+        .with_ask(ask)
+        .with_report(move |mut event| {
+            redact::scrub_event(&reports_redactor, &mut event);
+            let _ = reports.send(event);
+        })
+    }
+
+    /// Counts what calls spent on models of their own as the session's (tokens, spend per
+    /// model, a stored `usage` marker naming the sub-agent's session): after each call,
+    /// and after a cancelled one.
+    pub(crate) fn absorb_spent(&mut self) {
+        let spent = match self.transcript.spent.lock() {
+            Ok(mut p) => std::mem::take(&mut *p),
+            Err(_) => return,
+        };
+        for s in spent {
+            self.transcript.usage.0 += s.input;
+            self.transcript.usage.1 += s.output;
+            self.transcript
+                .spend
+                .add(&s.model, s.input, s.cached, s.output, s.cost);
+            let mut data = json!({"input": s.input, "output": s.output, "model": s.model});
+            if s.cached > 0 {
+                data["cached"] = json!(s.cached);
+            }
+            if let Some(c) = s.cost {
+                data["cost"] = json!(c);
+            }
+            if let Some(id) = s.session {
+                data["subagent"] = json!(id);
+            }
+            self.marker(MarkerKind::Usage, data);
+        }
     }
 
     /// Tokens and cost per model in this session.
@@ -484,6 +567,7 @@ impl AgentState {
     /// After a cancelled turn: keep what arrived, answer every unanswered tool call (the
     /// one that was running with what it printed so far).
     pub fn interrupt(&mut self) {
+        self.absorb_spent();
         self.flush_partial();
         let running = self.transcript.running_call.take();
         let printed = self.transcript.tool_partial.take_text();

@@ -1,28 +1,21 @@
 //! One user turn: request → stream → tool calls → results → repeat until the model
-//! answers without tool calls, the limit is reached, or the provider fails.
+//! answers without tool calls, the limit is reached, or the provider fails. Each
+//! response's calls are one round (`round.rs`: judged, run, answered in call order).
 
 use futures_util::StreamExt;
 use serde_json::json;
 
 use super::context::Failure;
-use super::guard::{RepeatGuard, repeated_envelope};
-use super::limit::{self, Action};
+use super::guard::RepeatGuard;
+use super::limit;
+use super::round::{Call, Counters};
 use super::state::AgentState;
 use crate::message::{Message, fresh_call_id};
-use crate::policy::Pinned;
 use crate::protocol::{Event, NoticeLevel, TurnEndReason};
 use crate::provider::text_protocol::decode::is_recovered_id;
 use crate::provider::{FinishReason, StreamEvent};
 use crate::store::MarkerKind;
-use crate::tool_vocab::{Envelope, ErrorCode, envelope};
-use crate::tools::Executed;
-
-/// A tool call as the response gave it.
-struct Call {
-    id: String,
-    name: String,
-    arguments: String,
-}
+use crate::tool_vocab::envelope;
 
 /// The reasoning of one response: finished blocks, and text not yet in a block.
 #[derive(Default)]
@@ -122,12 +115,13 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         attached.images,
     ));
     let limit = st.config().max_tool_turns;
-    let mut executed: u32 = 0;
     let mut limit_reached = false;
-    let mut guard = RepeatGuard::new(st.config().max_identical_calls);
-    let mut guard_noticed = false;
-    // Calls the guard refused this turn: a second refusal means the model is looping.
-    let mut refusals: u32 = 0;
+    let mut n = Counters {
+        executed: 0,
+        refusals: 0,
+        guard: RepeatGuard::new(st.config().max_identical_calls),
+        guard_noticed: false,
+    };
     loop {
         // The budget step (tool caps, elision, compaction, recovery) sends the request.
         let mut stream = match super::context::request(st).await {
@@ -144,7 +138,7 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
         let mut calls = Vec::new();
         // Calls past the limit are answered in one step: the first of them is kept (its
         // result says how many followed it); the others are counted, never kept or shown.
-        let keep = limit.saturating_sub(executed) as usize + 1;
+        let keep = limit.saturating_sub(n.executed) as usize + 1;
         let mut surplus: usize = 0;
         // The ids already used in the session, gathered once per response.
         let mut used_ids: Option<std::collections::HashSet<String>> = None;
@@ -261,111 +255,8 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             return TurnEndReason::Done;
         }
         super::context::before_tools(st).await;
-        let plan = limit::plan(executed, limit, calls.len());
-        let last = calls.len() - 1;
-        for (i, (c, action)) in calls.iter().zip(plan).enumerate() {
-            st.emit(Event::ToolCallStarted {
-                id: c.id.clone(),
-                name: c.name.clone(),
-                arguments: c.arguments.clone(),
-            });
-            let done = match action {
-                // The output limit cut the response inside its last call: never run it.
-                _ if cut_off && i == last => cut_off_call(&c.arguments),
-                Action::Skip => skipped(limit, if i == last { surplus } else { 0 }),
-                _ if !guard.allow(&c.name, &c.arguments) => {
-                    refusals += 1;
-                    if !guard_noticed {
-                        guard_noticed = true;
-                        st.notice(
-                            NoticeLevel::Warning,
-                            format!(
-                                "{} was asked for again with the same arguments; not run again (max_identical_calls = {})",
-                                c.name,
-                                guard.max()
-                            ),
-                        );
-                    }
-                    // A refused repeat still counts against the limit: loops end.
-                    executed += 1;
-                    let mut done = repeated(&c.name, guard.max());
-                    if action == Action::ExecuteLast {
-                        done.envelope.mark_limit(limit);
-                    }
-                    done
-                }
-                Action::Execute | Action::ExecuteLast => 'run: {
-                    // PreToolUse hooks first: they may block the call or change its input
-                    // (judged below like any input), never widen what the rules allow.
-                    let pre = super::hooks::pre_tool(st, &c.id, &c.name, &c.arguments).await;
-                    if let Some(why) = pre.blocked {
-                        executed += 1;
-                        break 'run super::approval::refused_by_hook(&c.name, &why);
-                    }
-                    let changed;
-                    let c = match pre.arguments {
-                        Some(arguments) => {
-                            changed = Call {
-                                id: c.id.clone(),
-                                name: c.name.clone(),
-                                arguments,
-                            };
-                            &changed
-                        }
-                        None => c,
-                    };
-                    // What the tool will get (aliases read as the real names) is what is judged.
-                    let judged = st.registry().judged_arguments(&c.name, &c.arguments);
-                    let hook = pre.permission.map(|(p, _)| p);
-                    let pinned = match super::approval::gate(st, &c.id, &c.name, &judged, hook).await {
-                        Ok(pinned) => pinned,
-                        Err(mut done) => {
-                            // A refused call counts against the limit too: loops end.
-                            executed += 1;
-                            if action == Action::ExecuteLast {
-                                done.envelope.mark_limit(limit);
-                            }
-                            break 'run done;
-                        }
-                    };
-                    let mut done = run_call(st, c, &judged, false, pinned.as_ref()).await;
-                    if let Some(why) = done.envelope.sandbox_denial() {
-                        let denied = done;
-                        done =
-                            match super::approval::outside_sandbox(st, &c.id, &c.name, &judged, denied, &why)
-                                .await
-                            {
-                                None => run_call(st, c, &judged, true, pinned.as_ref()).await,
-                                Some(refused) => refused,
-                            };
-                    }
-                    executed += 1;
-                    if action == Action::ExecuteLast {
-                        done.envelope.mark_limit(limit);
-                    }
-                    super::hooks::post_tool(st, &c.id, &c.name, &c.arguments, &mut done).await;
-                    super::context::after_tool(st, &mut done);
-                    done
-                }
-            };
-            let output = done.envelope.to_string();
-            let plan = (done.success && c.name == crate::tools::update_plan::NAME)
-                .then(|| crate::tools::update_plan::steps(&c.arguments))
-                .flatten();
-            st.emit(Event::ToolCallFinished {
-                id: c.id.clone(),
-                summary: done.summary.clone(),
-                output: output.clone(),
-                success: done.success,
-            });
-            st.append(
-                Message::tool_result(&c.id, &c.name, done.summary, output, done.success)
-                    .with_images(done.images),
-            );
-            if let Some(steps) = plan {
-                st.emit(Event::PlanUpdated { steps });
-            }
-        }
+        let plan = limit::plan(n.executed, limit, calls.len());
+        super::round::run(st, &calls, plan, (limit, cut_off, surplus), &mut n).await;
         if surplus > 0 {
             st.notice(
                 NoticeLevel::Warning,
@@ -381,7 +272,7 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             st.notice(NoticeLevel::Warning, envelope::limit_message(limit));
             return TurnEndReason::Limit;
         }
-        if refusals >= 2 {
+        if n.refusals >= 2 {
             // Refused once, asked again: every further round trip would be refused too.
             st.notice(
                 NoticeLevel::Warning,
@@ -389,74 +280,7 @@ pub(crate) async fn run(st: &mut AgentState, text: String) -> TurnEndReason {
             );
             return TurnEndReason::Limit;
         }
-        limit_reached = executed >= limit;
-    }
-}
-
-/// Runs call `c` (`outside`: with its processes started, and its built-in writes made,
-/// outside the sandbox, after the user approved that). What the command prints is kept outside the call: if the turn is
-/// cancelled, `AgentState::interrupt` puts it in the call's result. A file tool acts on
-/// `pinned`, the place its decision judged (run again outside the sandbox too: the place
-/// the question named).
-async fn run_call(
-    st: &mut AgentState,
-    c: &Call,
-    judged: &str,
-    outside: bool,
-    pinned: Option<&Pinned>,
-) -> Executed {
-    // What the call is about to change (by the arguments as the tool reads them, at the
-    // place judged) is saved first, for /undo.
-    super::undo::before_call(st, &c.name, judged, pinned).await;
-    st.set_running_call(Some(c.id.clone()));
-    let partial = st.tool_partial();
-    let progress = progress_sink(st, &c.id);
-    let live = super::live::LiveOutput::new(st, &c.id);
-    // Outside the sandbox, the built-in file tools write unconfined too.
-    let mut ctx = st.tool_ctx().clone();
-    if outside {
-        ctx.sandbox = None;
-    }
-    ctx.pinned = pinned.cloned();
-    let call = live
-        .sink()
-        .scope(progress.scope(partial.scope(st.registry().execute_with_stderr(&c.name, &c.arguments, &ctx))));
-    let (done, stderr) = if outside {
-        crate::permissions::sandbox_in_force::unsandboxed(call).await
-    } else {
-        call.await
-    };
-    live.finish();
-    st.set_running_call(None);
-    let _ = partial.take_text();
-    if let Some(text) = stderr {
-        st.emit(Event::ToolStderr {
-            id: c.id.clone(),
-            text,
-        });
-    }
-    done
-}
-
-/// Where the running call's progress goes: a `ToolCallProgress` event for its line.
-fn progress_sink(st: &AgentState, id: &str) -> crate::tools::progress::Sink {
-    let events = st.events();
-    let redactor = st.redactor();
-    let id = id.to_string();
-    crate::tools::progress::Sink::new(move |text| {
-        let mut e = Event::ToolCallProgress { id: id.clone(), text };
-        crate::redact::scrub_event(&redactor, &mut e);
-        let _ = events.send(e);
-    })
-}
-
-/// The result of a repeated call that was not run again.
-fn repeated(name: &str, times: u32) -> Executed {
-    Executed {
-        images: Vec::new(),
-        summary: "not run again: identical to an earlier call".to_string(),
-        envelope: repeated_envelope(name, times),
-        success: false,
+        limit_reached = n.executed >= limit;
     }
 }
 
@@ -470,46 +294,4 @@ fn unique_id(used: &mut std::collections::HashSet<String>, id: String) -> String
     };
     used.insert(id.clone());
     id
-}
-
-/// The result of a call the output token limit cut off: not run; the model is told.
-fn cut_off_call(arguments: &str) -> Executed {
-    Executed {
-        images: Vec::new(),
-        summary: "not executed: the response was cut off by the output token limit".to_string(),
-        envelope: Envelope::failure(
-            ErrorCode::InvalidParams,
-            format!(
-                "Not executed: your response was cut off by the output token limit \
-                 (finish_reason: length) while writing this call, so its arguments are \
-                 incomplete ({} bytes arrived). Write the call again, smaller.",
-                arguments.len()
-            ),
-        ),
-        success: false,
-    }
-}
-
-/// The result of a call that was not run because the limit was reached; `more` calls of
-/// the same response after it were left out, and it answers for them too.
-fn skipped(limit: u32, more: usize) -> Executed {
-    let message = if more == 0 {
-        format!("Not executed: the tool call limit ({limit}) was reached.")
-    } else {
-        format!(
-            "Not executed: the tool call limit ({limit}) was reached. The {more} call{} after this \
-             one in your response {} not run either and {} not kept in the conversation.",
-            if more == 1 { "" } else { "s" },
-            if more == 1 { "was" } else { "were" },
-            if more == 1 { "is" } else { "are" },
-        )
-    };
-    let mut envelope = Envelope::failure(ErrorCode::LimitReached, message);
-    envelope.mark_limit(limit);
-    Executed {
-        images: Vec::new(),
-        summary: "not executed: tool call limit reached".to_string(),
-        envelope,
-        success: false,
-    }
 }

@@ -80,7 +80,14 @@ pub(super) fn start_agent(w: Wiring, events: UnboundedSender<Event>) -> Running 
     }
     let skills = super::skills::load(&w.root, w.trusted, &registry, &events);
     let agent_types = super::skills::agent_types(&w.root, w.trusted, &events);
-    let mode = super::skills::offer_task(agent_types, &w.config, &w.provider, &w.cwd, &registry);
+    let mode = super::skills::offer_task(
+        agent_types,
+        &w.config,
+        &w.provider,
+        &w.cwd,
+        &registry,
+        &w.sessions,
+    );
     let Prompt {
         text: system_prompt,
         environment,

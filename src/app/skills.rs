@@ -52,6 +52,7 @@ pub(super) fn offer_task(
     provider: &Arc<dyn crate::provider::Provider>,
     cwd: &Path,
     registry: &Registry,
+    sessions: &Arc<dyn crate::store::Sessions>,
 ) -> crate::policy::mode::SharedMode {
     let mode = crate::policy::mode::SharedMode::new(config.approval.unwrap_or(crate::policy::Mode::Auto));
     if !types.is_empty() {
@@ -62,6 +63,7 @@ pub(super) fn offer_task(
             mode.clone(),
             registry.clone(),
             types,
+            Some(sessions.clone()),
         );
         registry.register(Arc::new(task));
     }

@@ -216,6 +216,7 @@ pub fn scrub_event(r: &Redactor, ev: &mut crate::protocol::Event) {
             .iter_mut()
             .filter_map(|p| p.error.as_mut())
             .for_each(|e| r.scrub_notice_in_place(e)),
+        Event::SubAgent { event, .. } => scrub_event(r, event),
         Event::ModelChanged { .. }
         | Event::TurnStarted
         | Event::Usage { .. }

@@ -103,12 +103,22 @@ impl std::fmt::Display for MarkerKind {
 }
 
 /// The row written when a session begins.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SessionMeta {
     pub id: String,
     pub cwd: String,
     pub provider: String,
     pub model: String,
+    /// A sub-agent's session: the session and the `task` call that ran it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<Parent>,
+}
+
+/// Where a sub-agent's session comes from: its parent session and the `task` call in it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Parent {
+    pub session: String,
+    pub call: String,
 }
 
 /// One line of `ikigai sessions`; defined with the protocol, which carries it to front ends.

@@ -127,8 +127,8 @@ const TS: &str = "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'";
 impl Dialect for Pg {
     type Db = sqlx::Postgres;
     const BEGIN_WRITE: &'static str = "BEGIN";
-    const INSERT_SESSION: &'static str = "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model) \
-         VALUES ($1, $2::timestamptz, $3::timestamptz, $4, $5, $6) ON CONFLICT (id) DO NOTHING";
+    const INSERT_SESSION: &'static str = "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model, parent_id, parent_call) \
+         VALUES ($1, $2::timestamptz, $3::timestamptz, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING";
     const INSERT_EVENT: &'static str = "INSERT INTO events (id, session_id, seq, kind, content, data, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::timestamptz)";
     const UPDATE_SESSION: &'static str = "UPDATE sessions SET updated_at = greatest(updated_at, $1::timestamptz), \
@@ -147,7 +147,7 @@ impl Dialect for Pg {
     const EVENTS: &'static str = "SELECT id, seq, kind, content, data::text AS data, \
          to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS created_at \
          FROM events WHERE session_id = $1 ORDER BY seq";
-    const BY_CWD: &'static str = "WHERE s.cwd = $1";
+    const BY_CWD: &'static str = "WHERE s.cwd = $1 AND s.parent_id IS NULL";
     const BY_ID: &'static str = "WHERE s.id = $1";
     const BY_PREFIX: &'static str = "WHERE s.id LIKE $1 ESCAPE '\\'";
 
@@ -155,7 +155,7 @@ impl Dialect for Pg {
         format!(
             "SELECT s.id, to_char(s.created_at AT TIME ZONE 'UTC', {TS}) AS created_at, \
              to_char(s.updated_at AT TIME ZONE 'UTC', {TS}) AS updated_at, s.cwd, s.provider, s.model, s.title, \
-             s.forked_from, \
+             s.forked_from, s.parent_id, s.parent_call, \
              (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind IN ({MESSAGE_KINDS_SQL})) \
              AS messages, \
              (SELECT sum((e.data->>'cost')::float8) FROM events e WHERE e.session_id = s.id AND e.kind = 'usage') \

@@ -160,6 +160,7 @@ mod tests {
                 cwd: "/w".into(),
                 provider: "p".into(),
                 model: "m".into(),
+                parent: None,
             },
             at: "t".into(),
         }

@@ -23,7 +23,8 @@ use super::{SessionInfo, SessionMeta};
 #[async_trait]
 pub(crate) trait Dialect: Send + Sync + Sized + 'static {
     type Db: Database;
-    /// A session row unless it exists: id, created_at, updated_at, cwd, provider, model.
+    /// A session row unless it exists: id, created_at, updated_at, cwd, provider, model,
+    /// parent_id, parent_call (NULL but for a sub-agent's).
     const INSERT_SESSION: &'static str;
     /// id, session_id, seq, kind, content, data (JSON text or NULL), created_at.
     const INSERT_EVENT: &'static str;
@@ -50,7 +51,8 @@ pub(crate) trait Dialect: Send + Sync + Sized + 'static {
     /// id, seq, kind, content, data (text), created_at (RFC 3339) of session_id's
     /// events, in `seq` order.
     const EVENTS: &'static str;
-    /// `WHERE` clauses of `sessions_sql` binding a cwd, an id, a `LIKE` pattern.
+    /// `WHERE` clauses of `sessions_sql` binding a cwd (a sub-agent's session is never
+    /// the folder's latest), an id, a `LIKE` pattern.
     const BY_CWD: &'static str;
     const BY_ID: &'static str;
     const BY_PREFIX: &'static str;
@@ -132,6 +134,8 @@ where
         messages: row.try_get("messages")?,
         title: row.try_get("title")?,
         forked_from: row.try_get("forked_from")?,
+        parent: row.try_get("parent_id")?,
+        parent_call: row.try_get("parent_call")?,
         cost: row.try_get("cost")?,
     })
 }
@@ -176,7 +180,9 @@ where
                     .bind(Cow::Borrowed(at.as_str()))
                     .bind(D::text(&meta.cwd))
                     .bind(D::text(&meta.provider))
-                    .bind(D::text(&meta.model)),
+                    .bind(D::text(&meta.model))
+                    .bind(meta.parent.as_ref().map(|p| D::text(&p.session)))
+                    .bind(meta.parent.as_ref().map(|p| D::text(&p.call))),
                 Write::Event(row) => sqlx::query(D::INSERT_EVENT)
                     .bind(Cow::Borrowed(row.id.as_str()))
                     .bind(D::text(&row.session_id))

@@ -250,8 +250,8 @@ struct Dump {
 async fn restore_dump(c: &mut sqlx::SqliteConnection, dump: &Dump) -> Result<(), DbError> {
     let s = &dump.session;
     sqlx::query(
-        "INSERT OR IGNORE INTO sessions (id, created_at, updated_at, cwd, provider, model, title, forked_from) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT OR IGNORE INTO sessions (id, created_at, updated_at, cwd, provider, model, title, forked_from, \
+         parent_id, parent_call) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&s.id)
     .bind(&s.created_at)
@@ -261,6 +261,8 @@ async fn restore_dump(c: &mut sqlx::SqliteConnection, dump: &Dump) -> Result<(),
     .bind(&s.model)
     .bind(&s.title)
     .bind(&s.forked_from)
+    .bind(&s.parent)
+    .bind(&s.parent_call)
     .execute(&mut *c)
     .await
     .map_err(sort)?;
@@ -287,8 +289,8 @@ async fn restore_dump(c: &mut sqlx::SqliteConnection, dump: &Dump) -> Result<(),
 impl Dialect for Lite {
     type Db = sqlx::Sqlite;
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
-    const INSERT_SESSION: &'static str = "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model) \
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
+    const INSERT_SESSION: &'static str = "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model, parent_id, parent_call) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
     const INSERT_EVENT: &'static str = "INSERT INTO events (id, session_id, seq, kind, content, data, created_at) \
          VALUES (?, ?, ?, ?, ?, ?, ?)";
     const UPDATE_SESSION: &'static str = "UPDATE sessions SET updated_at = max(updated_at, ?), title = coalesce(title, ?), \
@@ -304,13 +306,13 @@ impl Dialect for Lite {
     const COUNT_PREFIX: &'static str = "SELECT count(*) FROM sessions WHERE id LIKE ? ESCAPE '\\'";
     const EVENTS: &'static str =
         "SELECT id, seq, kind, content, data, created_at FROM events WHERE session_id = ? ORDER BY seq";
-    const BY_CWD: &'static str = "WHERE s.cwd = ?";
+    const BY_CWD: &'static str = "WHERE s.cwd = ? AND s.parent_id IS NULL";
     const BY_ID: &'static str = "WHERE s.id = ?";
     const BY_PREFIX: &'static str = "WHERE s.id LIKE ? ESCAPE '\\'";
 
     fn sessions_sql(filter: &str, limit: &str) -> String {
         format!(
-            "SELECT s.id, s.created_at, s.updated_at, s.cwd, s.provider, s.model, s.title, s.forked_from, \
+            "SELECT s.id, s.created_at, s.updated_at, s.cwd, s.provider, s.model, s.title, s.forked_from, s.parent_id, s.parent_call, \
              (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind IN ({MESSAGE_KINDS_SQL})) \
              AS messages, \
              (SELECT sum(json_extract(e.data, '$.cost')) FROM events e WHERE e.session_id = s.id AND e.kind = 'usage') \

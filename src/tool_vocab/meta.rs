@@ -66,6 +66,11 @@ pub struct ToolMeta {
     pub url: Option<&'static str>,
     /// How its change reads as a diff, when it changes a file.
     pub change: Option<Change>,
+    /// Whether several calls of it in one response may run at the same time (bounded by
+    /// the tool). Only for a tool that changes nothing itself and asks nothing before it
+    /// runs: a round of such calls is judged call by call, run together, and answered in
+    /// call order.
+    pub concurrent: bool,
 }
 
 impl ToolMeta {
@@ -78,6 +83,7 @@ impl ToolMeta {
             command: None,
             url: None,
             change: None,
+            concurrent: false,
         }
     }
 
@@ -145,7 +151,10 @@ pub const WEB_FETCH: ToolMeta = ToolMeta {
 pub const SKILL: ToolMeta = ToolMeta::new("skill", ToolKind::Read);
 /// Offered only when agent types are configured: runs a sub-agent whose own calls are
 /// each judged in the parent's mode (none may ask), so the call itself changes nothing.
-pub const TASK: ToolMeta = ToolMeta::new("task", ToolKind::Other);
+pub const TASK: ToolMeta = ToolMeta {
+    concurrent: true,
+    ..ToolMeta::new("task", ToolKind::Other)
+};
 
 /// Every built-in tool's declaration (the registry checks that its built-ins are exactly
 /// these).

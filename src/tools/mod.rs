@@ -4,6 +4,7 @@
 //! vocabulary in `crate::tool_vocab`, re-exported here for the tools' own use.
 
 pub mod bash;
+pub mod caller;
 pub mod discovery;
 pub(crate) mod environment;
 pub(crate) mod external;
@@ -75,6 +76,9 @@ pub struct ToolContext {
     /// buffers): `file_read`, `file_write` and `file_edit` go through them for a path in
     /// the working directory, after the permission decision and the sandbox's check.
     pub files: FileSeam,
+    /// The session and call this call belongs to (set by the agent's turn; `None` when a
+    /// tool runs on its own, as in `ikigai tool`).
+    pub caller: Option<caller::Caller>,
 }
 
 impl ToolContext {
@@ -91,6 +95,7 @@ impl ToolContext {
             unreadable: None,
             pinned: None,
             files: FileSeam::default(),
+            caller: None,
         }
     }
 
@@ -107,6 +112,7 @@ impl ToolContext {
             unreadable: None,
             pinned: None,
             files: FileSeam::default(),
+            caller: None,
         }
     }
 

@@ -77,7 +77,13 @@ pub struct Selection {
 }
 
 /// Picks the sessions of `scope` among `sessions` (newest first), at most `limit` (0: all).
+/// A sub-agent's session is not one of them but follows its parent's, in the order they
+/// ran; one whose parent is gone stands on its own.
 pub fn select(sessions: Vec<SessionInfo>, cwd: &str, scope: Scope, limit: usize) -> Selection {
+    let ids: std::collections::HashSet<String> = sessions.iter().map(|s| s.id.clone()).collect();
+    let (children, sessions): (Vec<_>, Vec<_>) = sessions
+        .into_iter()
+        .partition(|s| s.parent.as_ref().is_some_and(|p| ids.contains(p) && *p != s.id));
     let (mut shown, others): (Vec<_>, Vec<_>) = match scope {
         Scope::All => (sessions, Vec::new()),
         Scope::Here | Scope::HereThenCount => sessions.into_iter().partition(|s| s.cwd == cwd),
@@ -87,6 +93,18 @@ pub fn select(sessions: Vec<SessionInfo>, cwd: &str, scope: Scope, limit: usize)
     } else {
         0
     };
+    let shown = shown
+        .into_iter()
+        .flat_map(|s| {
+            let mut mine: Vec<SessionInfo> = children
+                .iter()
+                .filter(|c| c.parent.as_deref() == Some(s.id.as_str()))
+                .cloned()
+                .collect();
+            mine.reverse();
+            std::iter::once(s).chain(mine)
+        })
+        .collect();
     let elsewhere = if scope == Scope::HereThenCount {
         others.len()
     } else {
@@ -231,6 +249,10 @@ pub fn markdown(info: &SessionInfo, events: &[EventInfo]) -> String {
     if let Some(from) = &info.forked_from {
         out.push_str(&format!("- forked from: `{from}`\n"));
     }
+    if let Some(parent) = &info.parent {
+        let call = info.parent_call.as_deref().unwrap_or("?");
+        out.push_str(&format!("- sub-agent of: `{parent}` (its call `{call}`)\n"));
+    }
     for e in events {
         let s = |k: &str| {
             e.data
@@ -357,7 +379,12 @@ where
             if with_cost {
                 row.push(s.cost.map_or_else(|| "-".to_string(), crate::spend::dollars));
             }
-            row.push(s.title.clone().unwrap_or_else(|| "(no message yet)".into()));
+            let title = s.title.clone().unwrap_or_else(|| "(no message yet)".into());
+            // A sub-agent's session, under its parent's (`select`).
+            row.push(match &s.parent {
+                Some(_) => format!("↳ sub-agent: {title}"),
+                None => title,
+            });
             row.into_iter().map(|cell| cell_text(&cell)).collect()
         })
         .collect();
@@ -448,8 +475,52 @@ mod tests {
             messages: n,
             title: title.map(str::to_string),
             forked_from: None,
+            parent: None,
+            parent_call: None,
             cost: None,
         }
+    }
+
+    #[test]
+    fn sub_agent_sessions_follow_their_parent_in_the_order_they_ran() {
+        let child = |id: &str, updated: &str, parent: &str| SessionInfo {
+            parent: Some(parent.into()),
+            parent_call: Some("call".into()),
+            ..info(id, updated, "/w", "m", 2, Some(&format!("task {id}")))
+        };
+        // Newest first, as the store lists them; `o`'s parent was deleted.
+        let listed = vec![
+            child("c2", "2026-11-22T11:20:09Z", "p"),
+            info("p", "2026-11-22T11:20:08Z", "/w", "m", 4, Some("parent")),
+            child("c1", "2026-11-22T11:20:07Z", "p"),
+            info("q", "2026-11-22T11:20:06Z", "/w", "m", 4, Some("older")),
+            child("o", "2026-11-22T11:20:05Z", "gone"),
+        ];
+        let ids = |sel: &Selection| sel.shown.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
+        let all = select(listed.clone(), "/w", Scope::Here, 0);
+        assert_eq!(ids(&all), ["p", "c1", "c2", "q", "o"]);
+        // The limit counts sessions, not their sub-agents'.
+        let one = select(listed, "/w", Scope::Here, 1);
+        assert_eq!(
+            (ids(&one), one.more),
+            (vec!["p".into(), "c1".into(), "c2".into()], 2)
+        );
+        let table = format_sessions(&all.shown, None, &chrono::Utc);
+        let titles: Vec<&str> = table
+            .lines()
+            .skip(1)
+            .map(|l| l.split("  ").last().unwrap())
+            .collect();
+        assert_eq!(
+            titles,
+            [
+                "parent",
+                "↳ sub-agent: task c1",
+                "↳ sub-agent: task c2",
+                "older",
+                "↳ sub-agent: task o"
+            ]
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ fn sdk() -> PathBuf {
 
 /// Runs the client script with `plan`, ikigai started by it as `ikigai --base-url URL
 /// [extra] acp` in `home`; returns what it printed.
-fn client(home: &Path, fake: &FakeProvider, extra: &[&str], plan: Value) -> Value {
+pub(crate) fn client(home: &Path, fake: &FakeProvider, extra: &[&str], plan: Value) -> Value {
     client_with_key(home, fake, extra, plan, Some("k"))
 }
 

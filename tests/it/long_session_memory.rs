@@ -36,6 +36,7 @@ async fn store_session(home: &Path, turns: usize, provider: &str) -> u64 {
         cwd: home.display().to_string(),
         provider: provider.into(),
         model: "fake-model".into(),
+        parent: None,
     });
     let out = "x".repeat(400);
     let usage = |i: u64, o: u64| Record::Marker {

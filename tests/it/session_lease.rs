@@ -242,6 +242,7 @@ async fn hold_then_fork(url: &str) {
         cwd: "/w".into(),
         provider: "openai".into(),
         model: "m".into(),
+        parent: None,
     });
     a.record(id, Record::Message(Message::user("hello")));
     a.record(id, Record::Message(Message::tool_call("c1", "bash", "{}")));

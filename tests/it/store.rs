@@ -108,6 +108,7 @@ fn meta(id: &str, cwd: &str, model: &str) -> SessionMeta {
         cwd: cwd.into(),
         provider: "openai".into(),
         model: model.into(),
+        parent: None,
     }
 }
 
@@ -404,7 +405,7 @@ async fn too_new(db: &Db) {
     match newer.list().await {
         Err(StoreError::TooNew { found, known }) => {
             assert_eq!(found, 20991231000000);
-            assert_eq!(known, 2);
+            assert_eq!(known, 3);
         }
         other => panic!("expected TooNew, got {other:?}"),
     }
@@ -446,6 +447,88 @@ async fn too_new_sqlite() {
 #[tokio::test]
 async fn too_new_postgres() {
     too_new(&Db::postgres("toonew").await).await;
+}
+
+/// A database an older ikigai made (schema 2: sessions without a parent) opens: it is
+/// migrated without loss, its sessions keep their events and have no parent, and a
+/// sub-agent's session is then stored as its parent's child, never the folder's latest.
+async fn old_schema(db: &Db) {
+    let kind = if db.is_postgres() { "postgres" } else { "sqlite" };
+    let old = tempfile::tempdir().unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("migrations")
+        .join(kind);
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let name = e.unwrap().file_name();
+        let n = name.to_string_lossy().to_string();
+        if n.starts_with("0001") || n.starts_with("0002") {
+            std::fs::copy(dir.join(&name), old.path().join(&name)).unwrap();
+        }
+    }
+    let migrator = sqlx::migrate::Migrator::new(old.path()).await.unwrap();
+    assert_eq!(migrator.iter().count(), 2);
+    match db {
+        Db::Sqlite { path, .. } => {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let opts = sqlx::sqlite::SqliteConnectOptions::new()
+                .filename(path)
+                .create_if_missing(true);
+            let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+            migrator.run(&mut c).await.unwrap();
+        }
+        Db::Postgres(url) => {
+            let mut c = sqlx::PgConnection::connect(url).await.unwrap();
+            migrator.run(&mut c).await.unwrap();
+        }
+    }
+    let at = "2026-01-02T03:04:05.000Z";
+    db.execute(&format!(
+        "INSERT INTO sessions (id, created_at, updated_at, cwd, provider, model, title) \
+         VALUES ('{A}', '{at}', '{at}', '/w', 'openai', 'm', 'old words')"
+    ))
+    .await;
+    db.execute(&format!(
+        "INSERT INTO events (id, session_id, seq, kind, content, created_at) \
+         VALUES ('e1', '{A}', 1, 'user', 'old words', '{at}')"
+    ))
+    .await;
+
+    let (store, _n) = db.open();
+    let listed = store.list().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!((listed[0].parent.as_deref(), listed[0].messages), (None, 1));
+    let (_, records) = store.load(A).await.unwrap();
+    assert_eq!(records, [Record::Message(Message::user("old words"))]);
+    store.begin(SessionMeta {
+        parent: Some(store::Parent {
+            session: A.into(),
+            call: "call_7".into(),
+        }),
+        ..meta(B, "/w", "m")
+    });
+    store.record(B, Record::Message(Message::user("sub-agent task")));
+    store.flush().await;
+    let listed = store.list().await.unwrap();
+    let child = listed.iter().find(|s| s.id == B).unwrap();
+    assert_eq!(child.parent.as_deref(), Some(A));
+    assert_eq!(child.parent_call.as_deref(), Some("call_7"));
+    // Newer, but a sub-agent's: `--continue` takes the parent.
+    assert_eq!(store.latest_in("/w").await.unwrap().unwrap().id, A);
+    assert_eq!(
+        db.column("SELECT CAST(max(version) AS TEXT) FROM _sqlx_migrations")
+            .await,
+        ["3"]
+    );
+}
+
+#[tokio::test]
+async fn old_schema_sqlite() {
+    old_schema(&Db::sqlite()).await;
+}
+
+#[tokio::test]
+async fn old_schema_postgres() {
+    old_schema(&Db::postgres("oldschema").await).await;
 }
 
 /// Records the database refuses (their session was never begun) are reported once and

@@ -76,6 +76,7 @@ async fn lists_sessions_newest_first() {
             cwd: cwd.into(),
             provider: "openai".into(),
             model: "gpt-5-mini".into(),
+            parent: None,
         });
         s.record(id, Record::Message(Message::user(title)));
         s.record(id, Record::Message(Message::assistant("ok")));

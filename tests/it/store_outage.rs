@@ -38,6 +38,7 @@ fn meta(id: &str) -> SessionMeta {
         cwd: "/w".into(),
         provider: "openai".into(),
         model: "m".into(),
+        parent: None,
     }
 }
 

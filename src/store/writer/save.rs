@@ -187,14 +187,18 @@ impl Writer {
         ))
     }
 
-    /// A new session is held by this store from its first write on.
+    /// A new session is held by this store from its first write on; a sub-agent's is not
+    /// (it is written only while its `task` call runs, and this store keeps holding the
+    /// parent's), so it can be resumed on its own.
     async fn after_written(&mut self, db: &dyn Backend, written: &[(Write, bool)]) {
         let mut begun = None;
         for (w, _) in written {
             match w {
                 Write::Session { meta, .. } => {
                     self.touched.insert(meta.id.clone());
-                    begun = Some(meta.id.clone());
+                    if meta.parent.is_none() {
+                        begun = Some(meta.id.clone());
+                    }
                 }
                 Write::Event(row) => {
                     self.touched.insert(row.session_id.clone());

@@ -390,6 +390,7 @@ impl App {
                     t.progress = Some(text);
                 }
             }
+            Event::SubAgent { id, event, .. } => self.on_sub_agent(&id, *event),
             // A tool's stderr is for scripted --verbose runs; the TUI keeps the screen clean.
             Event::ToolStderr { .. } => {}
             Event::ToolOutputDelta { id, text, .. } => {

@@ -21,6 +21,7 @@ pub(crate) mod markdown;
 pub(crate) mod paste;
 pub mod question;
 pub mod screen;
+mod subagent;
 pub mod theme;
 pub(crate) mod trust_ask;
 pub(crate) mod view;

@@ -3,12 +3,21 @@
 //! front end drives one) with a fresh context, the parent's provider (or its type's
 //! model), a tool subset (the read-only tools by default; a type's `tools:`), the
 //! parent's approval mode at the time of the call and the sandbox in force, its own
-//! `max_tool_turns` and a wall-clock limit. It has no `task` tool (depth 1) and nobody to
-//! ask: a call that would need a question is refused (`Answer::Unattended`), so it can do
-//! no more than the parent could without asking. Its final answer is the result; its
+//! `max_tool_turns` and a wall-clock limit. It has no `task` tool (depth 1). A call of its
+//! that needs a question is asked of the parent's approver (`tools::caller`: the parent's
+//! front end, under its rules: a scripted run refuses, an editor is asked), naming the
+//! sub-agent, one question at a time across the parent's sub-agents; with no approver it
+//! is refused (`Answer::Unattended`). So it can do no more than the parent could. Its
+//! final answer is the result; its
 //! tool calls are reported as progress lines on the parent's call. Dropping the call (the
 //! parent cancelled) cancels the sub-agent and kills its tools. Offered (by `app`, on the
 //! parent's registry) only when agent types are configured (`crate::agent_types`).
+//! When the parent's session is stored, the sub-agent's run is stored as its own session,
+//! the child of the parent's and of this call (`session.rs`): resumable on its own, listed
+//! under the parent. The tokens it spends are reported to the parent's session as its own
+//! (`tools::caller`).
+
+mod session;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,8 +33,10 @@ use crate::config::Config;
 use crate::policy::mode::SharedMode;
 use crate::protocol::{Answer, Event, Op, TurnEndReason};
 use crate::provider::Provider;
+use crate::store::{Parent, Sessions};
 use crate::tool_vocab::ToolMeta;
 use crate::tool_vocab::meta::TASK;
+use crate::tools::caller::Spent;
 use crate::tools::{ParamSpec, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
 
 /// The tools a sub-agent gets when its type names none: the read-only ones.
@@ -44,13 +55,17 @@ pub(crate) struct Task {
     /// The parent's tools, where a sub-agent's are taken from.
     registry: Registry,
     types: Arc<AgentTypes>,
+    /// The parent's store: a sub-agent's session is stored beside its parent's.
+    sessions: Option<Arc<dyn Sessions>>,
     running: Arc<tokio::sync::Semaphore>,
+    /// Held while one sub-agent's question waits (the approver takes one at a time).
+    asking: tokio::sync::Mutex<()>,
     schema: ToolSchema,
 }
 
 impl Task {
     /// The tool for a parent with `config`, on `provider`, in `cwd`, whose approval mode
-    /// is `mode` and whose tools are `registry`.
+    /// is `mode`, whose tools are `registry` and whose sessions are stored in `sessions`.
     pub(crate) fn new(
         config: Config,
         provider: Arc<dyn Provider>,
@@ -58,6 +73,7 @@ impl Task {
         mode: SharedMode,
         registry: Registry,
         types: Arc<AgentTypes>,
+        sessions: Option<Arc<dyn Sessions>>,
     ) -> Self {
         let schema = schema(&types);
         Task {
@@ -67,7 +83,9 @@ impl Task {
             mode,
             registry,
             types,
+            sessions,
             running: Arc::new(tokio::sync::Semaphore::new(PARALLEL)),
+            asking: tokio::sync::Mutex::new(()),
             schema,
         }
     }
@@ -94,8 +112,8 @@ impl Task {
         format!(
             "{role}You are a sub-agent of ikigai, a coding agent: do the one task you are given in \
 the user's project with the tools you have, then answer with one final message; it is all \
-the caller sees, so put everything it needs in it (files, lines, findings). Nobody can answer \
-questions: a call that needs approval is refused.\n"
+the caller sees, so put everything it needs in it (files, lines, findings). A call that needs \
+approval is asked of the user, who may refuse it.\n"
         )
     }
 }
@@ -170,7 +188,7 @@ impl Tool for Task {
         Some(&TASK)
     }
 
-    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let text = |k: &str| {
             args.get(k)
                 .and_then(Value::as_str)
@@ -200,11 +218,29 @@ impl Tool for Task {
         if let Some(n) = kind.and_then(|t| t.max_tool_turns) {
             config.max_tool_turns = n;
         }
+        // Stored as the child of the parent's session and of this call, when the parent's is.
+        let caller = ctx.caller.clone();
+        let sessions = match (&self.sessions, &caller) {
+            (Some(store), Some(c)) => c.session_id.clone().map(|session| {
+                session::Child::of(
+                    store.clone(),
+                    Parent {
+                        session,
+                        call: c.call_id.clone(),
+                    },
+                )
+            }),
+            _ => None,
+        };
+        let mut model = kind
+            .and_then(|t| t.model.clone())
+            .unwrap_or_else(|| self.provider.spec().model.clone());
+        let mut session_id = None;
         let setup = AgentSetup {
             config,
             provider: self.provider.clone(),
             registry: self.tools(kind.and_then(|t| t.tools.as_deref())),
-            sessions: None,
+            sessions,
             cwd: self.cwd.clone(),
             system_prompt: self.system_prompt(kind),
             // Placed as the parent's is (`provider::Request::environment`).
@@ -227,26 +263,91 @@ impl Tool for Task {
             .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
         let mut answer = String::new();
         let mut calls = 0;
+        let who = format!("{}: {what}", kind.map_or("general", |t| t.name.as_str()));
+        // The sub-agent's own events, tagged with this call and its session.
+        let report = |event: Event, session: &Option<String>| {
+            if let Some(c) = &caller {
+                c.report(Event::SubAgent {
+                    id: c.call_id.clone(),
+                    session: session.clone(),
+                    event: Box::new(event),
+                });
+            }
+        };
         let run = async {
             while let Some(ev) = events.recv().await {
                 match ev {
-                    Event::TextDelta { text } => answer.push_str(&text),
-                    Event::ToolCallStarted { name, .. } => {
+                    Event::SessionStarted { id, model: m, .. } => {
+                        session_id = id;
+                        model = m;
+                    }
+                    Event::ModelChanged { model: m, .. } => model = m,
+                    // Counted in the parent's session as its own.
+                    Event::Usage {
+                        input,
+                        output,
+                        cached,
+                        cost,
+                        ..
+                    } => {
+                        if let Some(c) = &caller {
+                            c.spent(Spent {
+                                model: model.clone(),
+                                input,
+                                cached,
+                                output,
+                                cost,
+                                session: session_id.clone(),
+                            });
+                        }
+                    }
+                    Event::TextDelta { text } => {
+                        answer.push_str(&text);
+                        report(Event::TextDelta { text }, &session_id);
+                    }
+                    Event::ToolCallStarted { id, name, arguments } => {
                         // Only the last response's text is the answer.
                         answer.clear();
                         calls += 1;
                         if let Some(p) = &progress {
                             p.report(format!("sub-agent: {name} (call {calls})"));
                         }
+                        report(Event::ToolCallStarted { id, name, arguments }, &session_id);
                     }
-                    Event::ApprovalRequested { id, .. } => {
-                        let _ = agent.0.ops.send(Op::Approve {
-                            id,
-                            answer: Answer::Unattended,
-                        });
+                    Event::ApprovalRequested {
+                        id,
+                        name,
+                        arguments,
+                        reason,
+                        always,
+                        outside_sandbox,
+                    } => {
+                        // Asked as this call (the approver holds one question per id),
+                        // naming the sub-agent.
+                        let answer = match &caller {
+                            Some(c) => {
+                                let _one = self.asking.lock().await;
+                                c.ask(Event::ApprovalRequested {
+                                    id: c.call_id.clone(),
+                                    name,
+                                    arguments,
+                                    reason: format!("(asked by the sub-agent {who}) {reason}"),
+                                    always,
+                                    outside_sandbox,
+                                })
+                                .await
+                            }
+                            None => Answer::Unattended,
+                        };
+                        let _ = agent.0.ops.send(Op::Approve { id, answer });
                     }
-                    Event::TurnEnded { reason } => return Some(reason),
-                    _ => {}
+                    Event::TurnEnded { reason } => {
+                        report(Event::TurnEnded { reason }, &session_id);
+                        return Some(reason);
+                    }
+                    // Shown as this session's own, or not at all.
+                    Event::ApprovalMode { .. } | Event::Permission(_) => {}
+                    other => report(other, &session_id),
                 }
             }
             None
@@ -271,9 +372,11 @@ impl Tool for Task {
         };
         let agent_type = kind.map_or("general", |t| t.name.as_str());
         let summary = format!("{agent_type}: {what} ({calls} tool calls, {ended})");
-        Ok(ToolOutput::new(
-            json!({"agent_type": agent_type, "ended": ended, "tool_calls": calls, "answer": answer.trim()}),
-            summary,
-        ))
+        let mut result =
+            json!({"agent_type": agent_type, "ended": ended, "tool_calls": calls, "answer": answer.trim()});
+        if let Some(id) = session_id {
+            result["session"] = json!(id);
+        }
+        Ok(ToolOutput::new(result, summary))
     }
 }

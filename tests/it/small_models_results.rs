@@ -151,6 +151,31 @@ fn a_call_written_as_text_before_a_made_up_result_runs_and_the_made_up_part_is_d
     assert!(!reqs[1].body.to_string().contains("FAKE-0000"));
 }
 
+/// The request that asks once more starts inside a response, where the agent's own
+/// retry cannot reach: a server that fails it in a way worth retrying (busy; a
+/// kept-alive connection it closed, seen with llama-server: "connection closed before
+/// message completed" ended the turn with no answer) gets it again after a pause.
+#[test]
+fn the_request_asking_once_more_is_retried_when_the_server_fails_it_for_a_moment() {
+    let (h, cwd) = project();
+    let fake = FakeProvider::start();
+    fake.push(Reply::text(""));
+    fake.push(Reply::status(503, "{\"error\":{\"message\":\"busy\"}}"));
+    fake.push(Reply::text("The deploy code is PLUM-4417."));
+    let (stdout, stderr) = ask(&fake, &h, &cwd);
+    assert!(
+        stdout.contains("The deploy code is PLUM-4417."),
+        "{stdout}\n{stderr}"
+    );
+    let reqs = chats(&fake);
+    assert_eq!(
+        reqs.len(),
+        3,
+        "the first, the one asking once more, and its retry"
+    );
+    assert_eq!(reqs[1].body, reqs[2].body, "the same request again");
+}
+
 #[test]
 fn a_reply_with_no_words_is_asked_for_once_and_only_once() {
     let (h, cwd) = project();

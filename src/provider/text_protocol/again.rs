@@ -59,6 +59,26 @@ impl Again {
         Ok((self.decode)(s))
     }
 
+    /// `send`, once more after a pause when it fails in a way worth retrying (a server
+    /// busy or briefly away; a kept-alive connection the server closed between the two
+    /// requests: seen with llama-server, "connection closed before message completed").
+    /// The agent retries its own requests so; this one starts inside a response, where
+    /// the agent's retry cannot reach.
+    async fn send_retrying(&self) -> Result<EventStream, ProviderError> {
+        let mut pause = std::time::Duration::from_millis(250);
+        let mut left = 2;
+        loop {
+            match self.send().await {
+                Err(e) if e.is_retryable() && left > 0 => {
+                    left -= 1;
+                    tokio::time::sleep(pause).await;
+                    pause *= 4;
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// `first` (already decoded), and when it finished having shown nothing (no text
     /// but blanks, no call) and was not cut by the length limit, a notice and the
     /// corrected request's response in place of its end.
@@ -103,7 +123,7 @@ impl Again {
                         st.out.push_back(Ok(StreamEvent::Notice(
                             "the model answered with no words; it was asked once more".to_string(),
                         )));
-                        match again.send().await {
+                        match again.send_retrying().await {
                             Ok(s) => st.current = s,
                             Err(e) => {
                                 st.out.push_back(Err(e));

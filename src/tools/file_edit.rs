@@ -15,7 +15,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::fsutil::{Need, Refused, WriteError, describe, open_at, place, place_for_write, served};
+use super::fsutil::{Need, WriteError, WriteTarget, describe, open_at, place, write_target};
 use super::params::Params;
 use super::walk;
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
@@ -99,18 +99,12 @@ impl Tool for FileEdit {
             new_string: new,
             replace_all: all,
         } = Args::read(&args)?;
-        if ctx.files.get().is_some() {
-            let at = ctx.clone();
-            let s = shown.clone();
-            let placed = walk::run_blocking(ctx, move |_| place_for_write(&at, &s)).await?;
-            let real = match placed {
-                Ok(real) => real,
-                Err(Refused::Place(e)) => return Ok(ToolOutput::error(e)),
-                Err(Refused::Sandbox(why)) => return Ok(ToolOutput::sandbox_denied(why)),
-            };
-            if let Some(files) = served(ctx, &real, Need::Edit) {
+        match write_target(ctx, &shown, Need::Edit).await? {
+            WriteTarget::Served(files, real) => {
                 return Ok(edit_served(&*files, &real, &shown, &old, &new, all).await);
             }
+            WriteTarget::Refused(answer) => return Ok(answer),
+            WriteTarget::Disk => {}
         }
         let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {

@@ -11,7 +11,7 @@ use crate::tool_vocab::meta::FILE_WRITE;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::fsutil::{Need, Refused, place, place_for_write, served, write_at};
+use super::fsutil::{Need, WriteTarget, place, write_at, write_target};
 use super::params::Params;
 use super::walk;
 use super::{ParamSpec, Tool, ToolContext, ToolError, ToolOutput, ToolSchema};
@@ -68,21 +68,15 @@ impl Tool for FileWrite {
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let Args { path: shown, content } = Args::read(&args)?;
-        if ctx.files.get().is_some() {
-            let at = ctx.clone();
-            let s = shown.clone();
-            let placed = walk::run_blocking(ctx, move |_| place_for_write(&at, &s)).await?;
-            let real = match placed {
-                Ok(real) => real,
-                Err(Refused::Place(e)) => return Ok(ToolOutput::error(e)),
-                Err(Refused::Sandbox(why)) => return Ok(ToolOutput::sandbox_denied(why)),
-            };
-            if let Some(files) = served(ctx, &real, Need::Write) {
+        match write_target(ctx, &shown, Need::Write).await? {
+            WriteTarget::Served(files, real) => {
                 return Ok(match files.write(&real, &content).await {
                     Ok(()) => wrote(&shown, content.len()),
                     Err(why) => ToolOutput::error(format!("Cannot write {shown}: {why}")),
                 });
             }
+            WriteTarget::Refused(answer) => return Ok(answer),
+            WriteTarget::Disk => {}
         }
         let sandbox = ctx.clone();
         walk::run_blocking(ctx, move |_| {

@@ -104,6 +104,39 @@ pub(crate) enum Refused {
 }
 
 /// Where a write of `shown` lands (`place`'s real place), once the sandbox allows it there.
+/// Where a write or edit of `shown` goes when a front end serves files (an editor's
+/// buffers): decided by the same place and sandbox checks as a write to disk, first.
+pub(crate) enum WriteTarget {
+    /// Through the front end's files, at this real path.
+    Served(std::sync::Arc<dyn TextFiles>, PathBuf),
+    /// No served files for this path: the tool writes the disk as always.
+    Disk,
+    /// Refused before anything was asked: the tool's answer.
+    Refused(super::ToolOutput),
+}
+
+/// `WriteTarget` of `shown` for a call that needs `need` of the served files.
+pub(crate) async fn write_target(
+    ctx: &ToolContext,
+    shown: &str,
+    need: Need,
+) -> Result<WriteTarget, super::ToolError> {
+    if ctx.files.get().is_none() {
+        return Ok(WriteTarget::Disk);
+    }
+    let at = ctx.clone();
+    let s = shown.to_string();
+    let placed = super::walk::run_blocking(ctx, move |_| place_for_write(&at, &s)).await?;
+    Ok(match placed {
+        Ok(real) => match served(ctx, &real, need) {
+            Some(files) => WriteTarget::Served(files, real),
+            None => WriteTarget::Disk,
+        },
+        Err(Refused::Place(e)) => WriteTarget::Refused(super::ToolOutput::error(e)),
+        Err(Refused::Sandbox(why)) => WriteTarget::Refused(super::ToolOutput::sandbox_denied(why)),
+    })
+}
+
 pub(crate) fn place_for_write(ctx: &ToolContext, shown: &str) -> Result<PathBuf, Refused> {
     let (given, real) = place(ctx, shown).map_err(Refused::Place)?;
     ctx.may_write(&real, &given).map_err(Refused::Sandbox)?;

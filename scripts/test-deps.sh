@@ -25,6 +25,9 @@ missing=()
 if [ "$BUILD_ONLY" = 0 ]; then
   have_pg || missing+=(postgresql)
   command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+  # The Python MCP reference client goes into a virtual environment (fetch-mcp-servers.sh);
+  # Debian's python3 makes one only with python3-venv (ensurepip).
+  python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 fi
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v clang >/dev/null 2>&1 || missing+=(clang)
